@@ -1,0 +1,108 @@
+//! Aggregation: prices every node of a graph with a predictor and sums the result into the
+//! forward / backward / optimizer phases and per-class shares that reports show.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wavecast_gpu::Gpu;
+use wavecast_ir::{Graph, OpClass, Phase};
+use wavecast_predict::{Estimate, PredictError, Predictor};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ClassTotal {
+    pub ms: f64,
+    pub count: u64,
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// A node no predictor could price, kept so reports can say what is missing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unpriced {
+    pub node: String,
+    pub class: OpClass,
+    pub count: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Breakdown {
+    pub predictor: String,
+    pub gpu: String,
+    pub total_ms: f64,
+    /// Interval around `total_ms` (sum of per-op bounds).
+    pub total_lo_ms: f64,
+    pub total_hi_ms: f64,
+    pub phases: BTreeMap<Phase, f64>,
+    pub classes: BTreeMap<OpClass, ClassTotal>,
+    pub flops: f64,
+    pub bytes: f64,
+    pub unpriced: Vec<Unpriced>,
+}
+
+/// Prices `graph` on `gpu` with `predictor`.
+pub fn estimate(graph: &Graph, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Breakdown, PredictError> {
+    let mut b = Breakdown {
+        predictor: predictor.name().to_string(),
+        gpu: gpu.id.clone(),
+        total_ms: 0.0,
+        total_lo_ms: 0.0,
+        total_hi_ms: 0.0,
+        phases: BTreeMap::new(),
+        classes: BTreeMap::new(),
+        flops: 0.0,
+        bytes: 0.0,
+        unpriced: Vec::new(),
+    };
+    for node in &graph.nodes {
+        let reps = node.repeat as f64;
+        let class = node.op.class();
+        match predictor.predict(&node.op, gpu) {
+            Estimate::Time(t) => {
+                if !(t.seconds.is_finite() && t.seconds >= 0.0) {
+                    return Err(PredictError::NonFinite { name: predictor.name().into(), op: node.op.describe() });
+                }
+                let ms = t.seconds * 1e3 * reps;
+                b.total_ms += ms;
+                b.total_lo_ms += t.lo * 1e3 * reps;
+                b.total_hi_ms += t.hi * 1e3 * reps;
+                *b.phases.entry(node.phase).or_default() += ms;
+                let c = b.classes.entry(class).or_default();
+                c.ms += ms;
+                c.count += node.repeat;
+                c.flops += node.op.flops() * reps;
+                c.bytes += node.op.bytes() * reps;
+            }
+            Estimate::Unpriced(reason) => b.unpriced.push(Unpriced { node: node.name.clone(), class, count: node.repeat, reason }),
+        }
+        if class != OpClass::Communication {
+            b.flops += node.op.flops() * reps;
+            b.bytes += node.op.bytes() * reps;
+        }
+    }
+    Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_gpu::Catalog;
+    use wavecast_ir::ops::{Comm, CommKind, Gemm};
+    use wavecast_ir::{DType, Op};
+    use wavecast_predict::Roofline;
+
+    #[test]
+    fn sums_repeats_into_phases_and_keeps_unpriced_nodes() {
+        let mut g = Graph::new("t");
+        let op = Op::Gemm(Gemm::linear(1024, 1024, 1024, false, DType::Fp32).unwrap());
+        g.push("fc", op.clone(), Phase::Forward, 4);
+        g.push("ar", Op::Comm(Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Fp32, overlappable: false }), Phase::Forward, 1);
+        g.add_backward();
+        let gpu = Catalog::builtin().get("v100-sxm2").unwrap().clone();
+        let b = estimate(&g, &gpu, &Roofline).unwrap();
+        let one = wavecast_predict::roofline::roofline_seconds(&op, &gpu) * 1e3;
+        assert!((b.phases[&Phase::Forward] - 4.0 * one).abs() < 1e-9);
+        assert!((b.total_ms - 12.0 * one).abs() < 1e-9);
+        assert_eq!(b.unpriced.len(), 2);
+        assert_eq!(b.classes[&OpClass::Gemm].count, 12);
+    }
+}

@@ -1,0 +1,20 @@
+//! Measurements: the schema for per-operator timings (ours and imported), loaders for NeuSight's
+//! per-op CSVs and end-to-end labels, and the baselines NeuSight published beside them.
+
+pub mod labels;
+pub mod measurement;
+pub mod neusight_ops;
+
+pub use labels::{load_labels, load_paper_predictions, Label, PaperRow};
+pub use measurement::{Kernel, Measurement, OpShape};
+pub use neusight_ops::{load_neusight_csv, load_neusight_dir, LoadReport, Skipped};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum DataError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("{path}: {reason}")]
+    Format { path: String, reason: String },
+}

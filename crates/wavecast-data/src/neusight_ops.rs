@@ -1,0 +1,258 @@
+//! Loader for NeuSight's per-op kernel profiles (`ops/train/<op>/<GPU>.csv`, `ops/test/<op>.csv`).
+//! Every row becomes a [`Measurement`]; a row that cannot be read is skipped and reported with
+//! its file, line and reason — never parsed as zero.
+
+use crate::measurement::{Kernel, Measurement, OpShape};
+use crate::DataError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use wavecast_gpu::Catalog;
+use wavecast_ir::{DType, Phase};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub file: String,
+    pub line: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    pub rows: Vec<Measurement>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl LoadReport {
+    pub fn extend(&mut self, other: LoadReport) {
+        self.rows.extend(other.rows);
+        self.skipped.extend(other.skipped);
+    }
+
+    /// One line: how many rows were read and skipped, and why (most common reasons first).
+    pub fn summary(&self) -> String {
+        if self.skipped.is_empty() {
+            return format!("{} rows loaded, none skipped", self.rows.len());
+        }
+        let mut reasons: HashMap<&str, usize> = HashMap::new();
+        for s in &self.skipped {
+            *reasons.entry(s.reason.split(':').next().unwrap_or("")).or_default() += 1;
+        }
+        let mut r: Vec<_> = reasons.into_iter().collect();
+        r.sort_by(|a, b| b.1.cmp(&a.1));
+        let top: Vec<String> = r.iter().take(3).map(|(k, n)| format!("{n}× {k}")).collect();
+        format!("{} rows loaded, {} skipped ({})", self.rows.len(), self.skipped.len(), top.join("; "))
+    }
+}
+
+struct Columns(HashMap<String, usize>);
+
+impl Columns {
+    fn get<'r>(&self, rec: &'r csv::StringRecord, name: &str) -> Option<&'r str> {
+        self.0.get(name).and_then(|&i| rec.get(i)).map(str::trim).filter(|s| !s.is_empty())
+    }
+    fn num<T: std::str::FromStr>(&self, rec: &csv::StringRecord, name: &str) -> Result<T, String> {
+        let raw = self.get(rec, name).ok_or_else(|| format!("missing value: column '{name}' is empty"))?;
+        raw.parse().map_err(|_| format!("not a number: column '{name}' = '{raw}'"))
+    }
+    fn dim(&self, rec: &csv::StringRecord, name: &str) -> Result<u64, String> {
+        let v: u64 = self.num(rec, name)?;
+        if v == 0 {
+            return Err(format!("zero dimension: column '{name}'"));
+        }
+        Ok(v)
+    }
+    fn opt_f64(&self, rec: &csv::StringRecord, name: &str) -> Option<f64> {
+        self.get(rec, name).and_then(|s| s.parse().ok())
+    }
+}
+
+/// Loads one NeuSight CSV; device names are mapped to catalog ids.
+pub fn load_neusight_csv(path: &Path, catalog: &Catalog) -> Result<LoadReport, DataError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::Read { path: file.clone(), reason: e.to_string() })?;
+    parse_neusight_csv(&text, &file, catalog)
+}
+
+pub fn parse_neusight_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport, DataError> {
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
+    let cols = Columns(headers.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect());
+    for required in ["OPName", "Latency", "Device"] {
+        if !cols.0.contains_key(required) {
+            return Err(DataError::Format { path: file.into(), reason: format!("missing column '{required}'") });
+        }
+    }
+    let mut report = LoadReport::default();
+    let mut device_cache: HashMap<String, Result<String, String>> = HashMap::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i as u64 + 2;
+        let result = rec.map_err(|e| format!("unreadable row: {e}")).and_then(|rec| {
+            if rec.len() != headers.len() {
+                return Err(format!("wrong field count: {} fields, header has {}", rec.len(), headers.len()));
+            }
+            row(&rec, &cols, file, line, catalog, &mut device_cache)
+        });
+        match result {
+            Ok(m) => report.rows.push(m),
+            Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
+        }
+    }
+    Ok(report)
+}
+
+fn row(
+    rec: &csv::StringRecord,
+    cols: &Columns,
+    file: &str,
+    line: u64,
+    catalog: &Catalog,
+    device_cache: &mut HashMap<String, Result<String, String>>,
+) -> Result<Measurement, String> {
+    let op = cols.get(rec, "OPName").ok_or("missing value: column 'OPName' is empty")?.to_string();
+    let latency_ms: f64 = cols.num(rec, "Latency")?;
+    if !(latency_ms.is_finite() && latency_ms > 0.0) {
+        return Err(format!("bad latency: {latency_ms} ms"));
+    }
+    let device = cols.get(rec, "Device").ok_or("missing value: column 'Device' is empty")?;
+    let gpu = device_cache
+        .entry(device.to_string())
+        .or_insert_with(|| catalog.get(device).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}")))
+        .clone()?;
+    let shape = match op.as_str() {
+        "bmm" => OpShape::Bmm { batch: cols.dim(rec, "B")?, m: cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? },
+        "linear" => {
+            let b = cols.dim(rec, "B")?;
+            OpShape::Linear { m: b * cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? }
+        }
+        "softmax" => OpShape::Softmax { b: cols.dim(rec, "B")?, h: cols.dim(rec, "H")? },
+        "ln" => OpShape::LayerNorm { b: cols.dim(rec, "B")?, h: cols.dim(rec, "H")? },
+        "conv" => OpShape::Conv2d {
+            batch: cols.dim(rec, "B")?,
+            c_in: cols.dim(rec, "Input_Channel")?,
+            c_out: cols.dim(rec, "Output_Channel")?,
+            kernel: cols.dim(rec, "Kernel_Szie")?,
+            size: cols.dim(rec, "Input_Size")?,
+            stride: cols.dim(rec, "Stride")?,
+            padding: cols.num(rec, "Padding")?,
+        },
+        name if crate::measurement::vector_kind(name).is_some() => {
+            OpShape::Vector { name: name.to_string(), b: cols.dim(rec, "B")?, h: cols.dim(rec, "H")? }
+        }
+        other => return Err(format!("unknown op: '{other}'")),
+    };
+    let triple = |prefix: &str| -> Option<[u64; 3]> {
+        let g = |s: &str| cols.opt_f64(rec, &format!("{prefix} {s}")).map(|v| v as u64);
+        Some([g("x")?, g("y")?, g("z")?])
+    };
+    let main_kernel = cols.get(rec, "Kernel Name").map(|name| Kernel {
+        name: name.to_string(),
+        grid: triple("Grid"),
+        block: triple("Block"),
+        ..Kernel::default()
+    });
+    let kernels = cols
+        .get(rec, "Kernels")
+        .map(|list| list.split(';').filter(|k| !k.is_empty()).map(|k| Kernel { name: k.to_string(), ..Kernel::default() }).collect())
+        .unwrap_or_default();
+    let software = format!(
+        "torch {}, cuda {}, cudnn {}",
+        cols.get(rec, "Torch Version").unwrap_or("?"),
+        cols.get(rec, "CUDA Version").unwrap_or("?"),
+        cols.get(rec, "CUDNN Version").unwrap_or("?")
+    );
+    Ok(Measurement {
+        shape,
+        dtype: DType::Fp32,
+        gpu,
+        latency_ms,
+        phase: Phase::Forward,
+        main_kernel,
+        kernels,
+        warps_per_sm: cols.opt_f64(rec, "Warps per SM"),
+        blocks_per_sm: cols.opt_f64(rec, "Blocks per SM"),
+        software,
+        provenance: format!("{file}:{line}"),
+    })
+}
+
+/// Every CSV under `dir` (recursively), in a stable order.
+pub fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| DataError::Read { path: d.display().to_string(), reason: e.to_string() })?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "csv") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Loads every CSV under `dir` (e.g. `ops/train` or `ops/test`), skipping `habitat.csv` and
+/// `vec.csv`, which repeat rows of the per-op test files.
+pub fn load_neusight_dir(dir: &Path, catalog: &Catalog) -> Result<LoadReport, DataError> {
+    let mut report = LoadReport::default();
+    for f in csv_files(dir)? {
+        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if matches!(stem, "habitat" | "vec") {
+            continue;
+        }
+        report.extend(load_neusight_csv(&f, catalog)?);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "OPName,Latency,Device,Torch Version,CUDNN Version,Kernel Name,Warps per SM,Blocks per SM,Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version,Kernels,B,M,N,K\n";
+
+    #[test]
+    fn reads_good_rows_and_reports_bad_ones() {
+        let text = format!(
+            "{HEADER}\
+bmm,0.0357,NVIDIA A100-PCIE-40GB,p2.1.0,8902,ampere_sgemm_128x128_nn,1.7,0.2,4,1,6,256,1,1,cu121,;ampere_sgemm_128x128_nn,6,27,21,390\n\
+bmm,abc,NVIDIA A100-PCIE-40GB,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,,6,27,21,390\n\
+bmm,0.1,Tesla Z9,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,,6,27,21,390\n\
+bmm,0.1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,,6,0,21,390\n\
+bmm,0.1,Tesla T4,p2.1.0\n\
+linear,0.05,Tesla T4,p2.1.0,8902,volta_sgemm_32x128_tn,1.0,0.125,5,1,1,256,1,1,cu121,;volta_sgemm_32x128_tn,1,58,13,141\n\
+bmm,-1,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,,6,27,21,390\n"
+        );
+        let r = parse_neusight_csv(&text, "fixture.csv", &Catalog::builtin()).unwrap();
+        assert_eq!(r.rows.len(), 2);
+        let first = &r.rows[0];
+        assert_eq!(first.gpu, "a100-pcie-40gb");
+        assert_eq!(first.shape, OpShape::Bmm { batch: 6, m: 27, k: 21, n: 390 });
+        assert_eq!(first.main_kernel.as_ref().unwrap().blocks(), Some(24));
+        assert_eq!(first.kernels.len(), 1);
+        assert_eq!(r.rows[1].shape, OpShape::Linear { m: 58, k: 13, n: 141 });
+        let lines: Vec<u64> = r.skipped.iter().map(|s| s.line).collect();
+        assert_eq!(lines, vec![3, 4, 5, 6, 8]);
+        assert!(r.skipped[0].reason.contains("not a number"));
+        assert!(r.skipped[1].reason.contains("unknown device"));
+        assert!(r.skipped[2].reason.contains("zero dimension"));
+        assert!(r.skipped[3].reason.contains("wrong field count"));
+        assert!(r.skipped[4].reason.contains("bad latency"));
+        assert!(r.summary().contains("5 skipped"));
+    }
+
+    #[test]
+    fn vector_rows_and_missing_columns() {
+        let text = "OPName,Latency,Device,Kernel Name,Grid x,Grid y,Grid z,Block x,Block y,Block z,B,H\n\
+addu,0.02,Tesla T4,k,42,1,1,128,1,1,127,168\nsoftmax,0.03,Tesla T4,k,32,1,1,32,4,1,127,168\n";
+        let r = parse_neusight_csv(text, "v.csv", &Catalog::builtin()).unwrap();
+        assert_eq!(r.rows.len(), 2);
+        assert!(r.rows[0].to_op().is_some());
+        assert_eq!(r.rows[1].class_name(), "softmax");
+        let e = parse_neusight_csv("OPName,Device\n", "x.csv", &Catalog::builtin()).unwrap_err();
+        assert!(e.to_string().contains("missing column 'Latency'"));
+    }
+}

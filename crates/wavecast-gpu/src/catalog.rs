@@ -1,0 +1,203 @@
+//! Loading, merging and name resolution for the catalog.
+
+use crate::Gpu;
+use serde::Deserialize;
+use std::path::Path;
+use thiserror::Error;
+
+const BUILTIN: &str = include_str!("../data/gpus.toml");
+
+#[derive(Debug, Error)]
+pub enum CatalogError {
+    #[error("unknown GPU '{name}'{}", suggestions(.closest))]
+    Unknown { name: String, closest: Vec<String> },
+    #[error("cannot read GPU file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("malformed GPU file {path}: {reason}")]
+    Parse { path: String, reason: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn suggestions(closest: &[String]) -> String {
+    if closest.is_empty() {
+        " (run `wavecast gpus` to list the catalog)".to_string()
+    } else {
+        format!("; closest matches: {} (run `wavecast gpus` for all)", closest.join(", "))
+    }
+}
+
+#[derive(Deserialize)]
+struct CatalogFile {
+    gpu: Vec<Gpu>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    gpus: Vec<Gpu>,
+}
+
+/// Lower-case and drop separators, so `H100 SXM`, `h100-sxm` and `H100_SXM` compare equal.
+fn normalize(name: &str) -> String {
+    name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+impl Catalog {
+    /// The catalog shipped inside the binary.
+    pub fn builtin() -> Catalog {
+        Catalog::parse(BUILTIN, "built-in catalog").expect("built-in GPU catalog is valid (tested)")
+    }
+
+    pub fn parse(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
+        let file: CatalogFile = toml::from_str(text)
+            .map_err(|e| CatalogError::Parse { path: origin.to_string(), reason: e.to_string() })?;
+        for g in &file.gpu {
+            g.validate().map_err(|reason| CatalogError::Parse { path: origin.to_string(), reason })?;
+        }
+        let cat = Catalog { gpus: file.gpu };
+        cat.check_unique_names(origin)?;
+        Ok(cat)
+    }
+
+    /// Built-in catalog with a user file merged over it: entries with an existing id replace it.
+    pub fn with_user_file(path: &Path) -> Result<Catalog, CatalogError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CatalogError::Read { path: path.display().to_string(), reason: e.to_string() })?;
+        let user = Catalog::parse(&text, &path.display().to_string())?;
+        let mut cat = Catalog::builtin();
+        for g in user.gpus {
+            cat.gpus.retain(|existing| existing.id != g.id);
+            cat.gpus.push(g);
+        }
+        cat.check_unique_names(&path.display().to_string())?;
+        Ok(cat)
+    }
+
+    fn check_unique_names(&self, origin: &str) -> Result<(), CatalogError> {
+        let mut seen = std::collections::HashMap::new();
+        for g in &self.gpus {
+            for n in g.names() {
+                if let Some(other) = seen.insert(normalize(n), g.id.clone()) {
+                    if other != g.id {
+                        return Err(CatalogError::Invalid(format!(
+                            "{origin}: name '{n}' is used by both '{other}' and '{}'",
+                            g.id
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn all(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    /// Finds a GPU by id, display name or alias, ignoring case and separators.
+    pub fn get(&self, name: &str) -> Result<&Gpu, CatalogError> {
+        let key = normalize(name);
+        if key.is_empty() {
+            return Err(CatalogError::Unknown { name: name.to_string(), closest: Vec::new() });
+        }
+        self.gpus
+            .iter()
+            .find(|g| g.names().any(|n| normalize(n) == key))
+            .ok_or_else(|| CatalogError::Unknown { name: name.to_string(), closest: self.closest(name, 3) })
+    }
+
+    /// The ids whose names are most similar to `name`.
+    pub fn closest(&self, name: &str, count: usize) -> Vec<String> {
+        let key = normalize(name);
+        let mut scored: Vec<(f64, &str)> = self
+            .gpus
+            .iter()
+            .map(|g| {
+                let best = g
+                    .names()
+                    .map(|n| {
+                        let n = normalize(n);
+                        let sim = strsim::jaro_winkler(&key, &n);
+                        if n.contains(&key) || key.contains(&n) { sim + 0.2 } else { sim }
+                    })
+                    .fold(0.0, f64::max);
+                (best, g.id.as_str())
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.into_iter().filter(|(s, _)| *s > 0.6).take(count).map(|(_, id)| id.to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_loads_and_covers_required_gpus() {
+        let cat = Catalog::builtin();
+        for id in [
+            "p4", "p100-pcie", "t4", "v100-pcie", "v100-sxm2", "rtx-2080-ti", "rtx-3090", "rtx-4090", "a10", "a10g",
+            "a40", "a100-pcie-40gb", "a100-sxm-40gb", "a100-pcie-80gb", "a100-sxm-80gb", "l4", "l40s", "h100-pcie",
+            "h100-sxm", "h200", "b200", "mi100", "mi210", "mi250", "mi300x", "l40", "l20", "h20", "h800",
+            "rtx-a6000", "rtx-6000-ada", "rtx-pro-6000-blackwell",
+        ] {
+            assert!(cat.get(id).is_ok(), "missing {id}");
+        }
+    }
+
+    #[test]
+    fn aliases_resolve_to_the_same_gpu() {
+        let cat = Catalog::builtin();
+        for n in ["h100", "H100 SXM", "NVIDIA H100 80GB HBM3", "h100_sxm"] {
+            assert_eq!(cat.get(n).unwrap().id, "h100-sxm", "{n}");
+        }
+        assert_eq!(cat.get("Tesla V100-PCIE-32GB").unwrap().id, "v100-pcie");
+        assert_eq!(cat.get("NVIDIA_A100-PCIE-40GB").unwrap().id, "a100-pcie-40gb");
+    }
+
+    #[test]
+    fn unknown_gpu_names_closest_matches() {
+        let cat = Catalog::builtin();
+        let err = cat.get("h1000").unwrap_err().to_string();
+        assert!(err.contains("unknown GPU 'h1000'"), "{err}");
+        assert!(err.contains("h100"), "{err}");
+    }
+
+    #[test]
+    fn tensor_peaks_exceed_vector_peaks_where_present() {
+        for g in Catalog::builtin().all() {
+            if let Some(bf16) = g.peak_tflops.bf16 {
+                assert!(bf16 >= g.peak_tflops.fp32, "{}", g.id);
+            }
+        }
+    }
+
+    #[test]
+    fn user_file_overrides_and_rejects_bad_values() {
+        let dir = std::env::temp_dir().join(format!("wavecast-gpu-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let builtin = Catalog::builtin();
+        let mut t4 = builtin.get("t4").unwrap().clone();
+        t4.memory_bandwidth_gbs = 123.0;
+        #[derive(serde::Serialize)]
+        struct F<'a> {
+            gpu: Vec<&'a Gpu>,
+        }
+        let good = dir.join("good.toml");
+        std::fs::write(&good, toml::to_string(&F { gpu: vec![&t4] }).unwrap()).unwrap();
+        let cat = Catalog::with_user_file(&good).unwrap();
+        assert_eq!(cat.get("t4").unwrap().memory_bandwidth_gbs, 123.0);
+        assert_eq!(cat.all().len(), builtin.all().len());
+
+        t4.memory_bandwidth_gbs = -1.0;
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, toml::to_string(&F { gpu: vec![&t4] }).unwrap()).unwrap();
+        let err = Catalog::with_user_file(&bad).unwrap_err().to_string();
+        assert!(err.contains("memory_bandwidth_gbs"), "{err}");
+
+        let garbage = dir.join("garbage.toml");
+        std::fs::write(&garbage, "[[gpu]]\nid = 3").unwrap();
+        assert!(matches!(Catalog::with_user_file(&garbage), Err(CatalogError::Parse { .. })));
+    }
+}

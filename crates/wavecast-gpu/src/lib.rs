@@ -1,0 +1,9 @@
+//! The GPU catalog: the single source of hardware facts (clocks, SMs, bandwidth, peaks per
+//! dtype, occupancy limits, interconnect, price). The built-in catalog is `data/gpus.toml`,
+//! embedded in the binary; users add or override entries with a file of the same format.
+
+mod catalog;
+mod spec;
+
+pub use catalog::{Catalog, CatalogError};
+pub use spec::{Gpu, Interconnect, Occupancy, PeakTflops, Price, Vendor};

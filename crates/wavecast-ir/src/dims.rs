@@ -1,0 +1,53 @@
+//! Overflow-safe shape arithmetic. Shapes come from user files, so every product is checked and
+//! zero or absurd sizes are errors rather than panics or wrapped numbers.
+
+use thiserror::Error;
+
+/// Largest single dimension we accept; far above any real model (2^40 elements).
+pub const MAX_DIM: u64 = 1 << 40;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DimError {
+    #[error("{name} must be at least 1, got 0")]
+    Zero { name: String },
+    #[error("{name} = {value} is larger than the supported maximum {max}")]
+    TooLarge { name: String, value: u64, max: u64 },
+    #[error("shape arithmetic overflowed computing {what}")]
+    Overflow { what: String },
+}
+
+/// Validates one dimension: non-zero and below [`MAX_DIM`].
+pub fn dim(name: &str, value: u64) -> Result<u64, DimError> {
+    if value == 0 {
+        return Err(DimError::Zero { name: name.to_string() });
+    }
+    if value > MAX_DIM {
+        return Err(DimError::TooLarge { name: name.to_string(), value, max: MAX_DIM });
+    }
+    Ok(value)
+}
+
+/// Product of several factors, failing instead of wrapping.
+pub fn checked_mul(what: &str, factors: &[u64]) -> Result<u64, DimError> {
+    factors.iter().try_fold(1u64, |acc, &f| {
+        acc.checked_mul(f).ok_or_else(|| DimError::Overflow { what: what.to_string() })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_and_huge_dims_are_errors() {
+        assert!(matches!(dim("batch", 0), Err(DimError::Zero { .. })));
+        assert!(matches!(dim("seq", MAX_DIM + 1), Err(DimError::TooLarge { .. })));
+        assert_eq!(dim("seq", 2048), Ok(2048));
+    }
+
+    #[test]
+    fn overflow_is_reported() {
+        assert!(checked_mul("x", &[u64::MAX, 2]).is_err());
+        assert_eq!(checked_mul("x", &[3, 4, 5]), Ok(60));
+    }
+}

@@ -1,0 +1,15 @@
+//! Operator IR: the typed operators a workload is made of, and the graph that holds them.
+//!
+//! Every operator family lives in its own file under `ops/` and owns the only formulas for its
+//! FLOPs, bytes moved, parameters and backward operators. Predictors and reports read those
+//! numbers from here and nowhere else.
+
+pub mod dims;
+pub mod dtype;
+pub mod graph;
+pub mod ops;
+
+pub use dims::{checked_mul, dim, DimError};
+pub use dtype::DType;
+pub use graph::{Graph, Node, Phase};
+pub use ops::{Op, OpClass};

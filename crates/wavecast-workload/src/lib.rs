@@ -1,0 +1,29 @@
+//! Workload front-ends: turn what the user has (a Hugging Face `config.json`, a preset name, a
+//! NeuSight operator-graph CSV) into a [`wavecast_ir::Graph`].
+
+pub mod hf;
+pub mod neusight;
+pub mod presets;
+pub mod pylit;
+pub mod transformer;
+
+pub use hf::{Activation, Arch, Moe, TransformerSpec};
+pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum WorkloadError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("malformed model config {origin}: {reason}")]
+    Config { origin: String, reason: String },
+    #[error("unknown model '{name}'; available presets: {available}")]
+    UnknownPreset { name: String, available: String },
+    #[error("{0}")]
+    Dim(#[from] wavecast_ir::DimError),
+    #[error("{origin}: {reason}")]
+    OpGraph { origin: String, reason: String },
+    #[error("{0}")]
+    Invalid(String),
+}

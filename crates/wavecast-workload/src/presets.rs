@@ -1,0 +1,52 @@
+//! Built-in model presets: Hugging Face configs shipped inside the binary.
+
+use crate::hf::TransformerSpec;
+use crate::WorkloadError;
+
+/// (name, config.json) for every preset.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("gpt2", include_str!("../presets/gpt2.json")),
+    ("gpt2-medium", include_str!("../presets/gpt2-medium.json")),
+    ("gpt2-large", include_str!("../presets/gpt2-large.json")),
+    ("gpt2-xl", include_str!("../presets/gpt2-xl.json")),
+    ("bert-base", include_str!("../presets/bert-base.json")),
+    ("bert-large", include_str!("../presets/bert-large.json")),
+    ("opt-1.3b", include_str!("../presets/opt-1.3b.json")),
+    ("gpt3-xl", include_str!("../presets/gpt3-xl.json")),
+    ("gpt3-2.7b", include_str!("../presets/gpt3-2.7b.json")),
+    ("llama-3-8b", include_str!("../presets/llama-3-8b.json")),
+    ("llama-2-7b", include_str!("../presets/llama-2-7b.json")),
+    ("mistral-7b", include_str!("../presets/mistral-7b.json")),
+    ("mixtral-8x7b", include_str!("../presets/mixtral-8x7b.json")),
+    ("llama-3.2-1b", include_str!("../presets/llama-3.2-1b.json")),
+    ("llama-3.1-70b", include_str!("../presets/llama-3.1-70b.json")),
+    ("qwen2.5-7b", include_str!("../presets/qwen2.5-7b.json")),
+    ("qwen2.5-14b", include_str!("../presets/qwen2.5-14b.json")),
+    ("qwen3-32b", include_str!("../presets/qwen3-32b.json")),
+];
+
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// Looks a preset up by name (case-insensitive).
+pub fn preset(name: &str) -> Result<TransformerSpec, WorkloadError> {
+    let (n, text) = PRESETS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .ok_or_else(|| WorkloadError::UnknownPreset { name: name.to_string(), available: names().join(", ") })?;
+    let mut spec = TransformerSpec::from_json(text, n)?;
+    spec.name = n.to_string();
+    Ok(spec)
+}
+
+/// A preset name, or a path to a config file.
+pub fn load_config(path: &std::path::Path) -> Result<TransformerSpec, WorkloadError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| WorkloadError::Read { path: path.display().to_string(), reason: e.to_string() })?;
+    let mut spec = TransformerSpec::from_json(&text, &path.display().to_string())?;
+    if spec.name == path.display().to_string() {
+        spec.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    }
+    Ok(spec)
+}

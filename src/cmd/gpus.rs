@@ -1,0 +1,31 @@
+//! `wavecast gpus`: the catalog.
+
+use super::{catalog, print_json, Result};
+use crate::cli::GpusArgs;
+use crate::table;
+
+pub fn run(a: GpusArgs) -> Result<()> {
+    let cat = catalog(&a.gpu_file)?;
+    if a.json {
+        return print_json(&cat.all());
+    }
+    let mut t = table::new(&["GPU", "arch", "SMs", "mem GB", "BW GB/s", "FP32 TF", "BF16 TF", "FP8 TF", "TDP W", "$/h"]);
+    for g in cat.all() {
+        let opt = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+        t.add_row(vec![
+            g.id.clone(),
+            g.architecture.clone(),
+            g.sm_count.to_string(),
+            format!("{:.0}", g.memory_gb),
+            format!("{:.0}", g.memory_bandwidth_gbs),
+            format!("{:.1}", g.peak_tflops.fp32),
+            opt(g.peak_tflops.bf16),
+            opt(g.peak_tflops.fp8),
+            format!("{:.0}", g.tdp_w),
+            g.price.as_ref().map(|p| format!("{:.2}", p.usd_per_hour)).unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    println!("{t}");
+    println!("{} GPUs. Dense tensor-core peaks (no sparsity). Aliases: `wavecast gpus --json`.", cat.all().len());
+    Ok(())
+}

@@ -48,6 +48,9 @@ pub trait Predictor: Send + Sync {
     fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate;
 }
 
+/// The predictor used when none is named.
+pub const DEFAULT_PREDICTOR: &str = "roofline";
+
 /// Names accepted by `--predictor`.
 pub const PREDICTORS: &[&str] = &["roofline"];
 

@@ -21,6 +21,12 @@ pub enum Command {
     /// Measure predictor accuracy against measured data.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Train a learned predictor on per-op measurements.
+    Train(TrainArgs),
+    /// Compare one LLM serving workload across GPUs and tensor-parallel degrees.
+    Compare(CompareArgs),
+    /// Carry a PyTorch profiler trace recorded on one GPU to other GPUs (Habitat's method).
+    Scale(ScaleArgs),
 }
 
 #[derive(Args, Debug)]
@@ -53,6 +59,8 @@ pub enum ModeArg {
     /// Forward, backward and optimizer step.
     #[value(alias = "training")]
     Train,
+    /// LLM serving: prefill of the prompts, then decode steps against a KV cache.
+    Serve,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,9 +97,9 @@ pub struct PredictArgs {
     pub seq: u64,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8.
-    #[arg(long, default_value = "fp32")]
-    pub dtype: String,
+    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode].
+    #[arg(long)]
+    pub dtype: Option<String>,
     /// Attention kernels: eager (separate BMMs and softmax) or fused (flash).
     #[arg(long, value_enum, default_value = "auto")]
     pub attention: AttentionArg,
@@ -100,6 +108,63 @@ pub struct PredictArgs {
     /// Which per-op predictor to use.
     #[arg(long, default_value = "roofline")]
     pub predictor: String,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Shape of an LLM serving workload (`--mode serve` and `compare`).
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Serve mode: prompt tokens per request.
+    #[arg(long, value_name = "I")]
+    pub input_len: Option<u64>,
+    /// Serve mode: generated tokens per request (decode steps).
+    #[arg(long, value_name = "O")]
+    pub output_len: Option<u64>,
+    /// Serve mode: tensor-parallel degree (GPUs sharing the model, 1–8).
+    #[arg(long, default_value_t = 1)]
+    pub tp: u64,
+    /// Serve mode: weight storage, when it differs from --dtype (fp8).
+    #[arg(long, value_name = "DTYPE")]
+    pub weights: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    pub model: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// GPUs to compare, comma-separated (names or aliases).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub gpus: Vec<String>,
+    /// Tensor-parallel degrees to try on every GPU, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub tp: Vec<u64>,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    #[arg(long, default_value_t = 1)]
+    pub batch: u64,
+    /// Prompt tokens per request.
+    #[arg(long, value_name = "I")]
+    pub input_len: u64,
+    /// Generated tokens per request.
+    #[arg(long, value_name = "O")]
+    pub output_len: u64,
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    /// Weight storage, when it differs from --dtype (fp8).
+    #[arg(long, value_name = "DTYPE")]
+    pub weights: Option<String>,
+    #[arg(long, default_value = "roofline")]
+    pub predictor: String,
+    /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -108,6 +173,46 @@ pub struct PredictArgs {
 pub enum EvalCommand {
     /// End-to-end error on every labelled workload in DIR/label/<GPU>/<workload>.json.
     E2e(EvalE2eArgs),
+    /// Per-op error by op class on one held-out GPU (random and model-shaped shapes).
+    Ops(EvalOpsArgs),
+    /// Runtime-based scaling error for every ordered GPU pair of NeuSight's per-op data.
+    Pairs(EvalPairsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Which predictor to train.
+    #[arg(long)]
+    pub predictor: String,
+    /// Data folder laid out like NeuSight's (trains on ops/train).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Where to write the weights (JSON).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Train only the all-GPU model, not the leave-one-GPU-out ones.
+    #[arg(long)]
+    pub no_holdout: bool,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalOpsArgs {
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The GPU whose measurements are predicted; learned predictors use their model trained
+    /// without it.
+    #[arg(long)]
+    pub test_gpu: String,
+    #[arg(long, default_value = "roofline")]
+    pub predictor: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -115,8 +220,75 @@ pub struct EvalE2eArgs {
     /// Data folder laid out like NeuSight's (label/, opgraph/, paper_predictions.csv).
     #[arg(long)]
     pub data: PathBuf,
+    /// Use the learned predictor's all-GPU model even on GPUs it was trained on (by default a
+    /// GPU's workloads are predicted by the model trained without that GPU's measurements).
+    #[arg(long)]
+    pub no_holdout: bool,
     #[arg(long, default_value = "roofline")]
     pub predictor: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleMethod {
+    /// Wave scaling for every kernel.
+    Wave,
+    /// GEMM, BMM and attention ops through --predictor as a ratio; wave scaling for the rest.
+    Hybrid,
+}
+
+#[derive(Args, Debug)]
+pub struct ScaleArgs {
+    /// Trace exported by torch.profiler (Chrome-trace JSON, plain or gzipped).
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+    /// Destination GPU; repeat or comma-separate for a comparison table.
+    #[arg(long = "to", required = true, value_delimiter = ',', value_name = "GPU")]
+    pub to: Vec<String>,
+    /// GPU the trace was recorded on [default: the trace's deviceProperties].
+    #[arg(long, value_name = "GPU")]
+    pub from: Option<String>,
+    #[arg(long, value_enum, default_value = "hybrid")]
+    pub method: ScaleMethod,
+    /// Wave-scaling equation: wavecast, eq1, eq2 (Habitat's paper) or habitat-code.
+    #[arg(long, default_value = "wavecast")]
+    pub wave_form: String,
+    /// Per-op predictor for the hybrid [default: wavecast's default predictor].
+    #[arg(long)]
+    pub predictor: Option<String>,
+    /// γ (memory-boundedness): wavecast (analytic, dtype-aware) or habitat (1 without counters).
+    #[arg(long, value_enum, default_value = "wavecast")]
+    pub gamma: GammaArg,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GammaArg {
+    /// Counters if the trace has them, else the op's FLOPs and bytes against the destination's
+    /// ridge for its dtype, else a prior by kernel family.
+    Wavecast,
+    /// Habitat: FP32 counters if present, else 1 (memory-bound).
+    Habitat,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalPairsArgs {
+    /// Data folder laid out like NeuSight's (reads ops/test and ops/train).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Per-op predictor(s) for the hybrid, comma-separated; learned ones use their model
+    /// trained without the destination [default: wavecast's default predictor].
+    #[arg(long, value_delimiter = ',')]
+    pub predictor: Vec<String>,
+    /// Also write the report as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]

@@ -69,6 +69,8 @@ pub struct BaselineStats {
 #[derive(Serialize)]
 pub struct EvalE2e {
     pub predictor: String,
+    /// Whether each GPU was predicted by a model trained without its measurements.
+    pub holdout: bool,
     pub workloads: Vec<WorkloadResult>,
     pub per_gpu: Vec<GpuStats>,
     pub overall: Stats,
@@ -118,7 +120,13 @@ fn predict_label(data: &Path, label: &Label, cat: &Catalog, predictor: &dyn Pred
     Ok(b.total_ms)
 }
 
-pub fn evaluate(data: &Path, cat: &Catalog, predictor: &dyn Predictor) -> Result<EvalE2e> {
+/// The predictor for one label's GPU: the leave-that-GPU-out model unless `all_gpus`.
+fn predictor_for(name: &str, gpu: &str, cat: &Catalog, all_gpus: bool) -> Result<Box<dyn Predictor>> {
+    let holdout = if all_gpus { None } else { cat.get(gpu).ok().map(|g| g.id.clone()) };
+    Ok(wavecast_predict::by_name_holdout(name, holdout.as_deref())?)
+}
+
+pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool) -> Result<EvalE2e> {
     let labels = load_labels(data)?;
     if labels.is_empty() {
         return Err(format!("no labels found under {}", data.join("label").display()).into());
@@ -127,7 +135,8 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor: &dyn Predictor) -> Result
     let mut unpredicted = Vec::new();
     for l in &labels {
         let mode = if l.workload.contains("-train-") { "training" } else { "inference" };
-        match predict_label(data, l, cat, predictor) {
+        let predictor = predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus)?;
+        match predict_label(data, l, cat, predictor.as_ref()) {
             Ok(p) => workloads.push(WorkloadResult {
                 gpu: l.gpu_dir.clone(),
                 workload: l.workload.clone(),
@@ -164,7 +173,7 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor: &dyn Predictor) -> Result
         Some(rows) => baselines(&rows, &workloads),
         None => Vec::new(),
     };
-    Ok(EvalE2e { predictor: predictor.name().to_string(), workloads, per_gpu, overall: stats(&all), per_mode, baselines, unpredicted })
+    Ok(EvalE2e { predictor: predictor_name.to_string(), holdout: !all_gpus, workloads, per_gpu, overall: stats(&all), per_mode, baselines, unpredicted })
 }
 
 fn baselines(rows: &[PaperRow], ours: &[WorkloadResult]) -> Vec<BaselineStats> {
@@ -200,8 +209,8 @@ fn baselines(rows: &[PaperRow], ours: &[WorkloadResult]) -> Vec<BaselineStats> {
 
 pub fn run(a: EvalE2eArgs) -> Result<()> {
     let cat = catalog(&a.gpu_file)?;
-    let predictor = wavecast_predict::by_name(&a.predictor)?;
-    let r = evaluate(&a.data, &cat, predictor.as_ref())?;
+    wavecast_predict::by_name(&a.predictor)?;
+    let r = evaluate(&a.data, &cat, &a.predictor, a.no_holdout)?;
     if a.json {
         return print_json(&r);
     }
@@ -224,7 +233,8 @@ fn print_human(r: &EvalE2e) {
     }
     let o = &r.overall;
     t.add_row(vec!["overall".into(), o.n.to_string(), table::pct(o.mean_ape), table::pct(o.median_ape), table::pct(o.max_ape)]);
-    println!("predictor '{}': absolute percentage error of end-to-end time", r.predictor);
+    let how = if r.holdout { "each GPU predicted by the model trained without its measurements" } else { "all-GPU model" };
+    println!("predictor '{}' ({how}): absolute percentage error of end-to-end time", r.predictor);
     println!("{t}");
     if !r.baselines.is_empty() {
         let mut t = table::new(&["GPU", "method", "rows", "their mean APE", &format!("{} on same rows", r.predictor)]);

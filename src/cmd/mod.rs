@@ -1,9 +1,15 @@
 //! One module per subcommand.
 
+mod compare;
 mod eval_e2e;
+mod eval_ops;
 mod gpus;
 mod models;
 mod predict;
+mod scale;
+mod eval_pairs;
+mod serve;
+mod train;
 
 use crate::cli::{Cli, Command, EvalCommand, GpuFileArg};
 use std::error::Error;
@@ -17,6 +23,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gpus(a) => gpus::run(a),
         Command::Models(a) => models::run(a),
         Command::Eval(EvalCommand::E2e(a)) => eval_e2e::run(a),
+        Command::Eval(EvalCommand::Ops(a)) => eval_ops::run(a),
+        Command::Train(a) => train::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Scale(a) => scale::run(a),
+        Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
     }
 }
 

@@ -61,12 +61,16 @@ pub fn load_spec(model: &Option<String>, config: &Option<std::path::PathBuf>) ->
 }
 
 pub fn run(a: PredictArgs) -> Result<()> {
+    if a.mode == ModeArg::Serve {
+        return super::serve::run(a);
+    }
+    super::serve::reject_serve_flags(&a.serve)?;
     let cat = catalog(&a.gpu_file)?;
     let gpu = cat.get(&a.gpu)?;
     let spec = load_spec(&a.model, &a.config)?;
-    let dtype: DType = a.dtype.parse()?;
+    let dtype: DType = a.dtype.as_deref().unwrap_or("fp32").parse()?;
     let mode = match a.mode {
-        ModeArg::Inference => Mode::Inference,
+        ModeArg::Inference | ModeArg::Serve => Mode::Inference,
         ModeArg::Train => Mode::Training,
     };
     let mut o = BuildOptions::new(a.batch, a.seq, mode, dtype);

@@ -4,8 +4,9 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
-use wavecast_ir::{Graph, OpClass, Phase};
-use wavecast_predict::{Estimate, PredictError, Predictor};
+use wavecast_ir::{Graph, Op, OpClass, Phase};
+use wavecast_predict::comm::CommModel;
+use wavecast_predict::{Estimate, OpTime, PredictError, Predictor};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ClassTotal {
@@ -39,8 +40,19 @@ pub struct Breakdown {
     pub unpriced: Vec<Unpriced>,
 }
 
-/// Prices `graph` on `gpu` with `predictor`.
+/// Prices `graph` on `gpu` with `predictor`; communication is left unpriced.
 pub fn estimate(graph: &Graph, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Breakdown, PredictError> {
+    estimate_with(graph, gpu, predictor, None)
+}
+
+/// Like [`estimate`], but collectives are priced with `comm` when given (compute predictors
+/// know nothing about links between GPUs).
+pub fn estimate_with(
+    graph: &Graph,
+    gpu: &Gpu,
+    predictor: &dyn Predictor,
+    comm: Option<&CommModel>,
+) -> Result<Breakdown, PredictError> {
     let mut b = Breakdown {
         predictor: predictor.name().to_string(),
         gpu: gpu.id.clone(),
@@ -56,7 +68,11 @@ pub fn estimate(graph: &Graph, gpu: &Gpu, predictor: &dyn Predictor) -> Result<B
     for node in &graph.nodes {
         let reps = node.repeat as f64;
         let class = node.op.class();
-        match predictor.predict(&node.op, gpu) {
+        let priced = match (&node.op, comm) {
+            (Op::Comm(c), Some(model)) => Estimate::Time(OpTime::exact(model.seconds(c, gpu))),
+            _ => predictor.predict(&node.op, gpu),
+        };
+        match priced {
             Estimate::Time(t) => {
                 if !(t.seconds.is_finite() && t.seconds >= 0.0) {
                     return Err(PredictError::NonFinite { name: predictor.name().into(), op: node.op.describe() });
@@ -104,5 +120,20 @@ mod tests {
         assert!((b.total_ms - 12.0 * one).abs() < 1e-9);
         assert_eq!(b.unpriced.len(), 2);
         assert_eq!(b.classes[&OpClass::Gemm].count, 12);
+    }
+
+    #[test]
+    fn a_comm_model_prices_collectives() {
+        let mut g = Graph::new("t");
+        let c = Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 4, dtype: DType::Bf16, overlappable: false };
+        g.push("ar", Op::Comm(c.clone()), Phase::Forward, 10);
+        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let model = CommModel::default();
+        let b = estimate_with(&g, &gpu, &Roofline, Some(&model)).unwrap();
+        assert!(b.unpriced.is_empty());
+        let one = model.seconds(&c, &gpu) * 1e3;
+        assert!((b.classes[&OpClass::Communication].ms - 10.0 * one).abs() < 1e-12);
+        assert!((b.total_ms - 10.0 * one).abs() < 1e-12);
+        assert_eq!(estimate(&g, &gpu, &Roofline).unwrap().unpriced.len(), 1);
     }
 }

@@ -4,6 +4,7 @@
 
 mod catalog;
 mod spec;
+pub mod occupancy;
 
 pub use catalog::{Catalog, CatalogError};
 pub use spec::{Gpu, Interconnect, Occupancy, PeakTflops, Price, Vendor};

@@ -44,6 +44,10 @@ pub struct Occupancy {
     pub reserved_shared_mem_per_block_bytes: u32,
 }
 
+fn default_node() -> f64 {
+    7.0
+}
+
 fn default_reg_unit() -> u32 {
     256
 }
@@ -93,6 +97,9 @@ pub struct Gpu {
     pub form_factor: String,
     #[serde(default)]
     pub release_year: u32,
+    /// Manufacturing node in nm (energy per FLOP scales with it).
+    #[serde(default = "default_node")]
+    pub process_nm: f64,
     #[serde(default)]
     pub source: String,
     pub peak_tflops: PeakTflops,

@@ -1,7 +1,16 @@
 //! Per-operator time prediction. Every predictor implements [`Predictor`] and lives in its own
 //! module; the CLI picks one by name through [`by_name`].
 
+pub mod fit;
+pub mod li;
+pub mod mlp;
+pub mod physics;
+pub mod registry;
+pub mod comm;
 pub mod roofline;
+pub mod wave_scaling;
+pub mod sample;
+pub mod wavecast;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -45,18 +54,36 @@ pub enum PredictError {
 
 pub trait Predictor: Send + Sync {
     fn name(&self) -> &str;
+    /// Device time of `op` inside a running model (kernels queued back to back).
     fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate;
+    /// Time of `op` called on its own, as microbenchmarks measure it: includes the host-side
+    /// launch floor that hides behind GPU work in a real run.
+    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
+        self.predict(op, gpu)
+    }
 }
 
 /// The predictor used when none is named.
 pub const DEFAULT_PREDICTOR: &str = "roofline";
 
 /// Names accepted by `--predictor`.
-pub const PREDICTORS: &[&str] = &["roofline"];
+pub const PREDICTORS: &[&str] = &["roofline", "li", "wavecast"];
 
+/// The predictor `name` with its shipped weights (trained on every measured GPU).
 pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
-    match name {
-        "roofline" => Ok(Box::new(Roofline)),
-        other => Err(PredictError::UnknownPredictor(other.to_string(), PREDICTORS.join(", "))),
+    by_name_holdout(name, None)
+}
+
+/// Like [`by_name`], but for a learned predictor use the model trained without `holdout`'s
+/// measurements when one is shipped (leave-one-GPU-out evaluation).
+pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+    if name == "roofline" {
+        return Ok(Box::new(Roofline));
     }
+    let Some(file) = registry::shipped(name) else {
+        return Err(PredictError::UnknownPredictor(name.to_string(), PREDICTORS.join(", ")));
+    };
+    let file = file?;
+    let model = holdout.and_then(|g| file.holdout.get(g)).unwrap_or(&file.all);
+    registry::load(model)
 }

@@ -5,10 +5,12 @@ pub mod hf;
 pub mod neusight;
 pub mod presets;
 pub mod pylit;
+pub mod serve;
 pub mod transformer;
 
 pub use hf::{Activation, Arch, Moe, TransformerSpec};
-pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
+pub use serve::{Memory, ServeOptions};
+pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
 
 use thiserror::Error;
 

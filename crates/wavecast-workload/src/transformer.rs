@@ -6,7 +6,8 @@
 use crate::hf::{Activation, Arch, TransformerSpec};
 use crate::WorkloadError;
 use wavecast_ir::ops::{
-    Attention, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, OptimizerKind, Softmax,
+    Attention, Comm, CommKind, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
+    Softmax,
 };
 use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase};
 
@@ -59,6 +60,19 @@ pub struct BuildOptions {
     pub attention: AttentionImpl,
     pub head: Head,
     pub optimizer: OptimizerKind,
+    /// Tensor-parallel degree (Megatron-style). With `tp > 1` the graph is one GPU's share:
+    /// heads/tp query heads, kv_heads/tp KV heads (replicated when there are fewer KV heads
+    /// than GPUs), ffn/tp MLP columns, vocab/tp embedding and LM-head rows, plus the
+    /// all-reduces that stitch the shards back together.
+    pub tp: u64,
+    /// Storage format of the transformer layers' weights when it differs from `dtype`
+    /// (FP8 weights with BF16 activations). The LM head and MoE router keep `dtype`, as
+    /// serving stacks leave them unquantised.
+    pub weights: Option<DType>,
+    /// Projections merged the way serving engines (vLLM, SGLang, TensorRT-LLM) run them: one
+    /// QKV GEMM, one gate-and-up GEMM, one rotary kernel for queries and keys. Same FLOPs,
+    /// bytes and parameters; fewer, wider kernels.
+    pub merged_projections: bool,
 }
 
 impl BuildOptions {
@@ -72,6 +86,9 @@ impl BuildOptions {
             attention: AttentionImpl::Auto,
             head: Head::Auto,
             optimizer: OptimizerKind::Adam,
+            tp: 1,
+            weights: None,
+            merged_projections: false,
         }
     }
 }
@@ -89,6 +106,43 @@ impl Emitter<'_> {
     }
 }
 
+/// One GPU's share of the model's widths under tensor parallelism (all equal to the full
+/// widths when `tp = 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub tp: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    pub ffn: u64,
+    pub vocab: u64,
+}
+
+impl Shard {
+    /// Splits `spec` over `tp` GPUs the way Megatron-style serving engines do, or says why it
+    /// cannot: query heads and MLP columns must divide evenly; KV heads either divide evenly
+    /// or, when there are fewer of them than GPUs, are replicated (each GPU keeps one).
+    pub fn new(spec: &TransformerSpec, tp: u64) -> Result<Shard, WorkloadError> {
+        let tp = dim("tensor-parallel degree", tp)?;
+        let err = |what: &str, n: u64| {
+            Err(WorkloadError::Invalid(format!("tensor parallelism {tp} does not divide the model's {n} {what}")))
+        };
+        if !spec.heads.is_multiple_of(tp) {
+            return err("attention heads", spec.heads);
+        }
+        let kv_heads = if spec.kv_heads.is_multiple_of(tp) {
+            spec.kv_heads / tp
+        } else if tp.is_multiple_of(spec.kv_heads) {
+            1
+        } else {
+            return err("key/value heads", spec.kv_heads);
+        };
+        if !spec.ffn.is_multiple_of(tp) {
+            return err("MLP columns (intermediate_size)", spec.ffn);
+        }
+        Ok(Shard { tp, heads: spec.heads / tp, kv_heads, ffn: spec.ffn / tp, vocab: spec.vocab.div_ceil(tp) })
+    }
+}
+
 struct Ctx<'a> {
     spec: &'a TransformerSpec,
     o: &'a BuildOptions,
@@ -96,6 +150,7 @@ struct Ctx<'a> {
     kv_len: u64,
     fused: bool,
     train: bool,
+    shard: Shard,
 }
 
 impl Ctx<'_> {
@@ -103,7 +158,22 @@ impl Ctx<'_> {
         self.o.dtype
     }
     fn linear(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
+        let mut g = Gemm::linear(rows, k, n, bias, self.dt())?;
+        g.weight_dtype = self.o.weights.filter(|w| *w != self.dt());
+        Ok(Op::Gemm(g))
+    }
+    /// A linear layer whose weight stays in the activation dtype (LM head, router).
+    fn linear_unquantised(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
         Ok(Op::Gemm(Gemm::linear(rows, k, n, bias, self.dt())?))
+    }
+    /// The collective that joins the tensor-parallel shards of `elements` activations; nothing
+    /// on a single GPU.
+    fn collective(&self, e: &mut Emitter, name: &str, kind: CommKind, elements: u64) {
+        if self.shard.tp > 1 {
+            let bytes = elements as f64 * self.dt().vector_storage().size_bytes() as f64;
+            let comm = Comm { kind, bytes, group: self.shard.tp as u32, dtype: self.dt().vector_storage(), overlappable: false };
+            e.op(name, Op::Comm(comm));
+        }
     }
     fn ew(&self, kind: EwKind, elements: u64, inputs: u32) -> Op {
         Op::Elementwise(Elementwise::new(kind, elements, inputs, self.dt()))
@@ -138,7 +208,8 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
         AttentionImpl::Eager => false,
         AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(o.dtype, DType::Fp32 | DType::Tf32),
     };
-    let cx = Ctx { spec, o, tokens, kv_len, fused, train: o.mode == Mode::Training };
+    let shard = Shard::new(spec, o.tp)?;
+    let cx = Ctx { spec, o, tokens, kv_len, fused, train: o.mode == Mode::Training, shard };
     let mut g = Graph::new(spec.name.clone());
     embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1 })?;
     layer(&cx, &mut Emitter { graph: &mut g, prefix: "layer.".into(), repeat: spec.layers })?;
@@ -153,7 +224,9 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
 fn embeddings(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (t, h) = (cx.tokens, s.hidden);
-    e.op("tokens", Op::Embedding(Embedding { tokens: t, hidden: h, vocab: s.vocab, dtype: cx.dt() }));
+    e.op("tokens", Op::Embedding(Embedding { tokens: t, hidden: h, vocab: cx.shard.vocab, dtype: cx.dt() }));
+    // Vocab-parallel lookup: each GPU fills the rows it owns, the sum restores the rest.
+    cx.collective(e, "tokens_all_reduce", CommKind::AllReduce, t * h);
     if s.learned_positions {
         let rows = s.max_positions + s.position_offset;
         e.op("positions", Op::Embedding(Embedding { tokens: t, hidden: h, vocab: rows, dtype: cx.dt() }));
@@ -202,9 +275,10 @@ fn layer(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
 fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (b, t, h) = (cx.o.batch, cx.tokens, s.hidden);
-    let q_dim = s.heads * s.head_dim;
-    let kv_dim = s.kv_heads * s.head_dim;
-    if s.arch == Arch::Gpt2 {
+    let (heads, kv_heads) = (cx.shard.heads, cx.shard.kv_heads);
+    let q_dim = heads * s.head_dim;
+    let kv_dim = kv_heads * s.head_dim;
+    if s.arch == Arch::Gpt2 || cx.o.merged_projections {
         e.op("qkv", cx.linear(t, h, q_dim + 2 * kv_dim, s.qkv_bias)?);
     } else {
         e.op("q", cx.linear(t, h, q_dim, s.qkv_bias)?);
@@ -212,10 +286,12 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         e.op("v", cx.linear(t, h, kv_dim, s.qkv_bias)?);
     }
     if s.qk_norm {
-        e.op("q_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * s.heads, s.head_dim, cx.dt())));
-        e.op("k_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * s.kv_heads, s.head_dim, cx.dt())));
+        e.op("q_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * heads, s.head_dim, cx.dt())));
+        e.op("k_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * kv_heads, s.head_dim, cx.dt())));
     }
-    if !s.learned_positions {
+    if !s.learned_positions && cx.o.merged_projections {
+        e.op("rotary_qk", cx.ew(EwKind::Rotary, t * (q_dim + kv_dim), 1));
+    } else if !s.learned_positions {
         e.op("rotary_q", cx.ew(EwKind::Rotary, t * q_dim, 1));
         e.op("rotary_k", cx.ew(EwKind::Rotary, t * kv_dim, 1));
     }
@@ -229,8 +305,8 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
             "attention",
             Op::Attention(Attention {
                 batch: b,
-                heads: s.heads,
-                kv_heads: s.kv_heads,
+                heads,
+                kv_heads,
                 q_len: cx.o.seq,
                 kv_len: cx.kv_len,
                 head_dim: s.head_dim,
@@ -243,16 +319,18 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         eager_attention(cx, e)?;
     }
     e.op("out_proj", cx.linear(t, q_dim, h, s.out_bias)?);
+    // Row-parallel output projection: partial sums from every GPU are added.
+    cx.collective(e, "attn_all_reduce", CommKind::AllReduce, t * h);
     Ok(())
 }
 
 fn eager_attention(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (b, t) = (cx.o.batch, cx.tokens);
-    let bh = b * s.heads;
+    let bh = b * cx.shard.heads;
     let scores = bh * cx.o.seq * cx.kv_len;
     if s.arch == Arch::Opt {
-        e.op("q_scale", cx.ew(EwKind::Mul, t * s.heads * s.head_dim, 1));
+        e.op("q_scale", cx.ew(EwKind::Mul, t * cx.shard.heads * s.head_dim, 1));
     }
     e.op("scores", Op::Gemm(Gemm::bmm(bh, cx.o.seq, s.head_dim, cx.kv_len, cx.dt())?));
     if s.arch != Arch::Opt {
@@ -266,20 +344,16 @@ fn eager_attention(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("softmax", Op::Softmax(Softmax::new(bh * cx.o.seq, cx.kv_len, cx.dt())));
     cx.dropout(e, "attn_probs_dropout", scores);
     e.op("context", Op::Gemm(Gemm::bmm(bh, cx.o.seq, cx.kv_len, s.head_dim, cx.dt())?));
-    let ctx_bytes = 2.0 * (t * s.heads * s.head_dim) as f64 * cx.dt().size_bytes() as f64;
+    let ctx_bytes = 2.0 * (t * cx.shard.heads * s.head_dim) as f64 * cx.dt().size_bytes() as f64;
     e.op("context_contiguous", Op::MemCopy(MemCopy { bytes: ctx_bytes }));
     Ok(())
 }
 
 fn mlp_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
-    let (t, h, f) = (cx.tokens, s.hidden, s.ffn);
+    let (t, h, f) = (cx.tokens, s.hidden, cx.shard.ffn);
     match s.activation {
-        Activation::SwiGlu => {
-            e.op("gate", cx.linear(t, h, f, s.mlp_bias)?);
-            e.op("up", cx.linear(t, h, f, s.mlp_bias)?);
-            e.op("silu_mul", cx.ew(EwKind::SiluMul, t * f, 2));
-        }
+        Activation::SwiGlu => gate_up(cx, e, t)?,
         act => {
             e.op("fc1", cx.linear(t, h, f, s.mlp_bias)?);
             let kind = if act == Activation::Relu { EwKind::Relu } else { EwKind::Gelu };
@@ -287,6 +361,21 @@ fn mlp_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         }
     }
     e.op(if s.activation == Activation::SwiGlu { "down" } else { "fc2" }, cx.linear(t, f, h, s.mlp_bias)?);
+    cx.collective(e, "mlp_all_reduce", CommKind::AllReduce, t * h);
+    Ok(())
+}
+
+/// SwiGLU's gate and up projections of `rows` tokens (merged into one GEMM when asked), then
+/// the fused `silu(gate) * up`.
+fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64) -> Result<(), WorkloadError> {
+    let (h, f, bias) = (cx.spec.hidden, cx.shard.ffn, cx.spec.mlp_bias);
+    if cx.o.merged_projections {
+        e.op("gate_up", cx.linear(rows, h, 2 * f, bias)?);
+    } else {
+        e.op("gate", cx.linear(rows, h, f, bias)?);
+        e.op("up", cx.linear(rows, h, f, bias)?);
+    }
+    e.op("silu_mul", cx.ew(EwKind::SiluMul, rows * f, 2));
     Ok(())
 }
 
@@ -294,19 +383,33 @@ fn mlp_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
 fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let moe = s.moe.expect("called for MoE models only");
-    let (t, h, f) = (cx.tokens, s.hidden, s.ffn);
-    e.op("router", cx.linear(t, h, moe.experts, false)?);
+    // Every expert's MLP is split over the GPUs like a dense MLP (columns, then rows).
+    let (t, h, f) = (cx.tokens, s.hidden, cx.shard.ffn);
+    e.op("router", cx.linear_unquantised(t, h, moe.experts, false)?);
     e.op("router_softmax", Op::Softmax(Softmax::new(t, moe.experts, cx.dt())));
     let routed = checked_mul("routed tokens", &[t, moe.top_k])?;
     e.op("dispatch", Op::MemCopy(MemCopy { bytes: 2.0 * (routed * h) as f64 * cx.dt().size_bytes() as f64 }));
-    let rows = routed.div_ceil(moe.experts);
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * moe.experts };
-    experts.op("gate", cx.linear(rows, h, f, s.mlp_bias)?);
-    experts.op("up", cx.linear(rows, h, f, s.mlp_bias)?);
-    experts.op("silu_mul", cx.ew(EwKind::SiluMul, rows * f, 2));
+    let active = active_experts(t, moe.top_k, moe.experts);
+    let rows = routed.div_ceil(active);
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };
+    gate_up(cx, &mut experts, rows)?;
     experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
     e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
+    cx.collective(e, "moe_all_reduce", CommKind::AllReduce, t * h);
     Ok(())
+}
+
+/// Experts that receive at least one token, rounded up. A decode step of a few sequences only
+/// wakes the experts its tokens are routed to, and only their weights are read: with `tokens`
+/// each choosing `top_k` distinct experts uniformly, the expected count is
+/// E·(1 − (1 − k/E)^tokens). Rounding up keeps every expert once tokens·k ≥ E in practice
+/// (8 tokens, top-2 of 8 → 7.2 → 8), so larger passes are unchanged.
+pub fn active_experts(tokens: u64, top_k: u64, experts: u64) -> u64 {
+    let (e, k) = (experts as f64, top_k.min(experts) as f64);
+    let missed = (1.0 - k / e).powf(tokens as f64);
+    let expected = e * (1.0 - missed);
+    // A tiny epsilon stops 2.0000000001 from rounding up to 3.
+    ((expected - 1e-9).ceil() as u64).clamp(top_k.min(experts), experts)
 }
 
 fn epilogue(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
@@ -347,8 +450,10 @@ fn epilogue(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         Head::LastToken => b,
         _ => t,
     };
-    let lm = cx.linear(rows, h, s.vocab, false)?;
+    // Vocab-parallel LM head: each GPU scores its vocab/tp slice, then the logits are gathered.
+    let lm = cx.linear_unquantised(rows, h, cx.shard.vocab, false)?;
     e.op("lm_head", if s.tied_embeddings { tied(lm) } else { lm });
+    cx.collective(e, "logits_all_gather", CommKind::AllGather, checked_mul("logits", &[rows, s.vocab])?);
     if cx.train {
         e.op("loss", Op::Softmax(Softmax::new(rows, s.vocab, cx.dt())));
     }

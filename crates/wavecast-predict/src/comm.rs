@@ -1,0 +1,153 @@
+//! Communication time between the GPUs of one node: an α–β model of NCCL-style ring
+//! collectives over the catalog's NVLink (or PCIe) bandwidth.
+//!
+//! A ring all-reduce of S bytes over N GPUs runs 2(N−1) steps (reduce-scatter, then
+//! all-gather), each sending S/N bytes to the next GPU, so
+//!
+//!   t = launch + 2(N−1)·α + 2(N−1)/N · S / (η · B)
+//!
+//! with B the one-direction link bandwidth per GPU, η the fraction of it a collective achieves,
+//! α the per-step latency and `launch` the fixed cost of starting the collective kernel.
+//! All-gather and reduce-scatter are half of that (N−1 steps); a send/receive is one step.
+//!
+//! Constants (documented so they can be argued with):
+//! - η_NVLink = 0.80: NCCL's maintainers quote ~370 GB/s effective of the H100's 450 GB/s
+//!   per-direction NVLink line rate (protocol overhead ~20 %); A100 nodes report ~230 of 300.
+//! - η_PCIe = 0.75: a PCIe 4.0 x16 link moves ~24 of its 32 GB/s per direction GPU to GPU.
+//! - launch = 5 µs and α = 0.5 µs per ring step on NVLink: a small all-reduce then costs 6 µs
+//!   on 2 GPUs (what NCCL users report for 2 H100s with CUDA graphs) and 12 µs on 8; serving
+//!   engines' one-shot kernels for small messages sit in the same range. α = 3 µs on PCIe,
+//!   where each step crosses a PCIe switch or host bridge.
+//! - PCIe-card NVLink bridges join pairs of GPUs only: groups larger than 2 of such cards
+//!   communicate over PCIe. SXM/OAM parts sit on a switch (NVSwitch, Infinity Fabric) that
+//!   gives every GPU its full link bandwidth in any group.
+
+use wavecast_gpu::Gpu;
+use wavecast_ir::ops::{Comm, CommKind};
+
+/// Which wire a collective runs over, with its model parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    pub kind: LinkKind,
+    /// Effective one-direction bandwidth per GPU, bytes/s (η × line rate).
+    pub bandwidth: f64,
+    /// Latency per ring step, seconds.
+    pub alpha: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    NvLink,
+    Pcie,
+}
+
+impl LinkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkKind::NvLink => "nvlink",
+            LinkKind::Pcie => "pcie",
+        }
+    }
+}
+
+/// The α–β collective model; [`CommModel::default`] holds the documented constants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommModel {
+    pub launch_s: f64,
+    pub nvlink_alpha_s: f64,
+    pub nvlink_efficiency: f64,
+    pub pcie_alpha_s: f64,
+    pub pcie_efficiency: f64,
+}
+
+impl Default for CommModel {
+    fn default() -> CommModel {
+        CommModel { launch_s: 5e-6, nvlink_alpha_s: 0.5e-6, nvlink_efficiency: 0.80, pcie_alpha_s: 3e-6, pcie_efficiency: 0.75 }
+    }
+}
+
+/// PCIe cards whose NVLink is a bridge between two boards rather than a switch.
+fn bridged_pairs_only(gpu: &Gpu) -> bool {
+    gpu.form_factor.starts_with("pcie")
+}
+
+impl CommModel {
+    /// The link `group` GPUs of this kind talk over.
+    pub fn link(&self, gpu: &Gpu, group: u32) -> Link {
+        let nvlink = gpu.interconnect.nvlink_gbs > 0.0 && !(bridged_pairs_only(gpu) && group > 2);
+        if nvlink {
+            // The catalog stores total bidirectional bandwidth: half of it flows each way.
+            let b = gpu.interconnect.nvlink_gbs * 1e9 / 2.0;
+            Link { kind: LinkKind::NvLink, bandwidth: self.nvlink_efficiency * b, alpha: self.nvlink_alpha_s }
+        } else {
+            // Missing PCIe figures fall back to a PCIe 4.0 x16 slot (64 GB/s both ways).
+            let total = if gpu.interconnect.pcie_gbs > 0.0 { gpu.interconnect.pcie_gbs } else { 64.0 };
+            let b = total * 1e9 / 2.0;
+            Link { kind: LinkKind::Pcie, bandwidth: self.pcie_efficiency * b, alpha: self.pcie_alpha_s }
+        }
+    }
+
+    /// Seconds one collective takes on each GPU of the group (0 for a group of one).
+    pub fn seconds(&self, comm: &Comm, gpu: &Gpu) -> f64 {
+        let n = comm.group as f64;
+        if comm.group <= 1 || comm.bytes <= 0.0 {
+            return 0.0;
+        }
+        let link = self.link(gpu, comm.group);
+        // (ring steps, fraction of the payload each GPU sends over the whole collective)
+        let (steps, volume) = match comm.kind {
+            CommKind::AllReduce => (2.0 * (n - 1.0), 2.0 * (n - 1.0) / n),
+            CommKind::AllGather | CommKind::ReduceScatter => (n - 1.0, (n - 1.0) / n),
+            CommKind::SendRecv => (1.0, 1.0),
+        };
+        self.launch_s + steps * link.alpha + volume * comm.bytes / link.bandwidth
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_gpu::Catalog;
+    use wavecast_ir::DType;
+
+    fn ar(bytes: f64, group: u32) -> Comm {
+        Comm { kind: CommKind::AllReduce, bytes, group, dtype: DType::Bf16, overlappable: false }
+    }
+
+    #[test]
+    fn large_all_reduce_is_bandwidth_bound_on_nvlink() {
+        let cat = Catalog::builtin();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let m = CommModel::default();
+        // 1 GiB over 8 GPUs: 2·7/8 · 2^30 / (0.8 · 450 GB/s) + 5 µs + 14 × 0.5 µs.
+        let t = m.seconds(&ar(1073741824.0, 8), h100);
+        let expect = 5e-6 + 7e-6 + 1.75 * 1073741824.0 / 360e9;
+        assert!((t - expect).abs() < 1e-12, "{t} vs {expect}");
+    }
+
+    #[test]
+    fn small_all_reduce_is_latency_bound() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let t = m.seconds(&ar(8.0, 2), cat.get("h100-sxm").unwrap());
+        assert!((t - 6e-6).abs() < 1e-9, "{t}");
+        assert_eq!(m.seconds(&ar(1e6, 1), cat.get("h100-sxm").unwrap()), 0.0);
+    }
+
+    #[test]
+    fn pcie_cards_use_their_bridge_for_pairs_and_pcie_beyond() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let a40 = cat.get("a40").unwrap();
+        assert_eq!(m.link(a40, 2).kind, LinkKind::NvLink);
+        assert_eq!(m.link(a40, 4).kind, LinkKind::Pcie);
+        let l40 = cat.get("l40").unwrap();
+        let link = m.link(l40, 2);
+        assert_eq!(link.kind, LinkKind::Pcie);
+        assert!((link.bandwidth - 0.75 * 32e9).abs() < 1.0);
+        assert_eq!(m.link(cat.get("h100-sxm").unwrap(), 8).kind, LinkKind::NvLink);
+        // Same bytes, slower wire: PCIe costs more.
+        let b = 64.0 * 8192.0 * 2.0;
+        assert!(m.seconds(&ar(b, 4), a40) > m.seconds(&ar(b, 4), cat.get("a100-sxm-80gb").unwrap()));
+    }
+}

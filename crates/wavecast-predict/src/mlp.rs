@@ -1,0 +1,204 @@
+//! A small multi-layer perceptron: trained with candle-nn, evaluated in plain Rust (a few
+//! thousand multiply-adds per op, so predicting a whole model stays in the microseconds), and
+//! stored as JSON beside the other predictor parameters.
+
+use candle_core::{Device, Tensor, Var, D};
+use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use serde::{Deserialize, Serialize};
+
+/// One dense layer, row-major `out × in`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dense {
+    pub weight: Vec<Vec<f32>>,
+    pub bias: Vec<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mlp {
+    /// Feature standardisation learned on the training set.
+    pub mean: Vec<f32>,
+    pub std: Vec<f32>,
+    /// Range of each feature in training: inputs are clamped to it, so an unseen shape or GPU
+    /// is answered like the nearest trained one instead of by wild extrapolation.
+    pub lo: Vec<f32>,
+    pub hi: Vec<f32>,
+    pub layers: Vec<Dense>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct TrainConfig {
+    pub hidden: usize,
+    pub depth: usize,
+    pub epochs: usize,
+    pub batch: usize,
+    pub lr: f64,
+    pub seed: u64,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig { hidden: 48, depth: 3, epochs: 60, batch: 256, lr: 3e-3, seed: 7 }
+    }
+}
+
+/// Deterministic pseudo-random permutation source (splitmix64), so training is reproducible.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn standardise(x: &[Vec<f32>]) -> (Vec<f32>, Vec<f32>) {
+    let d = x[0].len();
+    let n = x.len() as f32;
+    let mut mean = vec![0.0; d];
+    for r in x {
+        for (m, v) in mean.iter_mut().zip(r) {
+            *m += v / n;
+        }
+    }
+    let mut std = vec![0.0; d];
+    for r in x {
+        for ((s, v), m) in std.iter_mut().zip(r).zip(&mean) {
+            *s += (v - m) * (v - m) / n;
+        }
+    }
+    (mean, std.into_iter().map(|s| s.sqrt().max(1e-3)).collect())
+}
+
+impl Mlp {
+    /// Fits `y ≈ f(x)` with mean-squared error. `x` rows must all have the same width.
+    pub fn train(x: &[Vec<f32>], y: &[f32], cfg: TrainConfig, progress: Option<&indicatif::ProgressBar>) -> Result<Mlp, String> {
+        if x.is_empty() || x.len() != y.len() {
+            return Err(format!("need matching non-empty features and targets ({} vs {})", x.len(), y.len()));
+        }
+        let dim = x[0].len();
+        let (mean, std) = standardise(x);
+        let dev = Device::Cpu;
+        let err = |e: candle_core::Error| e.to_string();
+        let mut rng = Rng::new(cfg.seed);
+        // Weights are drawn from our own seeded generator (candle's CPU RNG cannot be seeded),
+        // uniform in ±1/sqrt(fan_in) as PyTorch's default initialisation does.
+        let mut widths = vec![dim];
+        widths.extend(std::iter::repeat_n(cfg.hidden, cfg.depth));
+        widths.push(1);
+        let mut vars: Vec<(Var, Var)> = Vec::new();
+        for w in widths.windows(2) {
+            let (fan_in, fan_out) = (w[0], w[1]);
+            let bound = 1.0 / (fan_in as f64).sqrt();
+            let mut draw = |n: usize| -> Vec<f32> { (0..n).map(|_| ((rng.uniform() * 2.0 - 1.0) * bound) as f32).collect() };
+            let wt = Var::from_tensor(&Tensor::from_vec(draw(fan_in * fan_out), (fan_out, fan_in), &dev).map_err(err)?).map_err(err)?;
+            let bt = Var::from_tensor(&Tensor::from_vec(draw(fan_out), fan_out, &dev).map_err(err)?).map_err(err)?;
+            vars.push((wt, bt));
+        }
+        let all: Vec<Var> = vars.iter().flat_map(|(w, b)| [w.clone(), b.clone()]).collect();
+        let mut opt = AdamW::new(all, ParamsAdamW { lr: cfg.lr, weight_decay: 1e-5, ..Default::default() }).map_err(err)?;
+
+        let norm: Vec<f32> = x.iter().flat_map(|r| r.iter().zip(&mean).zip(&std).map(|((v, m), s)| (v - m) / s)).collect();
+        let mut order: Vec<usize> = (0..x.len()).collect();
+        let forward = |t: &Tensor| -> candle_core::Result<Tensor> {
+            let mut h = t.clone();
+            for (i, (w, b)) in vars.iter().enumerate() {
+                h = h.matmul(&w.as_tensor().t()?)?.broadcast_add(b.as_tensor())?;
+                if i + 1 < vars.len() {
+                    h = h.relu()?;
+                }
+            }
+            h.squeeze(D::Minus1)
+        };
+        for epoch in 0..cfg.epochs {
+            rng.shuffle(&mut order);
+            // Step the learning rate down for the last third, a cheap stand-in for a schedule.
+            if epoch == cfg.epochs * 2 / 3 {
+                opt.set_learning_rate(cfg.lr / 5.0);
+            }
+            for chunk in order.chunks(cfg.batch) {
+                let xb: Vec<f32> = chunk.iter().flat_map(|&i| norm[i * dim..(i + 1) * dim].iter().copied()).collect();
+                let yb: Vec<f32> = chunk.iter().map(|&i| y[i]).collect();
+                let xt = Tensor::from_vec(xb, (chunk.len(), dim), &dev).map_err(err)?;
+                let yt = Tensor::from_vec(yb, chunk.len(), &dev).map_err(err)?;
+                let pred = forward(&xt).map_err(err)?;
+                let loss = pred.sub(&yt).map_err(err)?.sqr().map_err(err)?.mean_all().map_err(err)?;
+                opt.backward_step(&loss).map_err(err)?;
+            }
+            if let Some(p) = progress {
+                p.inc(1);
+            }
+        }
+        let lo = (0..dim).map(|j| x.iter().map(|r| r[j]).fold(f32::INFINITY, f32::min)).collect();
+        let hi = (0..dim).map(|j| x.iter().map(|r| r[j]).fold(f32::NEG_INFINITY, f32::max)).collect();
+        let mut out = Mlp { mean, std, lo, hi, layers: Vec::new() };
+        for (w, b) in &vars {
+            let weight = w.as_tensor().to_vec2::<f32>().map_err(err)?;
+            let bias = b.as_tensor().to_vec1::<f32>().map_err(err)?;
+            out.layers.push(Dense { weight, bias });
+        }
+        Ok(out)
+    }
+
+    /// Plain-Rust forward pass.
+    pub fn predict(&self, x: &[f32]) -> f32 {
+        let mut h: Vec<f32> = x
+            .iter()
+            .enumerate()
+            .map(|(j, v)| (v.clamp(self.lo[j], self.hi[j]) - self.mean[j]) / self.std[j])
+            .collect();
+        let last = self.layers.len() - 1;
+        for (i, l) in self.layers.iter().enumerate() {
+            let mut next: Vec<f32> = l.weight.iter().zip(&l.bias).map(|(row, b)| row.iter().zip(&h).map(|(w, v)| w * v).sum::<f32>() + b).collect();
+            if i < last {
+                next.iter_mut().for_each(|v| *v = v.max(0.0));
+            }
+            h = next;
+        }
+        h[0]
+    }
+
+    /// Rounds parameters to 5 significant digits so the shipped JSON stays small; predictions
+    /// change by far less than the model's own error.
+    pub fn compact(&mut self) {
+        let r = |v: &mut f32| *v = format!("{:.4e}", *v).parse().unwrap_or(*v);
+        self.mean.iter_mut().for_each(r);
+        self.std.iter_mut().for_each(r);
+        for l in &mut self.layers {
+            l.weight.iter_mut().flatten().for_each(r);
+            l.bias.iter_mut().for_each(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learns_a_smooth_function_and_is_reproducible() {
+        let mut rng = Rng::new(1);
+        let x: Vec<Vec<f32>> = (0..600).map(|_| vec![rng.uniform() as f32 * 4.0 - 2.0, rng.uniform() as f32]).collect();
+        let y: Vec<f32> = x.iter().map(|r| r[0] * r[0] + 0.5 * r[1]).collect();
+        let cfg = TrainConfig { epochs: 80, ..Default::default() };
+        let m = Mlp::train(&x, &y, cfg, None).unwrap();
+        let err: f32 = x.iter().zip(&y).map(|(r, t)| (m.predict(r) - t).abs()).sum::<f32>() / x.len() as f32;
+        assert!(err < 0.1, "mean abs error {err}");
+        let again = Mlp::train(&x, &y, cfg, None).unwrap();
+        assert_eq!(m, again);
+    }
+}

@@ -1,0 +1,123 @@
+//! Physics shared by the learned predictors: which model class an op belongs to, the GPU's
+//! sustainable throughput, wave quantisation, and the isolated-launch floor.
+
+use serde::{Deserialize, Serialize};
+use wavecast_gpu::Gpu;
+use wavecast_ir::ops::GemmKind;
+use wavecast_ir::{Op, OpClass};
+
+/// The five kernel families the shared measurements cover; every IR op is priced as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Linear,
+    Bmm,
+    Elementwise,
+    Softmax,
+    LayerNorm,
+}
+
+impl Family {
+    pub const ALL: [Family; 5] = [Family::Linear, Family::Bmm, Family::Elementwise, Family::Softmax, Family::LayerNorm];
+
+    pub fn of(op: &Op) -> Option<Family> {
+        Some(match op {
+            Op::Gemm(g) if g.kind == GemmKind::Linear => Family::Linear,
+            Op::Gemm(_) | Op::Attention(_) => Family::Bmm,
+            Op::Softmax(_) => Family::Softmax,
+            Op::Norm(_) => Family::LayerNorm,
+            Op::Elementwise(_) | Op::Reduction(_) | Op::MemCopy(_) | Op::Embedding(_) | Op::Optimizer(_) => Family::Elementwise,
+            Op::Comm(_) => return None,
+        })
+    }
+
+    pub fn from_measurement_class(name: &str) -> Option<Family> {
+        Some(match name {
+            "linear" => Family::Linear,
+            "bmm" => Family::Bmm,
+            "elementwise" => Family::Elementwise,
+            "softmax" => Family::Softmax,
+            "layernorm" => Family::LayerNorm,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Linear => "linear",
+            Family::Bmm => "bmm",
+            Family::Elementwise => "elementwise",
+            Family::Softmax => "softmax",
+            Family::LayerNorm => "layernorm",
+        }
+    }
+
+    pub fn is_gemm(self) -> bool {
+        matches!(self, Family::Linear | Family::Bmm)
+    }
+}
+
+/// Peak FLOP/s for the op on the GPU (tensor cores where the dtype uses them).
+pub fn peak_flops(op: &Op, gpu: &Gpu) -> f64 {
+    gpu.peak_flops(op.class(), op.dtype())
+}
+
+/// Seconds at peak compute and at peak bandwidth.
+pub fn roofline_terms(op: &Op, gpu: &Gpu) -> (f64, f64) {
+    (op.flops() / peak_flops(op, gpu), op.bytes() / gpu.bandwidth())
+}
+
+/// Board power a GPU needs per TFLOP/s of FP32 CUDA-core math to hold its boost clock, at a
+/// 12 nm node, when nothing was fitted (W per TFLOP/s; fitted on T4 and P4 it comes out near 18).
+pub const DEFAULT_WATTS_PER_TFLOP_12NM: f64 = 18.0;
+
+/// Fraction of its spec FP32 peak a GPU sustains under dense math. A board whose power budget
+/// per TFLOP/s (TDP / FP32 peak) is below what its process node needs settles at a lower clock.
+/// The need scales linearly with the node (energy per FLOP shrinks with feature size): an
+/// explicit performance-per-watt prior whose one constant, `watts_per_tflop_12nm`, is fitted on
+/// the power-capped training GPUs.
+pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
+    let have = gpu.tdp_w / gpu.peak_tflops.fp32;
+    let need = watts_per_tflop_12nm * gpu.process_nm / 12.0;
+    if !(have.is_finite() && need > 0.0) {
+        return 1.0;
+    }
+    (have / need).min(1.0)
+}
+
+/// Thread-block waves for `blocks` blocks with `per_sm` resident per SM.
+pub fn waves(blocks: f64, sms: f64, per_sm: f64) -> f64 {
+    (blocks / (sms * per_sm)).ceil().max(1.0)
+}
+
+/// Output tiles of a GEMM for a nominal tile size (what cuBLAS picks for mid-size FP32 GEMMs).
+pub fn gemm_tiles(op: &Op, tile_m: f64, tile_n: f64) -> f64 {
+    match op {
+        Op::Gemm(g) => g.batch as f64 * (g.m as f64 / tile_m).ceil() * (g.n as f64 / tile_n).ceil(),
+        Op::Attention(a) => (a.batch * a.heads) as f64 * (a.q_len as f64 / tile_m).ceil() * (a.head_dim as f64 / tile_n).ceil(),
+        _ => 1.0,
+    }
+}
+
+/// The (batch, m, n, k) of a GEMM-like op; fused attention counts as its score matmul.
+pub fn gemm_dims(op: &Op) -> Option<(f64, f64, f64, f64)> {
+    match op {
+        Op::Gemm(g) => Some((g.batch as f64, g.m as f64, g.n as f64, g.k as f64)),
+        Op::Attention(a) => Some(((a.batch * a.heads) as f64, a.q_len as f64, a.kv_len as f64, a.head_dim as f64)),
+        _ => None,
+    }
+}
+
+/// Rows and row length of a vector op (element-wise ops are flat: one row).
+pub fn vector_dims(op: &Op) -> (f64, f64) {
+    match op {
+        Op::Softmax(s) => (s.rows as f64, s.cols as f64),
+        Op::Norm(n) => (n.rows as f64, n.cols as f64),
+        Op::Elementwise(e) => (1.0, e.elements as f64),
+        _ => (1.0, (op.bytes() / 4.0).max(1.0)),
+    }
+}
+
+pub fn is_compute(op: &Op) -> bool {
+    matches!(op.class(), OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention)
+}

@@ -1,0 +1,235 @@
+//! The LLM serving workload: B prompts of I tokens are prefilled together (time to first
+//! token), then O decode steps each add one token per sequence while attending to a KV cache
+//! that grows from I to I+O tokens. Also what that occupies in one GPU's memory.
+//!
+//! Graphs come from [`crate::transformer::build`] (one source of truth for the operators); this
+//! module only chooses their shapes and adds the sampling step. Times are not computed here:
+//! the caller prices the graphs with a predictor.
+
+use crate::hf::TransformerSpec;
+use crate::transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
+use crate::WorkloadError;
+use serde::Serialize;
+use wavecast_ir::ops::{Gemm, Softmax};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase};
+
+/// Decode steps priced exactly when there are at most this many; beyond it a fixed set of steps
+/// is priced and the rest interpolated (step time is close to linear in the cache length).
+pub const EXACT_DECODE_STEPS: u64 = 64;
+/// Decode steps priced when interpolating (first and last included).
+pub const DECODE_SAMPLES: u64 = 33;
+/// Share of a GPU's memory a serving engine can fill with weights, KV cache and activations; the
+/// rest goes to the CUDA context, library workspaces (cuBLAS, NCCL) and allocator slack.
+pub const USABLE_MEMORY_FRACTION: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeOptions {
+    pub batch: u64,
+    /// Prompt tokens per sequence.
+    pub input_len: u64,
+    /// Decode steps (generated tokens per sequence).
+    pub output_len: u64,
+    /// Activation and KV-cache type.
+    pub dtype: DType,
+    /// Weight storage of the transformer layers (e.g. FP8 weights with BF16 activations).
+    pub weights: DType,
+    /// Tensor-parallel degree.
+    pub tp: u64,
+}
+
+impl ServeOptions {
+    pub fn new(batch: u64, input_len: u64, output_len: u64, dtype: DType) -> ServeOptions {
+        ServeOptions { batch, input_len, output_len, dtype, weights: dtype, tp: 1 }
+    }
+
+    /// Rejects zero sizes and models that cannot be served this way, with the reason.
+    pub fn validate(&self, spec: &TransformerSpec) -> Result<Shard, WorkloadError> {
+        dim("batch", self.batch)?;
+        dim("input length", self.input_len)?;
+        dim("output length", self.output_len)?;
+        if !spec.is_decoder() {
+            return Err(WorkloadError::Invalid(format!("{} is an encoder; serve mode needs a decoder model", spec.name)));
+        }
+        if self.tp > 8 {
+            return Err(WorkloadError::Invalid(format!("tensor parallelism {} is above 8 (one node) and not modelled", self.tp)));
+        }
+        let context = self.context()?;
+        if context > spec.max_positions {
+            return Err(WorkloadError::Invalid(format!(
+                "input + output = {context} tokens exceeds the model's context of {} (max_position_embeddings)",
+                spec.max_positions
+            )));
+        }
+        Shard::new(spec, self.tp)
+    }
+
+    /// Tokens in each sequence's KV cache after the last step: I + O.
+    pub fn context(&self) -> Result<u64, WorkloadError> {
+        self.input_len.checked_add(self.output_len).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))
+    }
+
+    fn build_options(&self, seq: u64, past: u64) -> BuildOptions {
+        let mut o = BuildOptions::new(self.batch, seq, Mode::Inference, self.dtype);
+        o.past = past;
+        o.head = Head::LastToken;
+        o.attention = AttentionImpl::Fused;
+        o.tp = self.tp;
+        o.weights = Some(self.weights).filter(|w| *w != self.dtype);
+        o.merged_projections = true;
+        o
+    }
+
+    /// One GPU's graph of the prefill: all prompts at once, logits for the last position only,
+    /// then sampling.
+    pub fn prefill_graph(&self, spec: &TransformerSpec) -> Result<Graph, WorkloadError> {
+        let mut g = build(spec, &self.build_options(self.input_len, 0))?;
+        self.add_sampling(spec, &mut g);
+        Ok(g)
+    }
+
+    /// One GPU's graph of decode step `step` (0-based): one new token per sequence, attending to
+    /// the I + step cached tokens plus itself.
+    pub fn decode_graph(&self, spec: &TransformerSpec, step: u64) -> Result<Graph, WorkloadError> {
+        let past = self.input_len.checked_add(step).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))?;
+        let mut g = build(spec, &self.build_options(1, past))?;
+        self.add_sampling(spec, &mut g);
+        Ok(g)
+    }
+
+    /// Serving engines turn each sequence's logits into a token with an FP32 softmax over the
+    /// vocabulary (greedy or top-p alike).
+    fn add_sampling(&self, spec: &TransformerSpec, g: &mut Graph) {
+        g.push("head.sample", Op::Softmax(Softmax::new(self.batch, spec.vocab, DType::Fp32)), Phase::Forward, 1);
+    }
+
+    /// The decode steps to price: every step when there are few, otherwise [`DECODE_SAMPLES`]
+    /// evenly spaced ones (always including the first and the last).
+    pub fn decode_samples(&self) -> Vec<u64> {
+        let o = self.output_len;
+        if o <= EXACT_DECODE_STEPS {
+            return (0..o).collect();
+        }
+        let n = DECODE_SAMPLES - 1;
+        let mut steps: Vec<u64> = (0..=n).map(|k| (k * (o - 1) + n / 2) / n).collect();
+        steps.dedup();
+        steps
+    }
+
+    /// Memory one GPU needs for this workload.
+    pub fn memory(&self, spec: &TransformerSpec) -> Result<Memory, WorkloadError> {
+        let shard = self.validate(spec)?;
+        Ok(Memory {
+            weight_bytes: self.weight_bytes(spec)?,
+            kv_cache_bytes: self.kv_cache_bytes(spec, &shard)?,
+            activation_bytes: self.activation_bytes(spec, &shard)?,
+        })
+    }
+
+    /// KV cache of one GPU when every sequence holds I + O tokens:
+    /// 2 (K and V) · layers · kv_heads/tp · head_dim · (I + O) · B · bytes per element.
+    pub fn kv_cache_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
+        let e = self.dtype.vector_storage().size_bytes();
+        let n = checked_mul("KV cache", &[2, spec.layers, shard.kv_heads, spec.head_dim, self.context()?, self.batch, e])?;
+        Ok(n as f64)
+    }
+
+    /// Weights one GPU holds: every parameter of its shard at its storage width (FP8 layer
+    /// weights take one byte, norms, embeddings and the LM head keep the activation type). Built
+    /// from a graph with enough tokens that every MoE expert is present.
+    pub fn weight_bytes(&self, spec: &TransformerSpec) -> Result<f64, WorkloadError> {
+        let tokens = spec.moe.map_or(1, |m| m.experts);
+        let mut o = self.build_options(tokens, 0);
+        o.batch = 1;
+        let g = build(spec, &o)?;
+        Ok(g.forward().map(|n| n.op.params() as f64 * n.repeat as f64 * storage_bytes(&n.op)).sum())
+    }
+
+    /// Largest transient buffers of the prefill, which is when they peak: the residual stream,
+    /// its normalised copy and the attention output (3 · hidden per token), the gate and up
+    /// projections (2 · ffn/tp per token) and the FP32 logits of the last positions. An estimate:
+    /// engines reuse buffers differently, and it is small next to weights and cache.
+    pub fn activation_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
+        let e = self.dtype.vector_storage().size_bytes();
+        let tokens = checked_mul("prefill tokens", &[self.batch, self.input_len])?;
+        let per_token = 3 * spec.hidden + 2 * shard.ffn;
+        let stream = checked_mul("activations", &[tokens, per_token, e])?;
+        let logits = checked_mul("logits", &[self.batch, spec.vocab, 4])?;
+        Ok((stream + logits) as f64)
+    }
+}
+
+/// Bytes per stored parameter of an operator.
+fn storage_bytes(op: &Op) -> f64 {
+    match op {
+        Op::Gemm(Gemm { weight_dtype: Some(w), .. }) => w.size_bytes() as f64,
+        other => other.dtype().size_bytes() as f64,
+    }
+}
+
+/// Memory of one GPU, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Memory {
+    pub weight_bytes: f64,
+    pub kv_cache_bytes: f64,
+    pub activation_bytes: f64,
+}
+
+impl Memory {
+    pub fn total_bytes(&self) -> f64 {
+        self.weight_bytes + self.kv_cache_bytes + self.activation_bytes
+    }
+
+    /// Errors with the breakdown when the workload needs more than the usable part
+    /// ([`USABLE_MEMORY_FRACTION`]) of `capacity_bytes`.
+    pub fn check(&self, capacity_bytes: f64, gpu: &str, tp: u64) -> Result<(), WorkloadError> {
+        if self.total_bytes() <= USABLE_MEMORY_FRACTION * capacity_bytes {
+            return Ok(());
+        }
+        let gb = |b: f64| b / 1e9;
+        Err(WorkloadError::Invalid(format!(
+            "does not fit in memory: each of the {tp} GPU(s) needs {:.1} GB (weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB) but {gpu} has {:.1} GB ({:.1} GB usable); use more GPUs (--tp), fewer or shorter requests, or --weights fp8",
+            gb(self.total_bytes()),
+            gb(self.weight_bytes),
+            gb(self.kv_cache_bytes),
+            gb(self.activation_bytes),
+            gb(capacity_bytes),
+            gb(USABLE_MEMORY_FRACTION * capacity_bytes)
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::preset;
+
+    #[test]
+    fn decode_samples_cover_first_and_last_step() {
+        let mut o = ServeOptions::new(1, 10, 20, DType::Bf16);
+        assert_eq!(o.decode_samples(), (0..20).collect::<Vec<_>>());
+        o.output_len = 1000;
+        let s = o.decode_samples();
+        assert_eq!(s.len() as u64, DECODE_SAMPLES);
+        assert_eq!((s[0], *s.last().unwrap()), (0, 999));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn zero_lengths_and_encoders_are_rejected() {
+        let llama = preset("llama-3.2-1b").unwrap();
+        assert!(ServeOptions::new(1, 0, 8, DType::Bf16).validate(&llama).unwrap_err().to_string().contains("input length"));
+        assert!(ServeOptions::new(1, 8, 0, DType::Bf16).validate(&llama).unwrap_err().to_string().contains("output length"));
+        assert!(ServeOptions::new(0, 8, 8, DType::Bf16).validate(&llama).is_err());
+        let bert = preset("bert-base").unwrap();
+        assert!(ServeOptions::new(1, 8, 8, DType::Bf16).validate(&bert).unwrap_err().to_string().contains("decoder"));
+    }
+
+    #[test]
+    fn memory_check_names_the_parts() {
+        let m = Memory { weight_bytes: 60e9, kv_cache_bytes: 30e9, activation_bytes: 1e9 };
+        assert!(m.check(100e9, "x", 1).is_ok());
+        assert!(m.check(95e9, "x", 1).is_err(), "91 GB needs more than 95 % of 95 GB");
+        let e = m.check(80e9, "NVIDIA H100", 1).unwrap_err().to_string();
+        assert!(e.contains("91.0 GB") && e.contains("weights 60.0 GB") && e.contains("KV cache 30.0 GB"), "{e}");
+    }
+}

@@ -1,0 +1,107 @@
+//! `wavecast scale` and `wavecast eval pairs` as a user runs them: JSON fields, the origin time
+//! equal to the trace's kernel sum, and one-line errors with exit code 2 on bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn wavecast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("runs the binary")
+}
+
+fn kineto(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/kineto").join(file).display().to_string()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = wavecast(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
+/// A one-kernel trace with no device recorded, written to a temporary file.
+fn tiny_trace(name: &str, body: &str) -> String {
+    let p = std::env::temp_dir().join(format!("wavecast-scale-{}-{name}", std::process::id()));
+    std::fs::write(&p, body).unwrap();
+    p.display().to_string()
+}
+
+const TINY: &str = r#"{"traceEvents": [
+ {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>", "pid": 0, "tid": 7, "ts": 10, "dur": 250,
+  "args": {"correlation": 1, "registers per thread": 16, "shared memory": 0, "grid": [65536, 1, 1], "block": [128, 1, 1]}},
+ {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": 300, "dur": 750.5,
+  "args": {"correlation": 2, "registers per thread": 122, "shared memory": 16384, "grid": [16, 32, 1], "block": [128, 1, 1]}}
+]}"#;
+
+#[test]
+fn several_destinations_give_a_comparison_with_prices() {
+    let v = json(&wavecast(&["scale", "--trace", &kineto("v100_sxm2_rank0.json.gz"), "--to", "h100,l4", "--to", "a100", "--json"]));
+    assert_eq!(v["origin"]["gpu"], "v100-sxm2");
+    let dests = v["destinations"].as_array().unwrap();
+    let ids: Vec<&str> = dests.iter().map(|d| d["gpu"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["h100-sxm", "l4", "a100-sxm-80gb"]);
+    for d in dests {
+        for key in ["kernel_ms", "per_step_ms", "speedup", "steps_per_s", "usd_per_hour", "usd_per_1k_steps"] {
+            assert!(d[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", d[key]);
+        }
+        let classes: f64 = d["classes"].as_array().unwrap().iter().map(|c| c["dest_ms"].as_f64().unwrap()).sum();
+        assert!((classes - d["kernel_ms"].as_f64().unwrap()).abs() < 1e-6);
+    }
+    assert_eq!(v["steps"], 5);
+}
+
+#[test]
+fn origin_time_is_the_sum_of_kernel_durations() {
+    let trace = tiny_trace("tiny.json", TINY);
+    let v = json(&wavecast(&["scale", "--trace", &trace, "--from", "a100", "--to", "h100", "--json"]));
+    assert_eq!(v["origin"]["kernel_ms"].as_f64().unwrap(), (250.0 + 750.5) / 1e3);
+    assert_eq!(v["steps"], 1);
+    let d = &v["destinations"][0];
+    let h100 = d["kernel_ms"].as_f64().unwrap();
+    assert!(h100 < 1.0005 && h100 > 0.3, "{h100}");
+    // No shapes: the GEMM kernel is wave-scaled, and the report says so.
+    assert_eq!(d["paths"]["wave"], 2);
+    let text = wavecast(&["scale", "--trace", &trace, "--from", "a100", "--to", "h100"]);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("a100-sxm-80gb (measured)") && out.contains(" 1.00 "), "{out}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_two() {
+    let v100 = kineto("v100_sxm2_rank0.json.gz");
+    fails_with(&["scale", "--trace", &v100, "--to", "h1000"], "unknown GPU 'h1000'");
+    fails_with(&["scale", "--trace", &v100, "--to", "h100", "--wave-form", "eq3"], "unknown wave form");
+    fails_with(&["scale", "--trace", &v100, "--to", "h100", "--predictor", "oracle"], "unknown predictor");
+    fails_with(&["scale", "--trace", "/nonexistent.json", "--to", "h100"], "cannot read trace");
+    let no_device = kineto("sampled_rank0.json.gz");
+    fails_with(&["scale", "--trace", &no_device, "--to", "h100"], "--from");
+    assert!(wavecast(&["scale", "--trace", &no_device, "--from", "a100", "--to", "h100"]).status.success());
+    let cut = tiny_trace("cut.json", &TINY[..TINY.find("ampere_sgemm").unwrap()]);
+    fails_with(&["scale", "--trace", &cut, "--from", "a100", "--to", "h100"], "truncated: it ends inside event traceEvents[1]");
+    let empty = tiny_trace("empty.json", r#"{"traceEvents": []}"#);
+    fails_with(&["scale", "--trace", &empty, "--from", "a100", "--to", "h100"], "no GPU kernel events");
+}
+
+#[test]
+fn eval_pairs_covers_every_ordered_pair() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/neusight").display().to_string();
+    let v = json(&wavecast(&["eval", "pairs", "--data", &data, "--json"]));
+    let test = &v["sets"][0];
+    let methods = test["methods"].as_array().unwrap();
+    let names: Vec<&str> = methods.iter().map(|m| m["method"].as_str().unwrap()).collect();
+    assert_eq!(names, ["habitat-code (γ=1)", "eq1", "eq2", "wave (wavecast)", "hybrid (roofline)"]);
+    for m in methods {
+        assert_eq!(m["pairs"].as_array().unwrap().len(), 20, "5 GPUs → 20 ordered pairs");
+        let mean = m["all"]["mean_ape"].as_f64().unwrap();
+        assert!(mean.is_finite() && mean > 0.0);
+        assert!(m["per_class"]["elementwise"]["n"].as_u64().unwrap() > 1000);
+    }
+    // Conv is only in the random-shape set (four GPUs → 12 ordered pairs of conv).
+    assert!(v["sets"][1]["methods"][3]["per_class"]["conv"]["n"].as_u64().unwrap() > 10_000);
+}

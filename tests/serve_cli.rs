@@ -1,0 +1,75 @@
+//! The serve mode and `compare` as a user runs them: JSON fields, exit codes, the plot file.
+
+use std::process::Command;
+
+fn wavecast(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("runs the binary")
+}
+
+const SERVE: &[&str] = &["predict", "--model", "qwen2.5-14b", "--gpu", "h100", "--mode", "serve", "--batch", "8", "--input-len", "1000", "--output-len", "50"];
+
+#[test]
+fn serve_json_has_the_top_level_fields() {
+    let mut args = SERVE.to_vec();
+    args.extend(["--tp", "2", "--json"]);
+    let out = wavecast(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["prefill_ms", "decode_ms", "total_ms", "tokens_per_s", "weight_gb", "kv_cache_gb", "memory_gb", "comm_ms", "comm_share"] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} = {}", v[key]);
+    }
+    assert_eq!(v["tp"], 2);
+    assert_eq!(v["dtype"], "bf16", "serve mode defaults to BF16");
+    // total = prefill + 50 decode steps of about the median.
+    let (p, d, t) = (v["prefill_ms"].as_f64().unwrap(), v["decode_ms"].as_f64().unwrap(), v["total_ms"].as_f64().unwrap());
+    assert!((t - p - 50.0 * d).abs() / t < 0.01, "{t} vs {p} + 50 × {d}");
+}
+
+/// The standard serve command with some flags replaced or added.
+fn serve_with(changes: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = SERVE.iter().map(|s| s.to_string()).collect();
+    for pair in changes.chunks(2) {
+        match args.iter().position(|a| a == pair[0]) {
+            Some(i) => args[i + 1] = pair[1].to_string(),
+            None => args.extend(pair.iter().map(|s| s.to_string())),
+        }
+    }
+    args
+}
+
+#[test]
+fn bad_serving_input_is_one_line_and_exit_code_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--tp", "3"], "does not divide"),
+        (&["--gpu", "h1000"], "unknown GPU"),
+        (&["--input-len", "0"], "input length"),
+        (&["--weights", "fp16"], "--weights"),
+        (&["--model", "llama-3.1-70b", "--gpu", "l40"], "does not fit in memory"),
+    ];
+    for (changes, needle) in cases {
+        let args = serve_with(changes);
+        let out = wavecast(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{changes:?}: {err}");
+        assert!(err.contains(needle) && err.trim().lines().count() == 1, "{changes:?}: {err}");
+    }
+    let out = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--input-len", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mode serve only"));
+}
+
+#[test]
+fn compare_prints_a_row_per_configuration_and_writes_the_plot() {
+    let svg = std::env::temp_dir().join(format!("wavecast-compare-{}.svg", std::process::id()));
+    let out = wavecast(&[
+        "compare", "--model", "qwen3-32b", "--gpus", "h100,a40", "--tp", "1,2", "--batch", "8", "--input-len", "1000",
+        "--output-len", "20", "--plot", svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tokens/$") && text.contains("h100-sxm") && text.contains("a40"), "{text}");
+    assert!(text.contains("skipped a40 TP 1: does not fit"), "{text}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("h100-sxm ×2") && plot.contains("tokens per $"));
+    let _ = std::fs::remove_file(&svg);
+}

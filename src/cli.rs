@@ -106,7 +106,7 @@ pub struct PredictArgs {
     #[arg(long, value_enum, default_value = "adam")]
     pub optimizer: OptimizerArg,
     /// Which per-op predictor to use.
-    #[arg(long, default_value = "roofline")]
+    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
     pub predictor: String,
     #[command(flatten)]
     pub serve: ServeArgs,
@@ -160,7 +160,7 @@ pub struct CompareArgs {
     /// Weight storage, when it differs from --dtype (fp8).
     #[arg(long, value_name = "DTYPE")]
     pub weights: Option<String>,
-    #[arg(long, default_value = "roofline")]
+    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
     pub predictor: String,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -207,7 +207,7 @@ pub struct EvalOpsArgs {
     /// without it.
     #[arg(long)]
     pub test_gpu: String,
-    #[arg(long, default_value = "roofline")]
+    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
     pub predictor: String,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
@@ -224,7 +224,7 @@ pub struct EvalE2eArgs {
     /// GPU's workloads are predicted by the model trained without that GPU's measurements).
     #[arg(long)]
     pub no_holdout: bool,
-    #[arg(long, default_value = "roofline")]
+    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
     pub predictor: String,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,

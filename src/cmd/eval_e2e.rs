@@ -101,7 +101,7 @@ pub fn stats(apes: &[f64]) -> Stats {
 }
 
 /// Predicts one label's workload; `Err` carries the reason it cannot be predicted.
-fn predict_label(data: &Path, label: &Label, cat: &Catalog, predictor: &dyn Predictor) -> std::result::Result<f64, String> {
+pub fn predict_label(data: &Path, label: &Label, cat: &Catalog, predictor: &dyn Predictor) -> std::result::Result<f64, String> {
     let gpu = cat.get(&label.gpu_dir).map_err(|e| e.to_string())?;
     WorkloadName::parse(&label.workload)?;
     let path = data.join("opgraph").join(format!("{}.csv", label.workload));

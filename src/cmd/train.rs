@@ -7,7 +7,15 @@ use crate::cmd::eval_ops::{family_errors, print_family_table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use wavecast_data::load_neusight_dir;
-use wavecast_predict::registry::{self, WeightsFile};
+use crate::cmd::eval_e2e::predict_label;
+use std::path::Path;
+use wavecast_data::load_labels;
+use wavecast_gpu::Catalog;
+use wavecast_predict::registry::{self, ModelFile, WeightsFile};
+use wavecast_predict::physics::Family;
+use wavecast_predict::wavecast::Wavecast;
+use wavecast_predict::{Estimate, Predictor};
+use wavecast_workload::neusight::WorkloadName;
 use wavecast_predict::sample::{samples, Sample};
 
 fn bar(len: u64, msg: &str) -> ProgressBar {
@@ -15,6 +23,55 @@ fn bar(len: u64, msg: &str) -> ProgressBar {
     pb.set_style(ProgressStyle::with_template("{msg:>28} [{bar:30}] {pos}/{len} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     pb.set_message(msg.to_string());
     pb
+}
+
+/// Run-level calibration of `wavecast` on the end-to-end labels under `data/label` (single-GPU,
+/// unfused runs only), leaving out the labels of `holdout`.
+fn calibrate(model: ModelFile, data: &Path, cat: &Catalog, holdout: Option<&str>) -> Result<ModelFile> {
+    if model.predictor != "wavecast" || !data.join("label").is_dir() {
+        return Ok(model);
+    }
+    let mut w: Wavecast = serde_json::from_value(model.params.clone())?;
+    let mut ratios = Vec::new();
+    for label in load_labels(data)? {
+        let Ok(gpu) = cat.get(&label.gpu_dir) else { continue };
+        let plain = WorkloadName::parse(&label.workload).map(|n| n.option.is_none()).unwrap_or(false);
+        if !plain || Some(gpu.id.as_str()) == holdout || !model.trained_on.contains(&gpu.id) {
+            continue;
+        }
+        if let Ok(predicted) = predict_label(data, &label, cat, &w) {
+            ratios.push((gpu.id.clone(), label.e2e_ms / predicted));
+        }
+    }
+    w.calibrate_runs(&ratios);
+    Ok(ModelFile { params: serde_json::to_value(&w)?, ..model })
+}
+
+/// Gives the all-GPU `wavecast` model prediction intervals calibrated on held-out GPUs: per
+/// family, the 10 % and 90 % quantiles of ln(measured / predicted) of each left-out model on
+/// its left-out GPU's kernels.
+fn with_heldout_intervals(full: ModelFile, holdout: &BTreeMap<String, ModelFile>, all: &[Sample]) -> Result<ModelFile> {
+    if full.predictor != "wavecast" || holdout.is_empty() {
+        return Ok(full);
+    }
+    let mut residuals: BTreeMap<Family, Vec<f64>> = BTreeMap::new();
+    for (gpu, model) in holdout {
+        let w: Wavecast = serde_json::from_value(model.params.clone())?;
+        for s in all.iter().filter(|s| &s.gpu.id == gpu) {
+            if let Estimate::Time(t) = w.predict_isolated(&s.op, &s.gpu) {
+                residuals.entry(s.family).or_default().push((s.latency_s / t.seconds).ln());
+            }
+        }
+    }
+    let mut w: Wavecast = serde_json::from_value(full.params.clone())?;
+    for (family, mut r) in residuals {
+        r.sort_by(f64::total_cmp);
+        let q = |p: f64| r[((r.len() - 1) as f64 * p) as usize];
+        if let Some(m) = w.families.get_mut(&family) {
+            m.interval = [q(0.1), q(0.9)];
+        }
+    }
+    Ok(ModelFile { params: serde_json::to_value(&w)?, ..full })
 }
 
 pub fn run(a: TrainArgs) -> Result<()> {
@@ -32,14 +89,14 @@ pub fn run(a: TrainArgs) -> Result<()> {
     gpus.dedup();
     let runs = if a.no_holdout { 1 } else { 1 + gpus.len() as u64 };
     let pb = bar(runs, &format!("training {}", a.predictor));
-    let full = registry::train(&a.predictor, &all, a.seed, Some(&pb))?;
+    let full = calibrate(registry::train(&a.predictor, &all, a.seed, Some(&pb))?, &a.data, &cat, None)?;
     pb.inc(1);
     let mut holdout = BTreeMap::new();
     let mut held_errors = Vec::new();
     if !a.no_holdout {
         for g in &gpus {
             let train: Vec<Sample> = all.iter().filter(|s| &s.gpu.id != g).cloned().collect();
-            let model = registry::train(&a.predictor, &train, a.seed, Some(&pb))?;
+            let model = calibrate(registry::train(&a.predictor, &train, a.seed, Some(&pb))?, &a.data, &cat, Some(g))?;
             let test: Vec<&Sample> = all.iter().filter(|s| &s.gpu.id == g).collect();
             let predictor = registry::load(&model)?;
             held_errors.push((g.clone(), family_errors(&test, predictor.as_ref())));
@@ -48,6 +105,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         }
     }
     pb.finish_and_clear();
+    let full = with_heldout_intervals(full, &holdout, &all)?;
     let file = WeightsFile { all: full, holdout };
     if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;

@@ -64,7 +64,7 @@ pub trait Predictor: Send + Sync {
 }
 
 /// The predictor used when none is named.
-pub const DEFAULT_PREDICTOR: &str = "roofline";
+pub const DEFAULT_PREDICTOR: &str = "wavecast";
 
 /// Names accepted by `--predictor`.
 pub const PREDICTORS: &[&str] = &["roofline", "li", "wavecast"];
@@ -80,10 +80,10 @@ pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pred
     if name == "roofline" {
         return Ok(Box::new(Roofline));
     }
-    let Some(file) = registry::shipped(name) else {
-        return Err(PredictError::UnknownPredictor(name.to_string(), PREDICTORS.join(", ")));
-    };
-    let file = file?;
-    let model = holdout.and_then(|g| file.holdout.get(g)).unwrap_or(&file.all);
-    registry::load(model)
+    let unknown = || PredictError::UnknownPredictor(name.to_string(), PREDICTORS.join(", "));
+    if let Some(gpu) = holdout {
+        let file = registry::shipped(name).ok_or_else(unknown)??;
+        return registry::load(file.holdout.get(gpu).unwrap_or(&file.all));
+    }
+    registry::load(&registry::shipped_all(name).ok_or_else(unknown)??)
 }

@@ -41,6 +41,14 @@ impl Default for TrainConfig {
     }
 }
 
+/// A training loss: network outputs (batch × outputs) and the rows' targets (batch × width).
+pub type LossFn = fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>;
+
+/// Mean-squared error of a single-output network.
+fn mse(pred: &Tensor, targets: &Tensor) -> candle_core::Result<Tensor> {
+    pred.squeeze(D::Minus1)?.sub(&targets.squeeze(D::Minus1)?)?.sqr()?.mean_all()
+}
+
 /// Deterministic pseudo-random permutation source (splitmix64), so training is reproducible.
 pub struct Rng(u64);
 
@@ -87,10 +95,29 @@ fn standardise(x: &[Vec<f32>]) -> (Vec<f32>, Vec<f32>) {
 impl Mlp {
     /// Fits `y ≈ f(x)` with mean-squared error. `x` rows must all have the same width.
     pub fn train(x: &[Vec<f32>], y: &[f32], cfg: TrainConfig, progress: Option<&indicatif::ProgressBar>) -> Result<Mlp, String> {
-        if x.is_empty() || x.len() != y.len() {
-            return Err(format!("need matching non-empty features and targets ({} vs {})", x.len(), y.len()));
+        let targets: Vec<Vec<f32>> = y.iter().map(|v| vec![*v]).collect();
+        Mlp::train_with_loss(x, &targets, 1, mse, cfg, progress)
+    }
+
+    /// Fits a network with `outputs` outputs under a custom `loss`, for models whose target is
+    /// a function of the outputs (e.g. a time derived from predicted utilization parameters).
+    /// `targets` holds, per row, whatever the loss needs besides the outputs (equal widths).
+    pub fn train_with_loss(
+        x: &[Vec<f32>],
+        targets: &[Vec<f32>],
+        outputs: usize,
+        loss: LossFn,
+        cfg: TrainConfig,
+        progress: Option<&indicatif::ProgressBar>,
+    ) -> Result<Mlp, String> {
+        if x.is_empty() || x.len() != targets.len() || outputs == 0 {
+            return Err(format!("need matching non-empty features and targets ({} vs {})", x.len(), targets.len()));
         }
         let dim = x[0].len();
+        let aux = targets[0].len();
+        if x.iter().any(|r| r.len() != dim) || targets.iter().any(|r| r.len() != aux) {
+            return Err("feature or target rows differ in width".into());
+        }
         let (mean, std) = standardise(x);
         let dev = Device::Cpu;
         let err = |e: candle_core::Error| e.to_string();
@@ -99,7 +126,7 @@ impl Mlp {
         // uniform in ±1/sqrt(fan_in) as PyTorch's default initialisation does.
         let mut widths = vec![dim];
         widths.extend(std::iter::repeat_n(cfg.hidden, cfg.depth));
-        widths.push(1);
+        widths.push(outputs);
         let mut vars: Vec<(Var, Var)> = Vec::new();
         for w in widths.windows(2) {
             let (fan_in, fan_out) = (w[0], w[1]);
@@ -122,7 +149,7 @@ impl Mlp {
                     h = h.relu()?;
                 }
             }
-            h.squeeze(D::Minus1)
+            Ok(h)
         };
         for epoch in 0..cfg.epochs {
             rng.shuffle(&mut order);
@@ -132,12 +159,12 @@ impl Mlp {
             }
             for chunk in order.chunks(cfg.batch) {
                 let xb: Vec<f32> = chunk.iter().flat_map(|&i| norm[i * dim..(i + 1) * dim].iter().copied()).collect();
-                let yb: Vec<f32> = chunk.iter().map(|&i| y[i]).collect();
+                let yb: Vec<f32> = chunk.iter().flat_map(|&i| targets[i].iter().copied()).collect();
                 let xt = Tensor::from_vec(xb, (chunk.len(), dim), &dev).map_err(err)?;
-                let yt = Tensor::from_vec(yb, chunk.len(), &dev).map_err(err)?;
+                let yt = Tensor::from_vec(yb, (chunk.len(), aux), &dev).map_err(err)?;
                 let pred = forward(&xt).map_err(err)?;
-                let loss = pred.sub(&yt).map_err(err)?.sqr().map_err(err)?.mean_all().map_err(err)?;
-                opt.backward_step(&loss).map_err(err)?;
+                let l = loss(&pred, &yt).map_err(err)?;
+                opt.backward_step(&l).map_err(err)?;
             }
             if let Some(p) = progress {
                 p.inc(1);
@@ -154,8 +181,13 @@ impl Mlp {
         Ok(out)
     }
 
-    /// Plain-Rust forward pass.
+    /// Plain-Rust forward pass: the first output.
     pub fn predict(&self, x: &[f32]) -> f32 {
+        self.predict_all(x)[0]
+    }
+
+    /// Plain-Rust forward pass: every output.
+    pub fn predict_all(&self, x: &[f32]) -> Vec<f32> {
         let mut h: Vec<f32> = x
             .iter()
             .enumerate()
@@ -169,7 +201,7 @@ impl Mlp {
             }
             h = next;
         }
-        h[0]
+        h
     }
 
     /// Rounds parameters to 5 significant digits so the shipped JSON stays small; predictions

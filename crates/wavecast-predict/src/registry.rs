@@ -65,6 +65,19 @@ pub fn load(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
     })
 }
 
+/// The all-GPU model only; skipping the left-out models keeps start-up fast.
+#[derive(Deserialize)]
+struct AllOnly {
+    all: ModelFile,
+}
+
+/// The shipped all-GPU model of `name`, if wavecast ships one.
+pub fn shipped_all(name: &str) -> Option<Result<ModelFile, PredictError>> {
+    SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| {
+        serde_json::from_str::<AllOnly>(text).map(|f| f.all).map_err(|e| PredictError::Load { name: n.to_string(), reason: e.to_string() })
+    })
+}
+
 /// The shipped weights file of `name`, if wavecast ships one.
 pub fn shipped(name: &str) -> Option<Result<WeightsFile, PredictError>> {
     SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| {

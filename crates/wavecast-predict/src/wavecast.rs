@@ -52,6 +52,19 @@ pub struct Wavecast {
     pub floors: BTreeMap<Family, f64>,
     /// Device-side gap between back-to-back kernels in a running model (seconds).
     pub kernel_gap_s: f64,
+    /// Run-level calibration from measured end-to-end runs: measured / predicted per GPU.
+    /// Microbenchmarks time random, mostly unaligned shapes one call at a time; a real model
+    /// runs aligned shapes back to back at sustained clocks, and this factor carries the
+    /// difference (see DATA.md's note on isolated timings).
+    #[serde(default)]
+    pub run_scale: BTreeMap<String, f64>,
+    /// Trimmed mean of `run_scale`: what a GPU without end-to-end labels gets.
+    #[serde(default = "one")]
+    pub default_run_scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 fn log2(v: f64) -> f32 {
@@ -103,7 +116,21 @@ pub fn features(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Vec<f32> {
     let (f, b) = (op.flops(), op.bytes());
     if family.is_gemm() {
         let (batch, m, n, k) = gemm_dims(op).unwrap_or((1.0, 1.0, 1.0, 1.0));
-        return vec![log2(batch), log2(m), log2(n), log2(k), log2(f), log2(b), log2(f / b.max(1.0))];
+        // Alignment decides whether the library can use its vectorised kernels: random odd
+        // shapes run far below model-shaped (multiple-of-64) ones on the same GPU.
+        let align = |d: f64| (d as u64).trailing_zeros().min(7) as f32;
+        return vec![
+            log2(batch),
+            log2(m),
+            log2(n),
+            log2(k),
+            log2(f),
+            log2(b),
+            log2(f / b.max(1.0)),
+            align(m),
+            align(n),
+            align(k),
+        ];
     }
     let (rows, cols) = vector_dims(op);
     let elems = (rows * cols).max(1.0);
@@ -242,7 +269,35 @@ impl Wavecast {
                 p.tick();
             }
         }
-        Ok(Wavecast { watts_per_tflop_12nm: watts, families, floors, kernel_gap_s: 1.5e-6 })
+        Ok(Wavecast {
+            watts_per_tflop_12nm: watts,
+            families,
+            floors,
+            kernel_gap_s: 1.5e-6,
+            run_scale: BTreeMap::new(),
+            default_run_scale: 1.0,
+        })
+    }
+
+    /// Sets the run-level calibration from (GPU id, measured / predicted) pairs of end-to-end
+    /// runs; each GPU gets the median of its ratios.
+    pub fn calibrate_runs(&mut self, ratios: &[(String, f64)]) {
+        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for (g, r) in ratios.iter().filter(|(_, r)| r.is_finite() && *r > 0.0) {
+            by.entry(g.clone()).or_default().push(*r);
+        }
+        self.run_scale = by
+            .into_iter()
+            .map(|(g, mut v)| {
+                v.sort_by(f64::total_cmp);
+                (g, v[v.len() / 2])
+            })
+            .collect();
+        self.default_run_scale = if self.run_scale.is_empty() { 1.0 } else { trimmed_mean(self.run_scale.values().copied().collect()) };
+    }
+
+    fn run_scale_for(&self, gpu: &Gpu) -> f64 {
+        self.run_scale.get(&gpu.id).copied().unwrap_or(self.default_run_scale)
     }
 
     /// Predicted kernel seconds and the family model used.
@@ -276,7 +331,7 @@ impl Wavecast {
                 let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
                 (k + LAUNCH_GAP_S).max(floor)
             } else {
-                k + self.kernel_gap_s
+                k * self.run_scale_for(gpu) + self.kernel_gap_s
             }
         };
         let [lo, hi] = model.interval;

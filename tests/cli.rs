@@ -1,0 +1,81 @@
+//! The CLI as a user meets it: output that parses, and bad input that gets one clear line and
+//! exit code 2 (never a panic).
+
+use std::process::{Command, Output};
+
+fn wavecast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("run wavecast")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code 2, one line naming `needle`, no panic or backtrace.
+fn assert_clear_error(args: &[&str], needle: &str) {
+    let o = wavecast(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+}
+
+#[test]
+fn readme_example_prints_a_table_and_json_parses() {
+    let args = ["predict", "--model", "gpt2-large", "--gpu", "h100", "--batch", "4", "--seq", "1024", "--mode", "train"];
+    let o = wavecast(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for needle in ["gemm", "attention_bmm", "elementwise", "softmax", "norm", "embedding", "optimizer", "step time"] {
+        assert!(out.contains(needle), "missing {needle} in:\n{out}");
+    }
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let o = wavecast(&with_json);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("predict --json is JSON");
+    let total = v["total_ms"].as_f64().unwrap();
+    let phases = &v["phases"];
+    let sum = phases["forward"].as_f64().unwrap() + phases["backward"].as_f64().unwrap() + phases["optimizer"].as_f64().unwrap();
+    assert!((sum - total).abs() < 1e-6 * total, "phases {sum} vs total {total}");
+    assert_eq!(v["params"].as_u64(), Some(774_030_080));
+    let lo = v["interval_ms"][0].as_f64().unwrap();
+    let hi = v["interval_ms"][1].as_f64().unwrap();
+    assert!(lo <= total && total <= hi, "interval [{lo}, {hi}] around {total}");
+}
+
+#[test]
+fn gpus_and_models_list_and_json() {
+    let o = wavecast(&["gpus", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.as_array().unwrap().len() >= 30);
+    let o = wavecast(&["models", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.as_array().unwrap().iter().any(|m| m["name"] == "llama-3-8b"));
+}
+
+#[test]
+fn bad_input_is_one_clear_line_with_exit_code_2() {
+    let dir = std::env::temp_dir().join(format!("wavecast-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\"model_type\": \"gpt2\", ").unwrap();
+    let unknown_type = dir.join("t5.json");
+    std::fs::write(&unknown_type, "{\"model_type\": \"t5\"}").unwrap();
+    let bad_gpu_file = dir.join("gpus.toml");
+    std::fs::write(&bad_gpu_file, "[[gpu]]\nid = 3\n").unwrap();
+    let (b, u, g) = (broken.to_str().unwrap(), unknown_type.to_str().unwrap(), bad_gpu_file.to_str().unwrap());
+
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h1000"], "unknown GPU 'h1000'");
+    assert_clear_error(&["predict", "--model", "gpt5", "--gpu", "h100"], "unknown model 'gpt5'");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--batch", "0"], "batch must be at least 1");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--batch", "four"], "invalid value 'four'");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--seq", "99999999"], "exceeds");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--dtype", "fp64"], "unknown dtype 'fp64'");
+    assert_clear_error(&["predict", "--config", b, "--gpu", "h100"], "malformed model config");
+    assert_clear_error(&["predict", "--config", u, "--gpu", "h100"], "unsupported model_type 't5'");
+    assert_clear_error(&["predict", "--config", "/nonexistent/c.json", "--gpu", "h100"], "cannot read");
+    assert_clear_error(&["gpus", "--gpu-file", g], "malformed GPU file");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--predictor", "oracle"], "unknown predictor 'oracle'");
+    assert_clear_error(&["eval", "e2e", "--data", "/nonexistent"], "cannot read");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -50,7 +50,13 @@ fn calibrate(model: ModelFile, data: &Path, cat: &Catalog, holdout: Option<&str>
 /// Gives the all-GPU `wavecast` model prediction intervals calibrated on held-out GPUs: per
 /// family, the 10 % and 90 % quantiles of ln(measured / predicted) of each left-out model on
 /// its left-out GPU's kernels.
-fn with_heldout_intervals(full: ModelFile, holdout: &BTreeMap<String, ModelFile>, all: &[Sample]) -> Result<ModelFile> {
+fn with_heldout_intervals(
+    full: ModelFile,
+    holdout: &BTreeMap<String, ModelFile>,
+    all: &[Sample],
+    data: &Path,
+    cat: &Catalog,
+) -> Result<ModelFile> {
     if full.predictor != "wavecast" || holdout.is_empty() {
         return Ok(full);
     }
@@ -64,6 +70,12 @@ fn with_heldout_intervals(full: ModelFile, holdout: &BTreeMap<String, ModelFile>
         }
     }
     let mut w: Wavecast = serde_json::from_value(full.params.clone())?;
+    let mut runs = heldout_run_residuals(holdout, data, cat)?;
+    if runs.len() >= 5 {
+        runs.sort_by(f64::total_cmp);
+        let q = |p: f64| runs[((runs.len() - 1) as f64 * p) as usize];
+        w.run_interval = [q(0.1), q(0.9)];
+    }
     for (family, mut r) in residuals {
         r.sort_by(f64::total_cmp);
         let q = |p: f64| r[((r.len() - 1) as f64 * p) as usize];
@@ -72,6 +84,27 @@ fn with_heldout_intervals(full: ModelFile, holdout: &BTreeMap<String, ModelFile>
         }
     }
     Ok(ModelFile { params: serde_json::to_value(&w)?, ..full })
+}
+
+/// ln(measured / predicted) of every single-GPU end-to-end label, each predicted by the model
+/// trained without its GPU.
+fn heldout_run_residuals(holdout: &BTreeMap<String, ModelFile>, data: &Path, cat: &Catalog) -> Result<Vec<f64>> {
+    if !data.join("label").is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for label in load_labels(data)? {
+        let Ok(gpu) = cat.get(&label.gpu_dir) else { continue };
+        let Some(model) = holdout.get(&gpu.id) else { continue };
+        if WorkloadName::parse(&label.workload).map(|n| n.option.is_some()).unwrap_or(true) {
+            continue;
+        }
+        let w: Wavecast = serde_json::from_value(model.params.clone())?;
+        if let Ok(predicted) = predict_label(data, &label, cat, &w) {
+            out.push((label.e2e_ms / predicted).ln());
+        }
+    }
+    Ok(out)
 }
 
 pub fn run(a: TrainArgs) -> Result<()> {
@@ -105,7 +138,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    let full = with_heldout_intervals(full, &holdout, &all)?;
+    let full = with_heldout_intervals(full, &holdout, &all, &a.data, &cat)?;
     let file = WeightsFile { all: full, holdout };
     if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;

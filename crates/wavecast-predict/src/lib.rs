@@ -2,9 +2,12 @@
 //! module; the CLI picks one by name through [`by_name`].
 
 pub mod fit;
+pub mod kernels;
 pub mod li;
 pub mod mlp;
+pub mod neusight;
 pub mod physics;
+pub mod pm2lat;
 pub mod registry;
 pub mod comm;
 pub mod roofline;

@@ -4,6 +4,8 @@
 //! per left-out GPU (for leave-one-GPU-out evaluation).
 
 use crate::li::Li;
+use crate::neusight::NeuSight;
+use crate::pm2lat::Pm2Lat;
 use crate::sample::Sample;
 use crate::wavecast::Wavecast;
 use crate::{PredictError, Predictor};
@@ -11,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Learned predictors that `wavecast train` knows.
-pub const TRAINABLE: &[&str] = &["li", "wavecast"];
+pub const TRAINABLE: &[&str] = &["li", "wavecast", "neusight", "pm2lat"];
 
 /// Embedded weights: (predictor name, JSON text).
 const SHIPPED: &[(&str, &str)] = &[
@@ -50,6 +52,8 @@ pub fn train(name: &str, samples: &[Sample], seed: u64, progress: Option<&indica
     let params = match name {
         "li" => to_value(&Li::fit(samples)?)?,
         "wavecast" => to_value(&Wavecast::fit(samples, seed, progress)?)?,
+        "neusight" => to_value(&NeuSight::fit(samples, seed, progress)?)?,
+        "pm2lat" => to_value(&Pm2Lat::fit(samples)?)?,
         other => return Err(format!("'{other}' is not a trainable predictor (trainable: {})", TRAINABLE.join(", "))),
     };
     Ok(ModelFile { predictor: name.to_string(), trained_on, seed, params })
@@ -61,6 +65,8 @@ pub fn load(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
     Ok(match file.predictor.as_str() {
         "li" => Box::new(serde_json::from_value::<Li>(file.params.clone()).map_err(err)?),
         "wavecast" => Box::new(serde_json::from_value::<Wavecast>(file.params.clone()).map_err(err)?),
+        "neusight" => Box::new(serde_json::from_value::<NeuSight>(file.params.clone()).map_err(err)?),
+        "pm2lat" => Box::new(serde_json::from_value::<Pm2Lat>(file.params.clone()).map_err(err)?),
         other => return Err(PredictError::Load { name: other.to_string(), reason: "unknown predictor in model file".into() }),
     })
 }

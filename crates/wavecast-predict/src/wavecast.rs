@@ -61,6 +61,14 @@ pub struct Wavecast {
     /// Trimmed mean of `run_scale`: what a GPU without end-to-end labels gets.
     #[serde(default = "one")]
     pub default_run_scale: f64,
+    /// 10 % and 90 % quantiles of ln(measured / predicted) of whole runs on held-out GPUs: the
+    /// interval given with in-run predictions.
+    #[serde(default = "default_run_interval")]
+    pub run_interval: [f64; 2],
+}
+
+fn default_run_interval() -> [f64; 2] {
+    [-0.15, 0.15]
 }
 
 fn one() -> f64 {
@@ -276,6 +284,7 @@ impl Wavecast {
             kernel_gap_s: 1.5e-6,
             run_scale: BTreeMap::new(),
             default_run_scale: 1.0,
+            run_interval: default_run_interval(),
         })
     }
 
@@ -334,7 +343,9 @@ impl Wavecast {
                 k * self.run_scale_for(gpu) + self.kernel_gap_s
             }
         };
-        let [lo, hi] = model.interval;
+        // Isolated ops carry their family's per-op spread; in-run ops the whole-run spread, since
+        // per-op errors partly cancel over a model.
+        let [lo, hi] = if isolated { model.interval } else { self.run_interval };
         Estimate::Time(OpTime { seconds: adjust(t), lo: adjust(t * lo.exp()), hi: adjust(t * hi.exp()) })
     }
 }

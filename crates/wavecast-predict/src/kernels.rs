@@ -1,0 +1,217 @@
+//! What the kernel-aware baselines (`neusight`, `pm2lat`) need to know about library kernels:
+//! reading tile sizes and kernel identities from the recorded kernel names, and a table of
+//! training rows that says which kernel a library picks for a shape on a GPU — including a GPU
+//! that was never measured, which borrows the choices of its nearest measured relative.
+
+use crate::mlp::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use wavecast_gpu::Gpu;
+
+/// Output tile of a cuBLAS SGEMM kernel, read from the two integers after `sgemm_`
+/// (`ampere_sgemm_128x64_tn` → (128, 64), `sgemm_32x32x32_NN` → (32, 32)). cuBLAS is
+/// column-major, so the first number spans the output's columns and the second its rows (the
+/// recorded grids confirm it: grid x = ⌈cols/first⌉, grid y = ⌈rows/second⌉).
+pub fn sgemm_tile(name: &str) -> Option<(u32, u32)> {
+    let rest = &name[name.find("sgemm_")? + "sgemm_".len()..];
+    let (first, rest) = leading_number(rest)?;
+    let (second, _) = leading_number(rest.strip_prefix('x')?)?;
+    (first > 0 && second > 0).then_some((first, second))
+}
+
+/// The decimal number at the start of `s` and what follows it.
+fn leading_number(s: &str) -> Option<(u32, &str)> {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    Some((s[..end].parse().ok()?, &s[end..]))
+}
+
+/// Whether an SGEMM kernel splits the reduction inside a thread block (`_sliced1x4_`).
+pub fn is_sliced(name: &str) -> bool {
+    name.contains("sliced")
+}
+
+/// The kernel's function name without namespaces, template arguments or parameters
+/// (`void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, …>(…)` →
+/// `cunn_SoftMaxForward`): what tells two kernels serving the same op apart.
+pub fn kernel_function(name: &str) -> String {
+    let s = name.trim();
+    let s = s.strip_prefix("void ").unwrap_or(s).replace("(anonymous namespace)::", "");
+    let head = s.split(['<', '(']).next().unwrap_or("");
+    head.rsplit("::").next().unwrap_or("").trim().to_string()
+}
+
+/// A measured GPU as the table knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableGpu {
+    pub id: String,
+    pub architecture: String,
+    /// Compute capability as a number (7.5); 0 when unknown.
+    pub compute_capability: f64,
+    /// log2 of SM count, FP32 peak and memory bandwidth: tie-breaker between candidates.
+    pub figures: [f64; 3],
+}
+
+impl TableGpu {
+    pub fn of(gpu: &Gpu) -> TableGpu {
+        TableGpu {
+            id: gpu.id.clone(),
+            architecture: gpu.architecture.clone(),
+            compute_capability: gpu.compute_capability.parse().unwrap_or(0.0),
+            figures: figures(gpu),
+        }
+    }
+}
+
+fn figures(gpu: &Gpu) -> [f64; 3] {
+    let l = |v: f64| v.max(1e-9).log2();
+    [l(gpu.sm_count as f64), l(gpu.peak_tflops.fp32), l(gpu.memory_bandwidth_gbs)]
+}
+
+/// Shape resolution of the table: log2 of each dimension in eighths of an octave (9 % steps).
+const STEPS_PER_OCTAVE: f64 = 8.0;
+/// Neighbours that vote on the kernel: the library's choice is noisy at boundaries, and a
+/// small majority is steadier than the single nearest row.
+const NEIGHBOURS: usize = 5;
+
+/// Training rows (GPU, shape, kernel label), subsampled per GPU. Which kernel a library picks
+/// for a shape is answered by the nearest rows in log-dimension space — distances in octaves,
+/// so a batch of 2 vs 4 weighs as much as m of 2048 vs 4096 (NeuSight's raw Euclidean distance
+/// lets the largest dimension and the GPU's FLOP/s decide) — among the rows of the GPU itself or,
+/// for an unmeasured GPU, of the measured GPU closest to it (same architecture first, then
+/// nearest compute capability, then nearest figures).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct KernelTable {
+    pub gpus: Vec<TableGpu>,
+    pub labels: Vec<String>,
+    /// Per row: GPU index, label index, then the shape in log2 steps.
+    pub rows: Vec<Vec<u16>>,
+}
+
+/// One training row for [`KernelTable::build`].
+pub struct Entry<'a> {
+    pub gpu: &'a Gpu,
+    pub dims: Vec<f64>,
+    pub label: String,
+}
+
+fn quantise(d: f64) -> u16 {
+    (d.max(1.0).log2() * STEPS_PER_OCTAVE).round().clamp(0.0, u16::MAX as f64) as u16
+}
+
+impl KernelTable {
+    /// Keeps at most `per_gpu` randomly chosen entries of each GPU.
+    pub fn build(entries: Vec<Entry>, per_gpu: usize, seed: u64) -> KernelTable {
+        let mut by_gpu: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+        for e in entries {
+            by_gpu.entry(e.gpu.id.clone()).or_default().push(e);
+        }
+        let mut table = KernelTable::default();
+        let mut rng = Rng::new(seed);
+        for (gi, (_, mut list)) in by_gpu.into_iter().enumerate() {
+            table.gpus.push(TableGpu::of(list[0].gpu));
+            rng.shuffle(&mut list);
+            for e in list.into_iter().take(per_gpu) {
+                let li = match table.labels.iter().position(|l| *l == e.label) {
+                    Some(i) => i,
+                    None => {
+                        table.labels.push(e.label);
+                        table.labels.len() - 1
+                    }
+                };
+                let mut row = vec![gi as u16, li as u16];
+                row.extend(e.dims.iter().map(|&d| quantise(d)));
+                table.rows.push(row);
+            }
+        }
+        table
+    }
+
+    /// Index of the measured GPU whose kernel choices stand in for `gpu`'s.
+    pub fn reference(&self, gpu: &Gpu) -> Option<usize> {
+        if let Some(i) = self.gpus.iter().position(|g| g.id == gpu.id) {
+            return Some(i);
+        }
+        let me = TableGpu::of(gpu);
+        let key = |g: &TableGpu| {
+            let other_arch = (g.architecture != me.architecture) as u8 as f64;
+            let cc = (g.compute_capability - me.compute_capability).abs();
+            let fig: f64 = g.figures.iter().zip(&me.figures).map(|(a, b)| (a - b) * (a - b)).sum();
+            (other_arch, cc, fig)
+        };
+        (0..self.gpus.len()).min_by(|&a, &b| key(&self.gpus[a]).partial_cmp(&key(&self.gpus[b])).unwrap_or(std::cmp::Ordering::Equal))
+    }
+
+    /// The label the library most likely uses for a shape of `dims` on `gpu`; `None` when the
+    /// table is empty or the shape has another rank.
+    pub fn lookup(&self, gpu: &Gpu, dims: &[f64]) -> Option<&str> {
+        let reference = self.reference(gpu)? as u16;
+        let q: Vec<u16> = dims.iter().map(|&d| quantise(d)).collect();
+        // The nearest rows, kept sorted by distance.
+        let mut best: Vec<(u32, u16)> = Vec::with_capacity(NEIGHBOURS + 1);
+        for row in self.rows.iter().filter(|r| r[0] == reference && r.len() == q.len() + 2) {
+            let d: u32 = row[2..].iter().zip(&q).map(|(&a, &b)| (a as i32 - b as i32).pow(2) as u32).sum();
+            if best.len() < NEIGHBOURS || d < best[best.len() - 1].0 {
+                let at = best.partition_point(|(bd, _)| *bd <= d);
+                best.insert(at, (d, row[1]));
+                best.truncate(NEIGHBOURS);
+            }
+        }
+        // Majority vote; a tie goes to the label of the nearer row (the first in `best`).
+        let votes = |l: u16| best.iter().filter(|(_, x)| *x == l).count();
+        let winner = best.iter().map(|(_, l)| *l).max_by(|&a, &b| votes(a).cmp(&votes(b)).then_with(|| first(&best, b).cmp(&first(&best, a))))?;
+        self.labels.get(winner as usize).map(String::as_str)
+    }
+}
+
+/// Position of the first row voting for `label`.
+fn first(best: &[(u32, u16)], label: u16) -> usize {
+    best.iter().position(|(_, l)| *l == label).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_gpu::Catalog;
+
+    #[test]
+    fn reads_tiles_from_kernel_names() {
+        assert_eq!(sgemm_tile("ampere_sgemm_128x64_tn"), Some((128, 64)));
+        assert_eq!(sgemm_tile("volta_sgemm_32x32_sliced1x4_nn"), Some((32, 32)));
+        assert_eq!(sgemm_tile("sgemm_32x32x32_NN_vec"), Some((32, 32)));
+        assert_eq!(sgemm_tile("maxwell_sgemm_128x128x8_NT"), Some((128, 128)));
+        assert_eq!(sgemm_tile("void at::native::vectorized_elementwise_kernel<4>"), None);
+        assert_eq!(sgemm_tile("sgemm_x64"), None);
+        assert_eq!(sgemm_tile("sgemm_0x64_nn"), None);
+        assert!(is_sliced("ampere_sgemm_64x32_sliced1x4_tn") && !is_sliced("ampere_sgemm_64x32_tn"));
+    }
+
+    #[test]
+    fn names_kernel_functions() {
+        let k = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float*, float const*, int)";
+        assert_eq!(kernel_function(k), "cunn_SoftMaxForward");
+        let k = "void (anonymous namespace)::softmax_warp_forward<float, float, float, 8, false, false>(float*, int)";
+        assert_eq!(kernel_function(k), "softmax_warp_forward");
+        assert_eq!(kernel_function("volta_sgemm_64x64_nn"), "volta_sgemm_64x64_nn");
+        assert_eq!(kernel_function(""), "");
+    }
+
+    #[test]
+    fn looks_up_nearest_rows_of_the_nearest_gpu() {
+        let cat = Catalog::builtin();
+        let (t4, v100, a100) = (cat.get("t4").unwrap(), cat.get("v100-pcie").unwrap(), cat.get("a100-pcie-40gb").unwrap());
+        let mut entries = Vec::new();
+        for m in [64.0, 96.0, 128.0, 4096.0, 6144.0, 8192.0] {
+            let label = if m < 1000.0 { "small" } else { "big" };
+            entries.push(Entry { gpu: t4, dims: vec![1.0, m, 512.0], label: label.into() });
+            entries.push(Entry { gpu: v100, dims: vec![1.0, m, 512.0], label: format!("v-{label}") });
+        }
+        let table = KernelTable::build(entries, 100, 1);
+        assert_eq!(table.lookup(t4, &[1.0, 100.0, 512.0]), Some("small"));
+        assert_eq!(table.lookup(t4, &[1.0, 5000.0, 512.0]), Some("big"));
+        assert_eq!(table.lookup(v100, &[1.0, 5000.0, 512.0]), Some("v-big"));
+        // A100 (8.0) is nearer T4 (7.5) than V100 (7.0) by compute capability.
+        assert_eq!(table.gpus[table.reference(a100).unwrap()].id, "t4");
+        assert_eq!(table.lookup(t4, &[1.0, 5000.0]), None);
+        assert_eq!(KernelTable::default().lookup(t4, &[1.0]), None);
+    }
+}

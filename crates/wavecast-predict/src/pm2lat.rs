@@ -1,0 +1,440 @@
+//! PM2Lat (Le et al., arXiv 2603.00549) as a baseline — kernel-aware: kernels that serve the
+//! same op differ a lot in speed, so each GEMM is keyed by the kernel configuration the library
+//! launches and modelled per configuration (`../shared/docs/METHODS.md` §3; the paper's exact
+//! functional forms are not public to us, so the forms below are our reconstruction):
+//!
+//! * **Configuration** of a GEMM: output tile, in-block reduction split (`sliced`) and grid
+//!   split-K, read from the kernel name and grid in the data. Which configuration the library
+//!   picks for a shape is learned from the measured rows ([`KernelTable`]: nearest rows in log
+//!   dimensions, of the GPU itself or of its nearest measured relative for a new GPU).
+//! * **Compute kernels**, per configuration: time as a function of FLOPs and wave count,
+//!   t = c₀ + c₁·W/clock + c₂·W·SMs·f_tile/peak + c₃·bytes/bandwidth — a launch constant, a
+//!   per-wave fixed cost, the wave-quantised work at peak and the memory traffic, so achieved
+//!   throughput FLOPs/t rises with size and saturates, as PM2Lat's throughput curves do. Fitted
+//!   per GPU by least squares on relative error with non-negative coefficients (so time never
+//!   falls as FLOPs grow); pooled over GPUs on the same hardware-normalised features, it
+//!   transfers to a GPU without measurements through its peak FLOP/s, bandwidth and clock.
+//! * **Memory-bound kernels** (element-wise, softmax, layer norm), per kernel function: linear
+//!   regression on operation count and bytes, t = a·FLOPs/peak + b·bytes/bandwidth + c, per GPU;
+//!   pooled over GPUs for a new one (mostly through bandwidth).
+//!
+//! Kernel time is predicted; isolated calls add the measured launch floor.
+
+use crate::fit::relative_least_squares;
+use crate::kernels::{is_sliced, kernel_function, sgemm_tile, Entry, KernelTable};
+use crate::physics::{gemm_dims, vector_dims, Family};
+use crate::roofline::roofline_seconds;
+use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
+use crate::{Estimate, OpTime, Predictor};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use wavecast_gpu::Gpu;
+use wavecast_ir::ops::{Attention, Gemm};
+use wavecast_ir::{Op, OpClass};
+
+/// Rows per GPU kept in the kernel-choice tables.
+const GEMM_TABLE_ROWS: usize = 2_000;
+const VECTOR_TABLE_ROWS: usize = 500;
+/// Fewest rows a fit needs; rarer kernels use their family's pooled fit.
+const MIN_ROWS: usize = 20;
+/// The constant term's unit (1 µs), so every feature column is of similar size.
+const MICROSECOND: f64 = 1e-6;
+/// The configuration assumed when the table has nothing to say.
+const DEFAULT_GEMM: GemmConfig = GemmConfig { cols: 128, rows: 64, sliced: false, split: 1 };
+
+/// A GEMM kernel configuration as launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmConfig {
+    /// Output tile (columns × rows, in kernel-name order).
+    pub cols: u32,
+    pub rows: u32,
+    /// Reduction split across warps inside a block (`_sliced1x4_`).
+    pub sliced: bool,
+    /// Reduction split across blocks (grid split-K), 1 when none.
+    pub split: u32,
+}
+
+impl GemmConfig {
+    /// The configuration of a recorded kernel: tile from the name, split-K from how many more
+    /// blocks the grid had than output tiles.
+    pub fn of_kernel(name: &str, grid_blocks: Option<f64>, op: &Op) -> Option<GemmConfig> {
+        let (cols, rows) = sgemm_tile(name)?;
+        let mut cfg = GemmConfig { cols, rows, sliced: is_sliced(name), split: 1 };
+        if let Some(blocks) = grid_blocks {
+            cfg.split = (blocks / cfg.tiles(op)?).round().clamp(1.0, 1024.0) as u32;
+        }
+        Some(cfg)
+    }
+
+    /// Output tiles of `op` under this configuration.
+    fn tiles(&self, op: &Op) -> Option<f64> {
+        let (b, m, n, _) = gemm_dims(op)?;
+        Some(b * (m / self.rows as f64).ceil() * (n / self.cols as f64).ceil())
+    }
+
+    /// What the kernel-choice table stores: `128x64`, `32x32_sliced`, `128x32_splitk5`.
+    pub fn label(&self) -> String {
+        let mut s = format!("{}x{}", self.cols, self.rows);
+        if self.sliced {
+            s.push_str("_sliced");
+        }
+        if self.split > 1 {
+            s.push_str(&format!("_splitk{}", self.split));
+        }
+        s
+    }
+
+    pub fn from_label(label: &str) -> Option<GemmConfig> {
+        let mut parts = label.split('_');
+        let (cols, rows) = sgemm_tile(&format!("sgemm_{}", parts.next()?))?;
+        let mut cfg = GemmConfig { cols, rows, sliced: false, split: 1 };
+        for p in parts {
+            match p {
+                "sliced" => cfg.sliced = true,
+                _ => cfg.split = p.strip_prefix("splitk")?.parse().ok().filter(|s| *s >= 1)?,
+            }
+        }
+        Some(cfg)
+    }
+
+    /// The key fits are kept under: the split factor only as split or not, since each factor
+    /// alone has few rows and the wave count already carries it.
+    pub fn fit_key(&self) -> String {
+        let base = GemmConfig { split: 1, ..*self }.label();
+        if self.split > 1 {
+            format!("{base}_splitk")
+        } else {
+            base
+        }
+    }
+}
+
+/// Features of a GEMM under `cfg`, in seconds: [1 µs, W/clock, W·SMs·f_tile/peak, bytes/BW].
+/// Each grows with every dimension, so non-negative coefficients make time monotone in FLOPs.
+pub fn gemm_features(op: &Op, gpu: &Gpu, cfg: GemmConfig) -> Option<Vec<f64>> {
+    let (b, m, n, k) = gemm_dims(op)?;
+    let sms = gpu.sm_count.max(1) as f64;
+    let split = cfg.split.max(1) as f64;
+    let blocks = cfg.tiles(op)? * split;
+    let waves = (blocks / sms).ceil().max(1.0);
+    let tile_flops = 2.0 * cfg.rows as f64 * cfg.cols as f64 * k / split;
+    // A split reduction writes and re-reads one partial output per split.
+    let partials = if cfg.split > 1 { 2.0 * split * b * m * n * op.dtype().size_bytes() as f64 } else { 0.0 };
+    Some(vec![
+        MICROSECOND,
+        waves / (gpu.boost_clock_mhz.max(1.0) * 1e6),
+        waves * sms * tile_flops / gpu.peak_flops(op.class(), op.dtype()),
+        (op.bytes() + partials) / gpu.bandwidth(),
+    ])
+}
+
+/// Features of a memory-bound op, in seconds: [1 µs, FLOPs/peak, bytes/BW].
+pub fn vector_features(op: &Op, gpu: &Gpu) -> Vec<f64> {
+    vec![MICROSECOND, op.flops() / gpu.peak_flops(op.class(), op.dtype()), op.bytes() / gpu.bandwidth()]
+}
+
+/// The shape kernel choices are keyed on.
+fn table_dims(op: &Op, family: Family) -> Vec<f64> {
+    match (family, gemm_dims(op)) {
+        (f, Some((b, m, n, k))) if f.is_gemm() => vec![b, m, n, k],
+        (Family::Elementwise, _) => {
+            let (rows, cols) = vector_dims(op);
+            vec![rows * cols]
+        }
+        _ => {
+            let (rows, cols) = vector_dims(op);
+            vec![rows, cols]
+        }
+    }
+}
+
+/// The kernel key and features of a training row (`None` when its kernel is unreadable).
+fn training_row(s: &Sample) -> Option<(String, Vec<f64>)> {
+    let name = s.kernel.as_deref()?;
+    if s.family.is_gemm() {
+        let cfg = GemmConfig::of_kernel(name, s.grid_blocks, &s.op)?;
+        Some((cfg.fit_key(), gemm_features(&s.op, &s.gpu, cfg)?))
+    } else {
+        Some((kernel_function(name), vector_features(&s.op, &s.gpu)))
+    }
+}
+
+/// Least squares on relative error with every coefficient ≥ 0: the most negative coefficient
+/// is dropped and the rest refitted until none is negative.
+pub fn nonnegative_fit(x: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
+    let cols = x.first().map_or(0, Vec::len);
+    let mut active: Vec<usize> = (0..cols).collect();
+    while !active.is_empty() {
+        let sub: Vec<Vec<f64>> = x.iter().map(|r| active.iter().map(|&j| r[j]).collect()).collect();
+        let beta = relative_least_squares(&sub, y);
+        let worst = (0..active.len()).filter(|&i| beta[i] < 0.0 || !beta[i].is_finite()).min_by(|&a, &b| beta[a].total_cmp(&beta[b]));
+        match worst {
+            Some(i) => {
+                active.remove(i);
+            }
+            None => {
+                let mut full = vec![0.0; cols];
+                for (i, &j) in active.iter().enumerate() {
+                    full[j] = beta[i];
+                }
+                return full;
+            }
+        }
+    }
+    vec![0.0; cols]
+}
+
+/// Fit of `rows` when there are enough of them.
+fn fit_rows(rows: &[(&Sample, &(String, Vec<f64>))]) -> Option<Vec<f64>> {
+    if rows.len() < MIN_ROWS {
+        return None;
+    }
+    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = rows.iter().map(|(s, (_, f))| (f.clone(), s.kernel_s())).unzip();
+    let c = nonnegative_fit(&x, &y);
+    c.iter().any(|v| *v > 0.0).then_some(c)
+}
+
+/// One family's fitted kernel models.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FamilyFits {
+    /// Per measured GPU, per kernel key: coefficients on the family's features.
+    pub per_gpu: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Per measured GPU, all its kernels pooled: for a kernel too rare to have its own fit.
+    pub per_gpu_pooled: BTreeMap<String, Vec<f64>>,
+    /// Per kernel key, pooled over the measured GPUs: what a GPU without measurements gets.
+    pub transfer: BTreeMap<String, Vec<f64>>,
+    /// Every kernel of every GPU pooled: the last resort.
+    pub pooled: Vec<f64>,
+}
+
+impl FamilyFits {
+    fn fit(rows: &[(&Sample, (String, Vec<f64>))]) -> FamilyFits {
+        let mut by_gpu_key: BTreeMap<(&str, &str), Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
+        let mut by_gpu: BTreeMap<&str, Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
+        let mut by_key: BTreeMap<&str, Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
+        for (s, r) in rows {
+            by_gpu_key.entry((s.gpu.id.as_str(), r.0.as_str())).or_default().push((s, r));
+            by_gpu.entry(s.gpu.id.as_str()).or_default().push((s, r));
+            by_key.entry(r.0.as_str()).or_default().push((s, r));
+        }
+        let mut fits = FamilyFits::default();
+        for ((gpu, key), v) in &by_gpu_key {
+            if let Some(c) = fit_rows(v) {
+                fits.per_gpu.entry(gpu.to_string()).or_default().insert(key.to_string(), c);
+            }
+        }
+        fits.per_gpu_pooled = by_gpu.iter().filter_map(|(g, v)| Some((g.to_string(), fit_rows(v)?))).collect();
+        fits.transfer = by_key.iter().filter_map(|(k, v)| Some((k.to_string(), fit_rows(v)?))).collect();
+        let all: Vec<(&Sample, &(String, Vec<f64>))> = rows.iter().map(|(s, r)| (*s, r)).collect();
+        fits.pooled = fit_rows(&all).unwrap_or_default();
+        fits
+    }
+
+    /// Coefficients for kernel `key` on `gpu`: its own fit, else the GPU's pooled fit, else
+    /// the kernel's cross-GPU fit, else the family's.
+    fn coefficients(&self, gpu: &str, key: &str) -> Option<&[f64]> {
+        let own = self.per_gpu.get(gpu).and_then(|m| m.get(key)).or_else(|| self.per_gpu_pooled.get(gpu));
+        own.or_else(|| self.transfer.get(key)).map(Vec::as_slice).or(Some(self.pooled.as_slice()).filter(|c| !c.is_empty()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pm2Lat {
+    pub families: BTreeMap<Family, FamilyFits>,
+    /// Per family: which kernel the library launches for a shape.
+    pub kernels: BTreeMap<Family, KernelTable>,
+    /// Isolated-call floor per family (seconds).
+    pub floors: BTreeMap<Family, f64>,
+}
+
+impl Pm2Lat {
+    pub fn fit(samples: &[Sample]) -> Result<Pm2Lat, String> {
+        let floors = isolated_floors(samples);
+        let usable = kernel_dominated(samples);
+        let mut families = BTreeMap::new();
+        let mut kernels = BTreeMap::new();
+        for fam in Family::ALL {
+            let labelled: Vec<Entry> = samples.iter().filter(|s| s.family == fam).filter_map(|s| table_entry(s, fam)).collect();
+            if !labelled.is_empty() {
+                let rows = if fam.is_gemm() { GEMM_TABLE_ROWS } else { VECTOR_TABLE_ROWS };
+                kernels.insert(fam, KernelTable::build(labelled, rows, fam as u64));
+            }
+            let rows: Vec<(&Sample, (String, Vec<f64>))> =
+                usable.iter().filter(|s| s.family == fam).filter_map(|s| Some((*s, training_row(s)?))).collect();
+            let fits = FamilyFits::fit(&rows);
+            if !fits.pooled.is_empty() {
+                families.insert(fam, fits);
+            }
+        }
+        if families.is_empty() {
+            return Err("no usable training rows".into());
+        }
+        Ok(Pm2Lat { families, kernels, floors })
+    }
+
+    /// The GEMM configuration the library most likely launches for `op` on `gpu`.
+    pub fn gemm_config(&self, op: &Op, family: Family, gpu: &Gpu) -> GemmConfig {
+        let label = self.kernels.get(&family).and_then(|t| t.lookup(gpu, &table_dims(op, family)));
+        label.and_then(GemmConfig::from_label).unwrap_or(DEFAULT_GEMM)
+    }
+
+    /// Kernel seconds of a GEMM-family op run with configuration `cfg`.
+    pub fn gemm_seconds(&self, op: &Op, gpu: &Gpu, cfg: GemmConfig) -> Option<f64> {
+        let family = Family::of(op).filter(|f| f.is_gemm())?;
+        let c = self.families.get(&family)?.coefficients(&gpu.id, &cfg.fit_key())?;
+        Some(dot(c, &gemm_features(op, gpu, cfg)?).max(roofline_seconds(op, gpu)))
+    }
+
+    /// Predicted kernel seconds of `op` on `gpu`; `None` for communication or a family
+    /// without fits.
+    pub fn kernel_seconds(&self, op: &Op, gpu: &Gpu) -> Option<f64> {
+        if let Op::Attention(a) = op {
+            return self.attention_seconds(a, op, gpu);
+        }
+        let family = Family::of(op)?;
+        if family.is_gemm() {
+            return self.gemm_seconds(op, gpu, self.gemm_config(op, family, gpu));
+        }
+        let key = self.kernels.get(&family).and_then(|t| t.lookup(gpu, &table_dims(op, family))).unwrap_or("");
+        let c = self.families.get(&family)?.coefficients(&gpu.id, key)?;
+        Some(dot(c, &vector_features(op, gpu)).max(roofline_seconds(op, gpu)))
+    }
+
+    /// Fused attention has no measurements: the efficiency the BMM model gives its P·V product
+    /// (batch·heads products of q × kv by kv × d) is applied to the whole op's roofline.
+    fn attention_seconds(&self, a: &Attention, op: &Op, gpu: &Gpu) -> Option<f64> {
+        let pv = Op::Gemm(Gemm::bmm(a.batch.checked_mul(a.heads)?, a.q_len, a.kv_len, a.head_dim, a.dtype).ok()?);
+        let efficiency = roofline_seconds(&pv, gpu) / self.kernel_seconds(&pv, gpu)?;
+        Some(roofline_seconds(op, gpu) / efficiency.clamp(1e-3, 1.0))
+    }
+
+    fn estimate(&self, op: &Op, gpu: &Gpu, isolated: bool) -> Estimate {
+        if op.class() == OpClass::Communication {
+            return Estimate::Unpriced("pm2lat prices communication with the comm model".into());
+        }
+        let Some(t) = self.kernel_seconds(op, gpu).filter(|t| t.is_finite() && *t > 0.0) else {
+            return Estimate::Unpriced(format!("pm2lat has no model for {}", op.class()));
+        };
+        if !isolated {
+            return Estimate::Time(OpTime::exact(t));
+        }
+        let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
+        Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor)))
+    }
+}
+
+/// The kernel-choice table row of a training sample.
+fn table_entry(s: &Sample, family: Family) -> Option<Entry<'_>> {
+    let name = s.kernel.as_deref()?;
+    let label = if family.is_gemm() { GemmConfig::of_kernel(name, s.grid_blocks, &s.op)?.label() } else { kernel_function(name) };
+    Some(Entry { gpu: &s.gpu, dims: table_dims(&s.op, family), label })
+}
+
+fn dot(c: &[f64], x: &[f64]) -> f64 {
+    c.iter().zip(x).map(|(a, b)| a * b).sum()
+}
+
+impl Predictor for Pm2Lat {
+    fn name(&self) -> &str {
+        "pm2lat"
+    }
+    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
+        self.estimate(op, gpu, false)
+    }
+    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
+        self.estimate(op, gpu, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neusight::tests::synthetic_samples;
+    use wavecast_gpu::Catalog;
+    use wavecast_ir::ops::{Elementwise, EwKind, Norm, NormKind, Softmax};
+    use wavecast_ir::DType;
+
+    fn model() -> Pm2Lat {
+        Pm2Lat::fit(&synthetic_samples()).unwrap()
+    }
+
+    #[test]
+    fn reads_configurations_from_kernels_and_grids() {
+        let op = Op::Gemm(Gemm::linear(126, 50_000, 72, false, DType::Fp32).unwrap());
+        // 4 × 3 output tiles of 32 × 32; a grid of 60 blocks means split-K 5.
+        let cfg = GemmConfig::of_kernel("volta_sgemm_32x32_sliced1x4_tn", Some(60.0), &op).unwrap();
+        assert_eq!(cfg, GemmConfig { cols: 32, rows: 32, sliced: true, split: 5 });
+        assert_eq!(cfg.label(), "32x32_sliced_splitk5");
+        assert_eq!(GemmConfig::from_label(&cfg.label()), Some(cfg));
+        assert_eq!(cfg.fit_key(), "32x32_sliced_splitk");
+        let plain = GemmConfig::of_kernel("ampere_sgemm_128x64_tn", Some(1.0), &op).unwrap();
+        assert_eq!((plain.label(), plain.fit_key()), ("128x64".to_string(), "128x64".to_string()));
+        assert_eq!(GemmConfig::from_label("128x64_bogus"), None);
+        assert_eq!(GemmConfig::of_kernel("vectorized_elementwise_kernel", None, &op), None);
+    }
+
+    #[test]
+    fn features_count_waves() {
+        let cat = Catalog::builtin();
+        let v100 = cat.get("v100-pcie").unwrap(); // 80 SMs
+        let op = Op::Gemm(Gemm::bmm(30, 300, 64, 200, DType::Fp32).unwrap());
+        let f = gemm_features(&op, v100, GemmConfig { cols: 64, rows: 128, sliced: false, split: 1 }).unwrap();
+        // 30 · 3 · 4 = 360 tiles → 5 waves.
+        assert!((f[1] * v100.boost_clock_mhz * 1e6 - 5.0).abs() < 1e-9);
+        let split = gemm_features(&op, v100, GemmConfig { cols: 64, rows: 128, sliced: false, split: 2 }).unwrap();
+        assert!((split[1] * v100.boost_clock_mhz * 1e6 - 9.0).abs() < 1e-9);
+        assert!(split[3] > f[3]);
+    }
+
+    #[test]
+    fn nonnegative_fit_drops_negative_terms() {
+        let x: Vec<Vec<f64>> = (1..40).map(|i| vec![1.0, i as f64, (i % 3) as f64]).collect();
+        let y: Vec<f64> = x.iter().map(|r| 2.0 + 0.5 * r[1] - 0.01 * r[2]).collect();
+        let c = nonnegative_fit(&x, &y);
+        assert!(c.iter().all(|v| *v >= 0.0) && c[2] == 0.0 && (c[1] - 0.5).abs() < 0.05, "{c:?}");
+    }
+
+    #[test]
+    fn time_grows_with_flops_for_a_fixed_kernel() {
+        let m = model();
+        let cat = Catalog::builtin();
+        for id in ["t4", "a100-pcie-40gb", "h100-sxm", "l4"] {
+            let gpu = cat.get(id).unwrap();
+            for cfg in [GemmConfig { cols: 128, rows: 64, sliced: false, split: 1 }, GemmConfig { cols: 32, rows: 32, sliced: true, split: 4 }] {
+                let mut last = 0.0;
+                for step in 1..60u64 {
+                    let op = Op::Gemm(Gemm::linear(17 * step, 64 + 40 * step, 100 + 31 * step, false, DType::Fp32).unwrap());
+                    let t = m.gemm_seconds(&op, gpu, cfg).unwrap();
+                    assert!(t >= last, "{id} {cfg:?} step {step}: {t} < {last}");
+                    last = t;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prices_every_op_above_the_roofline_and_reloads_identically() {
+        let m = model();
+        let loaded: Pm2Lat = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        let cat = Catalog::builtin();
+        let ops = [
+            Op::Gemm(Gemm::linear(4096, 1024, 4096, true, DType::Fp32).unwrap()),
+            Op::Gemm(Gemm::bmm(96, 512, 64, 512, DType::Bf16).unwrap()),
+            Op::Elementwise(Elementwise::new(EwKind::Copy, 1000, 1, DType::Bf16)),
+            Op::Softmax(Softmax::new(4096, 1024, DType::Fp32)),
+            Op::Norm(Norm::new(NormKind::RmsNorm, 8192, 4096, DType::Bf16)),
+            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: true }),
+        ];
+        for id in ["t4", "v100-pcie", "h100-sxm", "mi210"] {
+            let gpu = cat.get(id).unwrap();
+            for op in &ops {
+                let t = m.kernel_seconds(op, gpu).unwrap();
+                assert!(t.is_finite() && t >= roofline_seconds(op, gpu), "{id} {}", op.describe());
+                let again = loaded.kernel_seconds(op, gpu).unwrap();
+                assert!((again - t).abs() <= 1e-9 * t, "{id} {}: {t} vs {again}", op.describe());
+            }
+        }
+        let comm = Op::Comm(wavecast_ir::ops::Comm { kind: wavecast_ir::ops::CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Bf16, overlappable: false });
+        assert!(matches!(m.predict(&comm, cat.get("t4").unwrap()), Estimate::Unpriced(_)));
+    }
+}

@@ -70,7 +70,7 @@ pub trait Predictor: Send + Sync {
 pub const DEFAULT_PREDICTOR: &str = "wavecast";
 
 /// Names accepted by `--predictor`.
-pub const PREDICTORS: &[&str] = &["roofline", "li", "wavecast"];
+pub const PREDICTORS: &[&str] = &["roofline", "li", "wavecast", "neusight", "pm2lat"];
 
 /// The predictor `name` with its shipped weights (trained on every measured GPU).
 pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {

@@ -142,7 +142,7 @@ fn sigmoid(x: f64) -> f64 {
 }
 
 /// util = σ(γ) − σ(α)/W from the network's outputs (o_α, o_γ).
-fn utilization(out: &[f32], waves: f64) -> f64 {
+pub fn utilization(out: &[f32], waves: f64) -> f64 {
     let (a, g) = (out.first().copied().unwrap_or(0.0) as f64, out.get(1).copied().unwrap_or(0.0) as f64);
     (sigmoid(g + GAMMA0) - sigmoid(a + ALPHA0) / waves).max(UTIL_FLOOR)
 }

@@ -15,6 +15,22 @@ pub enum Arch {
     Bert,
     /// Llama-family decoders: Llama, Mistral, Qwen2/3, Mixtral (RMSNorm, rotary, SwiGLU, GQA).
     Llama,
+    /// Switch Transformers: a T5-style encoder–decoder whose every `sparse_step`-th
+    /// feed-forward block is a top-1 mixture of experts (see [`EncDec`]).
+    Switch,
+}
+
+/// The encoder–decoder part of a Switch Transformer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncDec {
+    pub decoder_layers: u64,
+    /// Encoder and decoder layers whose feed-forward block is sparse (mixture of experts).
+    pub sparse_encoder_layers: u64,
+    pub sparse_decoder_layers: u64,
+    /// Tokens an expert accepts per batch; routing beyond it drops tokens (None: unlimited).
+    pub expert_capacity: Option<u64>,
+    /// Relative-position buckets of the attention bias (first layer of each stack).
+    pub relative_buckets: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +75,8 @@ pub struct TransformerSpec {
     pub type_vocab: u64,
     pub moe: Option<Moe>,
     pub causal: bool,
+    /// Set for encoder–decoder models (Switch); `layers` then counts encoder layers.
+    pub encdec: Option<EncDec>,
 }
 
 fn field(cfg: &Value, keys: &[&str]) -> Option<u64> {
@@ -107,6 +125,7 @@ impl TransformerSpec {
             "llama" | "mistral" | "qwen2" | "qwen3" | "mixtral" | "qwen2_moe" | "qwen3_moe" => {
                 Self::llama(&cfg, origin, name, model_type)?
             }
+            "switch_transformers" => Self::switch(&cfg, origin, name)?,
             "" => {
                 return Err(WorkloadError::Config { origin: origin.into(), reason: "missing field 'model_type'".into() })
             }
@@ -114,7 +133,7 @@ impl TransformerSpec {
                 return Err(WorkloadError::Config {
                     origin: origin.into(),
                     reason: format!(
-                        "unsupported model_type '{other}' (supported: gpt2, opt, bert, llama, mistral, qwen2, qwen3, mixtral)"
+                        "unsupported model_type '{other}' (supported: gpt2, opt, bert, llama, mistral, qwen2, qwen3, mixtral, switch_transformers)"
                     ),
                 })
             }
@@ -167,6 +186,7 @@ impl TransformerSpec {
             type_vocab: 0,
             moe: None,
             causal: true,
+            encdec: None,
         })
     }
 
@@ -205,6 +225,7 @@ impl TransformerSpec {
             type_vocab: 0,
             moe: None,
             causal: true,
+            encdec: None,
         })
     }
 
@@ -234,6 +255,7 @@ impl TransformerSpec {
             type_vocab: field(cfg, &["type_vocab_size"]).unwrap_or(2),
             moe: None,
             causal: false,
+            encdec: None,
         })
     }
 
@@ -280,6 +302,53 @@ impl TransformerSpec {
             type_vocab: 0,
             moe,
             causal: true,
+            encdec: None,
+        })
+    }
+
+    fn switch(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
+        let hidden = required(cfg, &["d_model"], origin)?;
+        let heads = required(cfg, &["num_heads"], origin)?;
+        let layers = required(cfg, &["num_layers"], origin)?;
+        let decoder_layers = field(cfg, &["num_decoder_layers"]).unwrap_or(layers);
+        let experts = required(cfg, &["num_experts"], origin)?;
+        let sparse = |count_key: &str, step_key: &str, total: u64| {
+            field(cfg, &[count_key]).unwrap_or_else(|| match field(cfg, &[step_key]) {
+                Some(step) if step > 0 => total / step,
+                _ => 0,
+            })
+        };
+        let top_k = field(cfg, &["num_selected_experts"]).unwrap_or(1);
+        Ok(TransformerSpec {
+            name,
+            arch: Arch::Switch,
+            hidden,
+            layers,
+            heads,
+            kv_heads: heads,
+            head_dim: required(cfg, &["d_kv"], origin)?,
+            ffn: required(cfg, &["d_ff"], origin)?,
+            vocab: required(cfg, &["vocab_size"], origin)?,
+            max_positions: u64::MAX,
+            activation: Activation::Relu,
+            norm: NormKind::RmsNorm,
+            tied_embeddings: flag(cfg, "tie_word_embeddings", true),
+            qkv_bias: false,
+            out_bias: false,
+            mlp_bias: false,
+            qk_norm: false,
+            learned_positions: false,
+            position_offset: 0,
+            type_vocab: 0,
+            moe: Some(Moe { experts, top_k }),
+            causal: false,
+            encdec: Some(EncDec {
+                decoder_layers,
+                sparse_encoder_layers: sparse("num_sparse_encoder_layers", "encoder_sparse_step", layers).min(layers),
+                sparse_decoder_layers: sparse("num_sparse_decoder_layers", "decoder_sparse_step", decoder_layers).min(decoder_layers),
+                expert_capacity: field(cfg, &["expert_capacity"]).filter(|&c| c > 0),
+                relative_buckets: field(cfg, &["relative_attention_num_buckets"]).unwrap_or(32),
+            }),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Workload front-ends: turn what the user has (a Hugging Face `config.json`, a preset name, a
 //! NeuSight operator-graph CSV) into a [`wavecast_ir::Graph`].
 
+pub mod encdec;
 pub mod hf;
 pub mod neusight;
 pub mod presets;
@@ -8,7 +9,7 @@ pub mod pylit;
 pub mod serve;
 pub mod transformer;
 
-pub use hf::{Activation, Arch, Moe, TransformerSpec};
+pub use hf::{Activation, Arch, EncDec, Moe, TransformerSpec};
 pub use serve::{Memory, ServeOptions};
 pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
 

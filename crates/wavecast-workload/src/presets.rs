@@ -23,6 +23,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qwen2.5-7b", include_str!("../presets/qwen2.5-7b.json")),
     ("qwen2.5-14b", include_str!("../presets/qwen2.5-14b.json")),
     ("qwen3-32b", include_str!("../presets/qwen3-32b.json")),
+    ("switch-base-8", include_str!("../presets/switch-base-8.json")),
 ];
 
 pub fn names() -> Vec<&'static str> {

@@ -190,6 +190,9 @@ impl Ctx<'_> {
 
 /// Builds the graph for `spec` under `o`.
 pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, WorkloadError> {
+    if spec.encdec.is_some() {
+        return crate::encdec::build(spec, o);
+    }
     dim("batch", o.batch)?;
     dim("sequence length", o.seq)?;
     let kv_len = o.past.checked_add(o.seq).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))?;

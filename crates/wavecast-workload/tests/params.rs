@@ -25,6 +25,9 @@ const EXPECTED: &[(&str, u64)] = &[
     ("qwen2.5-7b", 7_615_616_512),
     ("qwen2.5-14b", 14_770_033_664),
     ("qwen3-32b", 32_762_123_264),
+    // Not stated on the model card: the architecture formula of presets/PARAMS.md (shared
+    // embedding, tied LM head, 6 of 12 feed-forward blocks per stack with 8 experts).
+    ("switch-base-8", 619_339_008),
 ];
 
 #[test]

@@ -1,0 +1,142 @@
+//! Physics and persistence checks of the learned predictors, on synthetic measurements the
+//! test makes itself and on the shipped weights.
+
+use wavecast_gpu::Catalog;
+use wavecast_ir::ops::{Elementwise, EwKind, Gemm, Norm, NormKind, Softmax};
+use wavecast_ir::{DType, Op};
+use wavecast_predict::physics::Family;
+use wavecast_predict::registry::{self, ModelFile};
+use wavecast_predict::roofline::roofline_seconds;
+use wavecast_predict::sample::Sample;
+use wavecast_predict::{Estimate, Predictor};
+
+/// Synthetic measurements: each GPU runs kernels at a fixed fraction of the roofline plus a
+/// launch floor, with shapes spread over several decades.
+fn synthetic(ids: &[&str]) -> Vec<Sample> {
+    let cat = Catalog::builtin();
+    let mut out = Vec::new();
+    for (gi, id) in ids.iter().enumerate() {
+        let gpu = cat.get(id).unwrap().clone();
+        let efficiency = 0.6 + 0.1 * gi as f64;
+        for i in 0..160u64 {
+            let d = 64 + (i * 97) % 4000;
+            let ops = [
+                (Op::Gemm(Gemm::linear(d, 512 + i * 8, 256 + (i * 37) % 3000, true, DType::Fp32).unwrap()), Family::Linear),
+                (Op::Gemm(Gemm::bmm(1 + i % 16, d, 64 + i % 64, d / 2 + 1, DType::Fp32).unwrap()), Family::Bmm),
+                (Op::Elementwise(Elementwise::new(EwKind::Add, d * d * (1 + i % 7), 2, DType::Fp32)), Family::Elementwise),
+                (Op::Softmax(Softmax::new(d * (1 + i % 5), 128 + i * 4, DType::Fp32)), Family::Softmax),
+                (Op::Norm(Norm::new(NormKind::LayerNorm, d * 8, 256 + i * 8, DType::Fp32)), Family::LayerNorm),
+            ];
+            for (op, family) in ops {
+                let latency_s = (roofline_seconds(&op, &gpu) / efficiency + 6e-6).max(2.5e-5);
+                out.push(Sample { op, family, gpu: gpu.clone(), latency_s, kernel: None, grid_blocks: None });
+            }
+        }
+    }
+    out
+}
+
+fn time(p: &dyn Predictor, op: &Op, gpu: &wavecast_gpu::Gpu) -> f64 {
+    match p.predict(op, gpu) {
+        Estimate::Time(t) => t.seconds,
+        Estimate::Unpriced(r) => panic!("unpriced: {r}"),
+    }
+}
+
+fn probe_ops() -> Vec<Op> {
+    let mut v = Vec::new();
+    for m in [32, 512, 4096, 32768] {
+        v.push(Op::Gemm(Gemm::linear(m, 1024, 4096, true, DType::Fp32).unwrap()));
+        v.push(Op::Gemm(Gemm::linear(m, 4096, 4096, false, DType::Bf16).unwrap()));
+        v.push(Op::Gemm(Gemm::bmm(64, m / 8 + 1, 64, 512, DType::Fp32).unwrap()));
+        v.push(Op::Elementwise(Elementwise::new(EwKind::Gelu, m * 1024, 1, DType::Fp32)));
+        v.push(Op::Softmax(Softmax::new(m * 16, 512, DType::Fp32)));
+    }
+    v
+}
+
+#[test]
+fn trained_models_round_trip_through_json_with_identical_predictions() {
+    let samples = synthetic(&["v100-pcie", "t4"]);
+    let cat = Catalog::builtin();
+    for name in ["li", "wavecast"] {
+        let model = registry::train(name, &samples, 3, None).unwrap();
+        let text = serde_json::to_string(&model).unwrap();
+        let reloaded: ModelFile = serde_json::from_str(&text).unwrap();
+        let (a, b) = (registry::load(&model).unwrap(), registry::load(&reloaded).unwrap());
+        for gpu in ["v100-pcie", "t4", "h100", "l4"] {
+            let gpu = cat.get(gpu).unwrap();
+            for op in probe_ops() {
+                assert_eq!(time(a.as_ref(), &op, gpu), time(b.as_ref(), &op, gpu), "{name} {}", op.describe());
+            }
+        }
+    }
+}
+
+#[test]
+fn training_is_reproducible_with_a_seed() {
+    let samples = synthetic(&["v100-pcie", "a100-pcie-40gb"]);
+    let a = registry::train("wavecast", &samples, 11, None).unwrap();
+    let b = registry::train("wavecast", &samples, 11, None).unwrap();
+    assert_eq!(a.params, b.params);
+}
+
+#[test]
+fn wavecast_never_beats_the_roofline_and_learns_the_synthetic_efficiency() {
+    let samples = synthetic(&["v100-pcie", "a100-pcie-40gb", "t4"]);
+    let p = registry::load(&registry::train("wavecast", &samples, 5, None).unwrap()).unwrap();
+    let cat = Catalog::builtin();
+    for id in ["v100-pcie", "h100", "l4", "b200", "mi300x"] {
+        let gpu = cat.get(id).unwrap();
+        for op in probe_ops() {
+            assert!(time(p.as_ref(), &op, gpu) >= roofline_seconds(&op, gpu), "{id} {}", op.describe());
+        }
+    }
+    // On a training GPU, large kernels come back near the synthetic law (within 25 %).
+    let v100 = cat.get("v100-pcie").unwrap();
+    let big: Vec<&Sample> = samples.iter().filter(|s| s.gpu.id == "v100-pcie" && s.latency_s > 1e-3).collect();
+    assert!(big.len() > 20);
+    let mean_ape: f64 = big
+        .iter()
+        .map(|s| match p.predict_isolated(&s.op, v100) {
+            Estimate::Time(t) => (t.seconds - s.latency_s).abs() / s.latency_s,
+            Estimate::Unpriced(_) => 1.0,
+        })
+        .sum::<f64>()
+        / big.len() as f64;
+    assert!(mean_ape < 0.25, "mean APE {mean_ape}");
+}
+
+#[test]
+fn shipped_default_predictor_is_monotonic_in_flops_for_a_fixed_shape_family() {
+    let p = wavecast_predict::by_name(wavecast_predict::DEFAULT_PREDICTOR).unwrap();
+    let cat = Catalog::builtin();
+    for id in ["a100-sxm-80gb", "h100", "l4", "v100-pcie", "t4"] {
+        let gpu = cat.get(id).unwrap();
+        for (n, k) in [(1024, 1024), (4096, 4096), (768, 3072)] {
+            for dtype in [DType::Fp32, DType::Bf16] {
+                let mut last = 0.0;
+                for m in [2048u64, 4096, 8192, 16384, 32768, 65536] {
+                    let op = Op::Gemm(Gemm::linear(m, k, n, false, dtype).unwrap());
+                    let t = time(p.as_ref(), &op, gpu);
+                    assert!(t > last, "{id} {dtype} m={m} n={n} k={k}: {t} after {last}");
+                    last = t;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn communication_is_left_to_the_communication_model() {
+    let p = wavecast_predict::by_name("wavecast").unwrap();
+    let gpu = Catalog::builtin().get("h100").unwrap().clone();
+    let op = Op::Comm(wavecast_ir::ops::Comm {
+        kind: wavecast_ir::ops::CommKind::AllReduce,
+        bytes: 1e6,
+        group: 8,
+        dtype: DType::Bf16,
+        overlappable: false,
+    });
+    assert!(matches!(p.predict(&op, &gpu), Estimate::Unpriced(_)));
+}

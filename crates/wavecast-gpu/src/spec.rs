@@ -121,7 +121,7 @@ impl Gpu {
     /// runs on the vector units.
     pub fn peak_flops(&self, class: OpClass, dtype: DType) -> f64 {
         let p = &self.peak_tflops;
-        let matmul = matches!(class, OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention);
+        let matmul = class.is_matmul();
         let tflops = if !matmul {
             match dtype.vector_storage() {
                 DType::Fp16 | DType::Bf16 => p.fp32.max(p.fp16.filter(|_| !self.has_tensor_cores()).unwrap_or(0.0)),

@@ -14,6 +14,10 @@ pub enum DimError {
     TooLarge { name: String, value: u64, max: u64 },
     #[error("shape arithmetic overflowed computing {what}")]
     Overflow { what: String },
+    /// A shape that is not zero or too large but still impossible (e.g. groups that do not
+    /// divide the channels, a kernel larger than its input).
+    #[error("{what}")]
+    Invalid { what: String },
 }
 
 /// Validates one dimension: non-zero and below [`MAX_DIM`].

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use wavecast_data::load_neusight_dir;
 use wavecast_gpu::Catalog;
 use wavecast_predict::physics::Family;
-use wavecast_predict::pm2lat::{GemmConfig, Pm2Lat};
+use wavecast_predict::pm2lat::{gemm_features, GemmConfig, Pm2Lat};
 use wavecast_predict::registry::shipped;
 use wavecast_predict::sample::samples;
 
@@ -20,7 +20,7 @@ fn main() {
         for fam in [Family::Linear, Family::Bmm] {
             let rows: Vec<_> = all.iter().filter(|s| s.gpu.id == g && s.family == fam).collect();
             let (mut same, mut n) = (0, 0);
-            let mut e_pred = vec![]; let mut e_true = vec![]; let mut e_all = vec![]; let mut sign = vec![];
+            let mut e_pool = vec![]; let mut e_pred = vec![]; let mut e_true = vec![]; let mut e_all = vec![]; let mut sign = vec![];
             let mut conf: BTreeMap<(String, String), usize> = BTreeMap::new();
             for s in rows {
                 let Some(k) = s.kernel.as_deref() else { continue };
@@ -34,10 +34,14 @@ fn main() {
                 let ta = mall.kernel_seconds(&s.op, &s.gpu).unwrap();
                 e_pred.push((tp - t).abs() / t); e_true.push((tt - t).abs() / t); e_all.push((ta - t).abs()/t);
                 sign.push((tp / t).ln());
+                let fits = &m.families[&fam];
+                let x = gemm_features(&s.op, &s.gpu, pred).unwrap();
+                let tpool: f64 = fits.pooled.iter().zip(&x).map(|(a, b)| a * b).sum::<f64>().max(wavecast_predict::roofline::roofline_seconds(&s.op, &s.gpu));
+                e_pool.push((tpool - t).abs() / t);
             }
             let mean = |v: &Vec<f64>| 100.0 * v.iter().sum::<f64>() / v.len().max(1) as f64;
-            println!("{g} {:?}: n {n} config match {:.0}%  kernel APE pred-config {:.1}% true-config {:.1}% all-gpu-model {:.1}%  mean ln(pred/meas) {:.2}",
-                fam, 100.0 * same as f64 / n.max(1) as f64, mean(&e_pred), mean(&e_true), mean(&e_all), sign.iter().sum::<f64>() / sign.len().max(1) as f64);
+            println!("{g} {:?}: n {n} config match {:.0}%  kernel APE pred-config {:.1}% true-config {:.1}% all-gpu-model {:.1}%  mean ln(pred/meas) {:.2} pooled-transfer {:.1}%",
+                fam, 100.0 * same as f64 / n.max(1) as f64, mean(&e_pred), mean(&e_true), mean(&e_all), sign.iter().sum::<f64>() / sign.len().max(1) as f64, mean(&e_pool));
             let mut c: Vec<_> = conf.into_iter().collect(); c.sort_by(|a, b| b.1.cmp(&a.1));
             println!("   {:?}", &c[..c.len().min(6)]);
         }

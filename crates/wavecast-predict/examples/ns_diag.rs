@@ -27,13 +27,13 @@ fn main() {
                     let tile = m.tile_for(&s.op, fam, &s.gpu);
                     if Some(tile) == measured_tile(s) { tile_ok += 1 }
                     let w = decompose(&s.op, fam, &s.gpu, tile).unwrap();
-                    let u = utilization(&m.families[&fam].predict_all(&features(&s.op, &s.gpu, &w)), w.waves);
+                    let u = utilization(&m.families[&fam].0.predict_all(&features(&s.op, &s.gpu, &w)), w.waves);
                     if u <= 0.0201 { floor += 1 }
                     let p = m.kernel_seconds(&s.op, &s.gpu).unwrap();
                     ape += (p - t).abs() / t; lr += (p / t).ln(); n += 1;
                 }
                 let n1 = n.max(1) as f64;
-                line += &format!(" | {} ape {:.0}% lr {:+.2} fl {:.0}% tile {:.0}%", &fam.as_str()[..4], 100.0 * ape / n1, lr / n1, 100.0 * floor as f64 / n1, 100.0 * tile_ok as f64 / n1);
+                line += &format!(" | {} ape {:.0}% lr {:+.2} fl {:.0}% tile {:.0}%", fam.as_str(), 100.0 * ape / n1, lr / n1, 100.0 * floor as f64 / n1, 100.0 * tile_ok as f64 / n1);
             }
             println!("{line}");
         }

@@ -67,7 +67,8 @@ fn figures(gpu: &Gpu) -> [f64; 3] {
     [l(gpu.sm_count as f64), l(gpu.peak_tflops.fp32), l(gpu.memory_bandwidth_gbs)]
 }
 
-/// Shape resolution of the table: log2 of each dimension in eighths of an octave (9 % steps).
+/// Shape resolution of the table: log2 of each dimension in eighths of an octave (9 % steps),
+/// one byte per dimension (shapes beyond 2^31 saturate, which leaves the largest rows nearest).
 const STEPS_PER_OCTAVE: f64 = 8.0;
 /// Neighbours that vote on the kernel: the library's choice is noisy at boundaries, and a
 /// small majority is steadier than the single nearest row.
@@ -80,11 +81,53 @@ const NEIGHBOURS: usize = 5;
 /// for an unmeasured GPU, of the measured GPU closest to it (same architecture first, then
 /// nearest compute capability, then nearest figures).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(try_from = "PackedTable", into = "PackedTable")]
 pub struct KernelTable {
     pub gpus: Vec<TableGpu>,
     pub labels: Vec<String>,
-    /// Per row: GPU index, label index, then the shape in log2 steps.
-    pub rows: Vec<Vec<u16>>,
+    /// Per GPU (in the order of `gpus`), its rows: label index, then the quantised shape.
+    pub rows: Vec<Vec<Vec<u8>>>,
+}
+
+/// How a [`KernelTable`] is stored: each GPU's rows as one hex string of fixed-width records
+/// (label index, then one byte per dimension), about a third of the size of JSON arrays.
+#[derive(Serialize, Deserialize)]
+struct PackedTable {
+    gpus: Vec<TableGpu>,
+    labels: Vec<String>,
+    /// Bytes per row.
+    width: usize,
+    rows: Vec<String>,
+}
+
+impl From<KernelTable> for PackedTable {
+    fn from(t: KernelTable) -> PackedTable {
+        let width = t.rows.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let hex = |rows: &Vec<Vec<u8>>| rows.iter().flatten().map(|b| format!("{b:02x}")).collect();
+        PackedTable { gpus: t.gpus, labels: t.labels, width, rows: t.rows.iter().map(hex).collect() }
+    }
+}
+
+impl TryFrom<PackedTable> for KernelTable {
+    type Error = String;
+    fn try_from(p: PackedTable) -> Result<KernelTable, String> {
+        if p.rows.len() != p.gpus.len() {
+            return Err(format!("kernel table has {} GPUs but rows for {}", p.gpus.len(), p.rows.len()));
+        }
+        let mut rows = Vec::with_capacity(p.rows.len());
+        for text in &p.rows {
+            let bytes = (0..text.len() / 2)
+                .map(|i| text.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+                .collect::<Option<Vec<u8>>>()
+                .filter(|b| text.len() % 2 == 0 && (p.width == 0 || b.len() % p.width == 0))
+                .ok_or("kernel table rows are not whole hex records")?;
+            if bytes.chunks(p.width.max(1)).any(|r| r[0] as usize >= p.labels.len()) {
+                return Err("kernel table row names an unknown label".into());
+            }
+            rows.push(bytes.chunks(p.width.max(1)).map(<[u8]>::to_vec).collect());
+        }
+        Ok(KernelTable { gpus: p.gpus, labels: p.labels, rows })
+    }
 }
 
 /// One training row for [`KernelTable::build`].
@@ -94,12 +137,12 @@ pub struct Entry<'a> {
     pub label: String,
 }
 
-fn quantise(d: f64) -> u16 {
-    (d.max(1.0).log2() * STEPS_PER_OCTAVE).round().clamp(0.0, u16::MAX as f64) as u16
+fn quantise(d: f64) -> u8 {
+    (d.max(1.0).log2() * STEPS_PER_OCTAVE).round().clamp(0.0, u8::MAX as f64) as u8
 }
 
 impl KernelTable {
-    /// Keeps at most `per_gpu` randomly chosen entries of each GPU.
+    /// Keeps at most `per_gpu` randomly chosen entries of each GPU (and at most 256 labels).
     pub fn build(entries: Vec<Entry>, per_gpu: usize, seed: u64) -> KernelTable {
         let mut by_gpu: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         for e in entries {
@@ -107,23 +150,28 @@ impl KernelTable {
         }
         let mut table = KernelTable::default();
         let mut rng = Rng::new(seed);
-        for (gi, (_, mut list)) in by_gpu.into_iter().enumerate() {
+        for (_, mut list) in by_gpu {
             table.gpus.push(TableGpu::of(list[0].gpu));
             rng.shuffle(&mut list);
+            let mut rows = Vec::new();
             for e in list.into_iter().take(per_gpu) {
-                let li = match table.labels.iter().position(|l| *l == e.label) {
-                    Some(i) => i,
-                    None => {
-                        table.labels.push(e.label);
-                        table.labels.len() - 1
-                    }
-                };
-                let mut row = vec![gi as u16, li as u16];
-                row.extend(e.dims.iter().map(|&d| quantise(d)));
-                table.rows.push(row);
+                let Some(label) = table.label_index(e.label) else { continue };
+                rows.push(std::iter::once(label).chain(e.dims.iter().map(|&d| quantise(d))).collect());
             }
+            table.rows.push(rows);
         }
         table
+    }
+
+    fn label_index(&mut self, label: String) -> Option<u8> {
+        let i = match self.labels.iter().position(|l| *l == label) {
+            Some(i) => i,
+            None => {
+                self.labels.push(label);
+                self.labels.len() - 1
+            }
+        };
+        u8::try_from(i).ok()
     }
 
     /// Index of the measured GPU whose kernel choices stand in for `gpu`'s.
@@ -144,27 +192,27 @@ impl KernelTable {
     /// The label the library most likely uses for a shape of `dims` on `gpu`; `None` when the
     /// table is empty or the shape has another rank.
     pub fn lookup(&self, gpu: &Gpu, dims: &[f64]) -> Option<&str> {
-        let reference = self.reference(gpu)? as u16;
-        let q: Vec<u16> = dims.iter().map(|&d| quantise(d)).collect();
+        let rows = self.rows.get(self.reference(gpu)?)?;
+        let q: Vec<u8> = dims.iter().map(|&d| quantise(d)).collect();
         // The nearest rows, kept sorted by distance.
-        let mut best: Vec<(u32, u16)> = Vec::with_capacity(NEIGHBOURS + 1);
-        for row in self.rows.iter().filter(|r| r[0] == reference && r.len() == q.len() + 2) {
-            let d: u32 = row[2..].iter().zip(&q).map(|(&a, &b)| (a as i32 - b as i32).pow(2) as u32).sum();
+        let mut best: Vec<(u32, u8)> = Vec::with_capacity(NEIGHBOURS + 1);
+        for row in rows.iter().filter(|r| r.len() == q.len() + 1) {
+            let d: u32 = row[1..].iter().zip(&q).map(|(&a, &b)| (a as i32 - b as i32).pow(2) as u32).sum();
             if best.len() < NEIGHBOURS || d < best[best.len() - 1].0 {
                 let at = best.partition_point(|(bd, _)| *bd <= d);
-                best.insert(at, (d, row[1]));
+                best.insert(at, (d, row[0]));
                 best.truncate(NEIGHBOURS);
             }
         }
         // Majority vote; a tie goes to the label of the nearer row (the first in `best`).
-        let votes = |l: u16| best.iter().filter(|(_, x)| *x == l).count();
+        let votes = |l: u8| best.iter().filter(|(_, x)| *x == l).count();
         let winner = best.iter().map(|(_, l)| *l).max_by(|&a, &b| votes(a).cmp(&votes(b)).then_with(|| first(&best, b).cmp(&first(&best, a))))?;
         self.labels.get(winner as usize).map(String::as_str)
     }
 }
 
 /// Position of the first row voting for `label`.
-fn first(best: &[(u32, u16)], label: u16) -> usize {
+fn first(best: &[(u32, u8)], label: u8) -> usize {
     best.iter().position(|(_, l)| *l == label).unwrap_or(usize::MAX)
 }
 
@@ -213,5 +261,20 @@ mod tests {
         assert_eq!(table.gpus[table.reference(a100).unwrap()].id, "t4");
         assert_eq!(table.lookup(t4, &[1.0, 5000.0]), None);
         assert_eq!(KernelTable::default().lookup(t4, &[1.0]), None);
+        let text = serde_json::to_string(&table).unwrap();
+        assert_eq!(serde_json::from_str::<KernelTable>(&text).unwrap(), table);
+    }
+
+    #[test]
+    fn rejects_damaged_tables() {
+        let bad = [
+            r#"{"gpus":[],"labels":[],"width":2,"rows":["0a"]}"#,
+            r#"{"gpus":[{"id":"t4","architecture":"turing","compute_capability":7.5,"figures":[1,1,1]}],"labels":["a"],"width":2,"rows":["0a0"]}"#,
+            r#"{"gpus":[{"id":"t4","architecture":"turing","compute_capability":7.5,"figures":[1,1,1]}],"labels":["a"],"width":2,"rows":["010a"]}"#,
+            r#"{"gpus":[{"id":"t4","architecture":"turing","compute_capability":7.5,"figures":[1,1,1]}],"labels":["a"],"width":2,"rows":["zz0a"]}"#,
+        ];
+        for text in bad {
+            assert!(serde_json::from_str::<KernelTable>(text).is_err(), "{text}");
+        }
     }
 }

@@ -17,7 +17,7 @@
 //! launch floor (see [`crate::sample`]).
 
 use crate::kernels::{sgemm_tile, Entry, KernelTable};
-use crate::mlp::{Mlp, Rng, TrainConfig};
+use crate::mlp::{Dense, Mlp, Rng, TrainConfig};
 use crate::physics::{gemm_dims, vector_dims, Family};
 use crate::roofline::roofline_seconds;
 use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
@@ -33,6 +33,8 @@ use wavecast_ir::{Op, OpClass};
 const MAX_ROWS: usize = 20_000;
 /// Rows per GPU and family kept in the tile table (a larger table adds little accuracy).
 const TABLE_ROWS: usize = 2_000;
+/// Element-wise ops all run one vectorised kernel; a few hundred rows per GPU show it.
+const VECTOR_TABLE_ROWS: usize = 300;
 /// Offsets added to the network's two outputs so that a freshly initialised network (outputs
 /// near 0) starts at a useful utilization (σ(1) − σ(−2)/W ≈ 0.61 at W = 1) instead of at 0,
 /// where the floor below would leave no gradient.
@@ -195,10 +197,61 @@ pub(crate) fn balanced<'a>(rows: Vec<&'a Sample>, limit: usize) -> Vec<&'a Sampl
     by.into_values().flat_map(|v| v.into_iter().take(per)).collect()
 }
 
+/// A family's network, stored with 5 significant digits per parameter: through
+/// `serde_json::Value` an f32 would print with 17 digits and triple the weights file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ShortMlp", into = "ShortMlp")]
+pub struct Net(pub Mlp);
+
+impl Net {
+    /// Rounds `mlp` exactly as saving and loading would, so a model predicts the same before
+    /// and after it is written.
+    pub fn new(mlp: Mlp) -> Net {
+        Net::from(ShortMlp::from(Net(mlp)))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ShortMlp {
+    mean: Vec<f64>,
+    std: Vec<f64>,
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+    layers: Vec<ShortDense>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ShortDense {
+    weight: Vec<Vec<f64>>,
+    bias: Vec<f64>,
+}
+
+fn short(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|x| format!("{x:.4e}").parse().unwrap_or(*x as f64)).collect()
+}
+
+fn long(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|x| *x as f32).collect()
+}
+
+impl From<Net> for ShortMlp {
+    fn from(Net(m): Net) -> ShortMlp {
+        let layers = m.layers.iter().map(|l| ShortDense { weight: l.weight.iter().map(|r| short(r)).collect(), bias: short(&l.bias) }).collect();
+        ShortMlp { mean: short(&m.mean), std: short(&m.std), lo: short(&m.lo), hi: short(&m.hi), layers }
+    }
+}
+
+impl From<ShortMlp> for Net {
+    fn from(m: ShortMlp) -> Net {
+        let layers = m.layers.iter().map(|l| Dense { weight: l.weight.iter().map(|r| long(r)).collect(), bias: long(&l.bias) }).collect();
+        Net(Mlp { mean: long(&m.mean), std: long(&m.std), lo: long(&m.lo), hi: long(&m.hi), layers })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NeuSight {
     /// Per family: the network giving (o_α, o_γ) from the four tile features.
-    pub families: BTreeMap<Family, Mlp>,
+    pub families: BTreeMap<Family, Net>,
     /// Tile tables of the families whose tile is not fixed by the shape.
     pub tiles: BTreeMap<Family, KernelTable>,
     /// Isolated-call floor per family (seconds).
@@ -217,7 +270,8 @@ impl NeuSight {
                 .filter_map(|s| Some(Entry { gpu: &s.gpu, dims: table_dims(&s.op, fam), label: measured_tile(s)?.label() }))
                 .collect();
             if !entries.is_empty() {
-                tiles.insert(fam, KernelTable::build(entries, TABLE_ROWS, seed ^ fam as u64));
+                let per_gpu = if fam.is_gemm() { TABLE_ROWS } else { VECTOR_TABLE_ROWS };
+                tiles.insert(fam, KernelTable::build(entries, per_gpu, seed ^ fam as u64));
             }
         }
         let usable = kernel_dominated(samples);
@@ -256,9 +310,9 @@ impl NeuSight {
             return self.attention_seconds(a, op, gpu);
         }
         let family = Family::of(op)?;
-        let mlp = self.families.get(&family)?;
+        let net = self.families.get(&family)?;
         let w = decompose(op, family, gpu, self.tile_for(op, family, gpu))?;
-        let util = utilization(&mlp.predict_all(&features(op, gpu, &w)), w.waves);
+        let util = utilization(&net.0.predict_all(&features(op, gpu, &w)), w.waves);
         Some(ideal_seconds(op, gpu, &w) / util)
     }
 
@@ -286,7 +340,7 @@ impl NeuSight {
 }
 
 /// Trains one family's network on its kernel-dominated rows (`None` when it has none).
-fn fit_family(usable: &[&Sample], fam: Family, seed: u64) -> Result<Option<Mlp>, String> {
+fn fit_family(usable: &[&Sample], fam: Family, seed: u64) -> Result<Option<Net>, String> {
     let mut rows: Vec<&Sample> = usable.iter().copied().filter(|s| s.family == fam).collect();
     let mut rng = Rng::new(seed ^ (fam as u64) << 8);
     rng.shuffle(&mut rows);
@@ -301,10 +355,10 @@ fn fit_family(usable: &[&Sample], fam: Family, seed: u64) -> Result<Option<Mlp>,
     if x.is_empty() {
         return Ok(None);
     }
-    let cfg = TrainConfig { hidden: 48, depth: 3, epochs: 40, batch: 256, lr: 2e-3, seed };
-    let mut mlp = Mlp::train_with_loss(&x, &targets, 2, smape_loss, cfg, None)?;
-    mlp.compact();
-    Ok(Some(mlp))
+    let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let cfg = TrainConfig { hidden: env("NS_HIDDEN", 48.0) as usize, depth: env("NS_DEPTH", 3.0) as usize, epochs: env("NS_EPOCHS", 40.0) as usize, batch: 256, lr: env("NS_LR", 2e-3), seed };
+    let mlp = Mlp::train_with_loss(&x, &targets, 2, smape_loss, cfg, None)?;
+    Ok(Some(Net::new(mlp)))
 }
 
 impl Predictor for NeuSight {

@@ -27,7 +27,10 @@ impl Family {
             Op::Softmax(_) => Family::Softmax,
             Op::Norm(_) => Family::LayerNorm,
             Op::Elementwise(_) | Op::Reduction(_) | Op::MemCopy(_) | Op::Embedding(_) | Op::Optimizer(_) => Family::Elementwise,
-            Op::Comm(_) => return None,
+            // Memory-bound image ops move data like element-wise kernels.
+            Op::Pool(_) | Op::ChannelNorm(_) | Op::Concat(_) | Op::Upsample(_) => Family::Elementwise,
+            // Priced by `adapters::WithConv` (convolution model; RNNs through their kernels).
+            Op::Comm(_) | Op::Conv(_) | Op::Rnn(_) => return None,
         })
     }
 

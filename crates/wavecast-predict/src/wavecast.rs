@@ -37,7 +37,11 @@ pub struct FamilyModel {
     /// architecture runs the same kernel library code paths.
     #[serde(default)]
     pub per_arch: BTreeMap<String, f64>,
-    /// Trimmed mean of `per_gpu`: what a GPU of an unmeasured architecture gets.
+    /// Mean offset per kernel-library generation (see [`generation`]): the fallback for a GPU
+    /// of an unmeasured architecture.
+    #[serde(default)]
+    pub per_generation: BTreeMap<String, f64>,
+    /// Trimmed mean of `per_gpu`: what a GPU of an unmeasured generation gets.
     pub default_offset: f64,
     /// Quantiles (10 %, 90 %) of ln(measured / predicted) on held-out GPUs.
     pub interval: [f64; 2],
@@ -220,12 +224,25 @@ fn arch_key(gpu: &Gpu) -> String {
     format!("{}/{}", gpu.architecture, if gpu.tdp_w < 100.0 { "low-power" } else { "full-power" })
 }
 
-/// Mean GPU offset per architecture and power class.
-fn arch_offsets(rows: &[&Sample], per_gpu: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+/// Kernel-library generation: cuBLAS ships one family of FP32 SIMT kernels for Pascal
+/// (`maxwell_sgemm_*`), another for Volta through Ada (`volta_sgemm_*`, `ampere_sgemm_*`), and
+/// Hopper onwards runs `xmma` kernels — the kernel names in the measurements show the split.
+/// A generation no training GPU belongs to falls back to the trimmed mean of all.
+fn generation(gpu: &Gpu) -> &'static str {
+    match (gpu.vendor, gpu.compute_major()) {
+        (wavecast_gpu::Vendor::Amd, _) => "amd",
+        (_, 0..=6) => "maxwell-sgemm",
+        (_, 7..=8) => "volta-ampere-sgemm",
+        _ => "xmma",
+    }
+}
+
+/// Mean GPU offset per group (architecture and power class, or library generation).
+fn group_offsets(rows: &[&Sample], per_gpu: &BTreeMap<String, f64>, key: impl Fn(&Gpu) -> String) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (id, off) in per_gpu {
         if let Some(s) = rows.iter().find(|s| &s.gpu.id == id) {
-            by.entry(arch_key(&s.gpu)).or_default().push(*off);
+            by.entry(key(&s.gpu)).or_default().push(*off);
         }
     }
     by.into_iter().map(|(a, v)| (a, v.iter().sum::<f64>() / v.len() as f64)).collect()
@@ -264,7 +281,8 @@ impl Wavecast {
                 })
                 .unzip();
             let default_offset = trimmed_mean(per_gpu.values().copied().collect());
-            let per_arch = arch_offsets(&rows, &per_gpu);
+            let per_arch = group_offsets(&rows, &per_gpu, arch_key);
+            let per_generation = group_offsets(&rows, &per_gpu, |g| generation(g).to_string());
             let cfg = TrainConfig { seed, epochs: 40, ..TrainConfig::default() };
             let mut mlp = Mlp::train(&x, &y, cfg, None)?;
             mlp.compact();
@@ -272,7 +290,10 @@ impl Wavecast {
             sorted.sort_by(f32::total_cmp);
             let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize] as f64;
             let output_range = [pick(0.005), pick(0.995)];
-            families.insert(fam, FamilyModel { mlp, output_range, per_gpu, per_arch, default_offset, interval: [-0.15, 0.15] });
+            families.insert(
+                fam,
+                FamilyModel { mlp, output_range, per_gpu, per_arch, per_generation, default_offset, interval: [-0.15, 0.15] },
+            );
             if let Some(p) = progress {
                 p.tick();
             }
@@ -319,6 +340,7 @@ impl Wavecast {
             .per_gpu
             .get(&gpu.id)
             .or_else(|| model.per_arch.get(&arch_key(gpu)))
+            .or_else(|| model.per_generation.get(generation(gpu)))
             .copied()
             .unwrap_or(model.default_offset);
         let learned = (model.mlp.predict(&features(op, fam, gpu, self.watts_per_tflop_12nm)) as f64).clamp(lo, hi);

@@ -31,6 +31,12 @@ impl Attention {
         }
     }
 
+    /// Multiply-accumulates of the score and context matmuls (forward), as published MAC
+    /// tables count attention.
+    pub fn macs(&self) -> f64 {
+        self.flops() / 2.0
+    }
+
     pub fn flops(&self) -> f64 {
         // Two matmuls forward (scores and output); the backward recomputes scores and runs
         // four more, i.e. 2.5× the forward work.

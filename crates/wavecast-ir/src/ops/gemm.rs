@@ -81,11 +81,15 @@ impl Gemm {
         }
     }
 
+    /// Multiply-accumulates of the products (bias additions excluded).
+    pub fn macs(&self) -> f64 {
+        self.batch as f64 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
     pub fn flops(&self) -> f64 {
         let b = self.batch as f64;
-        let mac = 2.0 * b * self.m as f64 * self.n as f64 * self.k as f64;
         let bias = if self.bias { b * self.m as f64 * self.n as f64 } else { 0.0 };
-        mac + bias
+        2.0 * self.macs() + bias
     }
 
     fn weight_elem_bytes(&self) -> f64 {

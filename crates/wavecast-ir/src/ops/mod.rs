@@ -2,26 +2,38 @@
 //! bytes moved, parameters, backward operators) through the [`Op`] dispatch below.
 
 pub mod attention;
+pub mod channel_norm;
 pub mod comm;
+pub mod concat;
+pub mod conv;
 pub mod elementwise;
 pub mod embedding;
 pub mod gemm;
 pub mod memory;
 pub mod norm;
 pub mod optimizer;
+pub mod pool;
 pub mod reduction;
+pub mod rnn;
 pub mod softmax;
+pub mod upsample;
 
 pub use attention::Attention;
+pub use channel_norm::{ChannelNorm, ChannelNormKind};
 pub use comm::{Comm, CommKind};
+pub use concat::Concat;
+pub use conv::{Conv, ConvPass};
 pub use elementwise::{Elementwise, EwKind};
 pub use embedding::Embedding;
 pub use gemm::{Gemm, GemmKind};
 pub use memory::MemCopy;
 pub use norm::{Norm, NormKind};
 pub use optimizer::{Optimizer, OptimizerKind};
+pub use pool::{Pool, PoolKind};
 pub use reduction::Reduction;
+pub use rnn::{Rnn, RnnCell};
 pub use softmax::Softmax;
+pub use upsample::{Upsample, UpsampleMode};
 
 use crate::DType;
 use serde::{Deserialize, Serialize};
@@ -42,10 +54,15 @@ pub enum OpClass {
     Memory,
     Optimizer,
     Communication,
+    /// Convolutions and transposed convolutions.
+    Conv,
+    Pooling,
+    /// Recurrent layers (LSTM, GRU, RNN), priced through their per-time-step kernels.
+    Rnn,
 }
 
 impl OpClass {
-    pub const ALL: [OpClass; 11] = [
+    pub const ALL: [OpClass; 14] = [
         OpClass::Gemm,
         OpClass::AttentionBmm,
         OpClass::FusedAttention,
@@ -57,7 +74,15 @@ impl OpClass {
         OpClass::Memory,
         OpClass::Optimizer,
         OpClass::Communication,
+        OpClass::Conv,
+        OpClass::Pooling,
+        OpClass::Rnn,
     ];
+
+    /// Classes whose work runs on the matrix units (tensor cores) where the dtype allows.
+    pub fn is_matmul(self) -> bool {
+        matches!(self, OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention | OpClass::Conv | OpClass::Rnn)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -72,6 +97,9 @@ impl OpClass {
             OpClass::Memory => "memory",
             OpClass::Optimizer => "optimizer",
             OpClass::Communication => "communication",
+            OpClass::Conv => "conv",
+            OpClass::Pooling => "pooling",
+            OpClass::Rnn => "rnn",
         }
     }
 }
@@ -96,6 +124,12 @@ pub enum Op {
     MemCopy(MemCopy),
     Optimizer(Optimizer),
     Comm(Comm),
+    Conv(Conv),
+    Pool(Pool),
+    ChannelNorm(ChannelNorm),
+    Rnn(Rnn),
+    Concat(Concat),
+    Upsample(Upsample),
 }
 
 impl Op {
@@ -111,6 +145,11 @@ impl Op {
             Op::MemCopy(_) => OpClass::Memory,
             Op::Optimizer(_) => OpClass::Optimizer,
             Op::Comm(_) => OpClass::Communication,
+            Op::Conv(_) => OpClass::Conv,
+            Op::Pool(_) => OpClass::Pooling,
+            Op::ChannelNorm(_) => OpClass::Norm,
+            Op::Rnn(_) => OpClass::Rnn,
+            Op::Concat(_) | Op::Upsample(_) => OpClass::Memory,
         }
     }
 
@@ -127,6 +166,12 @@ impl Op {
             Op::MemCopy(o) => o.flops(),
             Op::Optimizer(o) => o.flops(),
             Op::Comm(_) => 0.0,
+            Op::Conv(o) => o.flops(),
+            Op::Pool(o) => o.flops(),
+            Op::ChannelNorm(o) => o.flops(),
+            Op::Rnn(o) => o.flops(),
+            Op::Concat(o) => o.flops(),
+            Op::Upsample(o) => o.flops(),
         }
     }
 
@@ -143,6 +188,12 @@ impl Op {
             Op::MemCopy(o) => o.bytes(),
             Op::Optimizer(o) => o.bytes(),
             Op::Comm(o) => o.bytes(),
+            Op::Conv(o) => o.bytes(),
+            Op::Pool(o) => o.bytes(),
+            Op::ChannelNorm(o) => o.bytes(),
+            Op::Rnn(o) => o.bytes(),
+            Op::Concat(o) => o.bytes(),
+            Op::Upsample(o) => o.bytes(),
         }
     }
 
@@ -152,7 +203,23 @@ impl Op {
             Op::Gemm(o) => o.params(),
             Op::Norm(o) => o.params(),
             Op::Embedding(o) => o.params(),
+            Op::Conv(o) => o.params(),
+            Op::ChannelNorm(o) => o.params(),
+            Op::Rnn(o) => o.params(),
             _ => 0,
+        }
+    }
+
+    /// Multiply-accumulates of the matrix work (GEMMs, attention matmuls, convolutions, RNN
+    /// gate GEMMs), the quantity published "MAC" / "GFLOPs" tables of vision models count; 0 for
+    /// everything else.
+    pub fn macs(&self) -> f64 {
+        match self {
+            Op::Gemm(o) => o.macs(),
+            Op::Attention(o) => o.macs(),
+            Op::Conv(o) => o.macs(),
+            Op::Rnn(o) => o.macs(),
+            _ => 0.0,
         }
     }
 
@@ -169,6 +236,12 @@ impl Op {
             Op::MemCopy(o) => o.backward(),
             Op::Optimizer(_) => Vec::new(),
             Op::Comm(o) => vec![Op::Comm(o.clone())],
+            Op::Conv(o) => o.backward(),
+            Op::Pool(o) => o.backward(),
+            Op::ChannelNorm(o) => o.backward(),
+            Op::Rnn(o) => o.backward(),
+            Op::Concat(o) => o.backward(),
+            Op::Upsample(o) => o.backward(),
         }
     }
 
@@ -184,6 +257,12 @@ impl Op {
             Op::MemCopy(_) => DType::Fp32,
             Op::Optimizer(o) => o.state_dtype,
             Op::Comm(o) => o.dtype,
+            Op::Conv(o) => o.dtype,
+            Op::Pool(o) => o.dtype,
+            Op::ChannelNorm(o) => o.dtype,
+            Op::Rnn(o) => o.dtype,
+            Op::Concat(o) => o.dtype,
+            Op::Upsample(o) => o.dtype,
         }
     }
 
@@ -213,6 +292,43 @@ impl Op {
             Op::MemCopy(m) => format!("copy {} B", m.bytes),
             Op::Optimizer(o) => format!("{:?} params={}", o.kind, o.params),
             Op::Comm(c) => format!("{:?} {} B over {}", c.kind, c.bytes, c.group),
+            Op::Conv(c) => {
+                let [oh, ow] = c.out_hw();
+                format!(
+                    "{}conv{} n={} {}->{} {}x{} -> {}x{} k={}x{} s={} g={}",
+                    if c.transposed { "t" } else { "" },
+                    match c.pass {
+                        ConvPass::Forward => "",
+                        ConvPass::BackwardData => " dgrad",
+                        ConvPass::BackwardWeight => " wgrad",
+                    },
+                    c.batch,
+                    c.c_in,
+                    c.c_out,
+                    c.in_hw[0],
+                    c.in_hw[1],
+                    oh,
+                    ow,
+                    c.kernel[0],
+                    c.kernel[1],
+                    c.stride[0],
+                    c.groups
+                )
+            }
+            Op::Pool(p) => format!("{:?} pool n={} c={} {}x{} -> {}x{}", p.kind, p.batch, p.channels, p.in_hw[0], p.in_hw[1], p.out_hw[0], p.out_hw[1]),
+            Op::ChannelNorm(n) => format!("{:?} n={} c={} hw={}", n.kind, n.batch, n.channels, n.spatial),
+            Op::Rnn(r) => format!(
+                "{:?} b={} t={} in={} h={} layers={}{}",
+                r.cell,
+                r.batch,
+                r.seq,
+                r.input_size,
+                r.hidden,
+                r.layers,
+                if r.bidirectional { " bidirectional" } else { "" }
+            ),
+            Op::Concat(c) => format!("concat {} inputs, {} elements", c.inputs, c.elements),
+            Op::Upsample(u) => format!("{:?} upsample {}x{} -> {}x{}", u.mode, u.in_hw[0], u.in_hw[1], u.out_hw[0], u.out_hw[1]),
         }
     }
 }

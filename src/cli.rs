@@ -80,11 +80,18 @@ pub enum OptimizerArg {
 #[derive(Args, Debug)]
 pub struct PredictArgs {
     /// Built-in model preset (see `wavecast models`).
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    #[arg(long, conflicts_with_all = ["config", "onnx"], required_unless_present_any = ["config", "onnx"])]
     pub model: Option<String>,
     /// A Hugging Face config.json.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "onnx")]
     pub config: Option<PathBuf>,
+    /// An ONNX model file: its graph is imported (shapes inferred for --batch and --seq).
+    #[arg(long, value_name = "FILE")]
+    pub onnx: Option<PathBuf>,
+    /// Input image side for the built-in vision models [default: the model's own, e.g. 224],
+    /// and for symbolic height and width dimensions of ONNX inputs.
+    #[arg(long, value_name = "PIXELS")]
+    pub image_size: Option<u64>,
     /// Target GPU (name or alias, see `wavecast gpus`).
     #[arg(long)]
     pub gpu: String,
@@ -177,6 +184,29 @@ pub enum EvalCommand {
     Ops(EvalOpsArgs),
     /// Runtime-based scaling error for every ordered GPU pair of NeuSight's per-op data.
     Pairs(EvalPairsArgs),
+    /// Convolution model accuracy, leave-one-GPU-out, on NeuSight's conv measurements
+    /// (`--retrain FILE` trains the model first and writes its weights).
+    Conv(EvalConvArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalConvArgs {
+    /// Data folder laid out like NeuSight's (reads ops/train/conv).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Train the convolution model (all GPUs and one per left-out GPU), write its weights to
+    /// FILE (the shipped ones are data/weights/conv.json) and evaluate them.
+    #[arg(long, value_name = "FILE")]
+    pub retrain: Option<PathBuf>,
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Print the report as Markdown tables.
+    #[arg(long)]
+    pub markdown: bool,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -1,11 +1,13 @@
 //! One module per subcommand.
 
 mod compare;
+mod eval_conv;
 mod eval_e2e;
 mod eval_ops;
 mod gpus;
 mod models;
 mod predict;
+mod predict_zoo;
 mod scale;
 mod eval_pairs;
 mod serve;
@@ -28,6 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Scale(a) => scale::run(a),
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
+        Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
     }
 }
 

@@ -30,6 +30,23 @@ pub struct PredictJson {
     pub flops: f64,
     pub bytes: f64,
     pub unpriced: Vec<String>,
+    /// One sample's input, for models that do not read `seq` tokens (vision, GAN, ONNX).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_per_s: Option<f64>,
+    /// ONNX operators wavecast cannot map, with their estimated share of the model's FLOPs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<UnsupportedJson>,
+}
+
+#[derive(Serialize)]
+pub struct UnsupportedJson {
+    pub op: String,
+    pub count: u64,
+    /// Estimated forward FLOPs (one per output element when the output shape is known).
+    pub flops: f64,
+    pub share: f64,
 }
 
 /// Milliseconds per phase; backward and optimizer are absent for inference.
@@ -55,12 +72,21 @@ pub struct ClassJson {
 pub fn load_spec(model: &Option<String>, config: &Option<std::path::PathBuf>) -> Result<TransformerSpec> {
     Ok(match (model, config) {
         (_, Some(path)) => presets::load_config(path)?,
+        (Some(name), None) if super::predict_zoo::is_zoo_model(name) => {
+            return Err(format!("'{name}' is not a transformer LLM: serving and `compare` model LLM decoding; use `predict --mode inference|train`").into())
+        }
         (Some(name), None) => presets::preset(name)?,
         (None, None) => return Err("give --model NAME or --config FILE".into()),
     })
 }
 
 pub fn run(a: PredictArgs) -> Result<()> {
+    if a.onnx.is_some() || a.model.as_deref().is_some_and(super::predict_zoo::is_zoo_model) {
+        return super::predict_zoo::run(a);
+    }
+    if a.image_size.is_some() {
+        return Err("--image-size applies to the built-in vision models and ONNX files only".into());
+    }
     if a.mode == ModeArg::Serve {
         return super::serve::run(a);
     }
@@ -95,7 +121,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     Ok(())
 }
 
-fn to_json(model: &str, a: &PredictArgs, dtype: DType, params: u64, b: &Breakdown) -> PredictJson {
+pub(super) fn to_json(model: &str, a: &PredictArgs, dtype: DType, params: u64, b: &Breakdown) -> PredictJson {
     let classes = b
         .classes
         .iter()
@@ -130,17 +156,22 @@ fn to_json(model: &str, a: &PredictArgs, dtype: DType, params: u64, b: &Breakdow
         flops: b.flops,
         bytes: b.bytes,
         unpriced: b.unpriced.iter().map(|u| format!("{} ×{}: {}", u.node, u.count, u.reason)).collect(),
+        input: None,
+        samples_per_s: None,
+        unsupported: Vec::new(),
     }
 }
 
-fn print_human(p: &PredictJson, gpu: &wavecast_gpu::Gpu) {
+pub(super) fn print_human(p: &PredictJson, gpu: &wavecast_gpu::Gpu) {
+    let shape = match &p.input {
+        Some(input) => format!("batch {} × {input}", p.batch),
+        None => format!("batch {} × seq {}", p.batch, p.seq),
+    };
     println!(
-        "{} ({} params) · {} · batch {} × seq {} · {} on {} · predictor: {}",
+        "{} ({} params) · {} · {shape} · {} on {} · predictor: {}",
         p.model,
         table::si(p.params as f64),
         p.mode,
-        p.batch,
-        p.seq,
         p.dtype,
         gpu.name,
         p.predictor
@@ -174,12 +205,26 @@ fn print_human(p: &PredictJson, gpu: &wavecast_gpu::Gpu) {
     } else {
         String::new()
     };
-    println!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
-    if let Some(price) = &gpu.price {
-        let usd_per_mtok = price.usd_per_hour / 3600.0 / p.tokens_per_s * 1e6;
-        println!("cost: ${:.2}/GPU-hour → ${usd_per_mtok:.3} per million tokens", price.usd_per_hour);
+    match p.samples_per_s {
+        Some(rate) => {
+            println!("step time: {} ms{interval} · {rate:.1} samples/s", table::ms(p.total_ms));
+            if let Some(price) = &gpu.price {
+                let usd_per_m = price.usd_per_hour / 3600.0 / rate * 1e6;
+                println!("cost: ${:.2}/GPU-hour → ${usd_per_m:.2} per million samples", price.usd_per_hour);
+            }
+        }
+        None => {
+            println!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
+            if let Some(price) = &gpu.price {
+                let usd_per_mtok = price.usd_per_hour / 3600.0 / p.tokens_per_s * 1e6;
+                println!("cost: ${:.2}/GPU-hour → ${usd_per_mtok:.3} per million tokens", price.usd_per_hour);
+            }
+        }
     }
     for u in &p.unpriced {
         println!("unpriced: {u}");
+    }
+    for u in &p.unsupported {
+        println!("unsupported ONNX op: {} ×{} (~{:.2}% of FLOPs, not in the time above)", u.op, u.count, 100.0 * u.share);
     }
 }

@@ -116,18 +116,24 @@ impl TryFrom<PackedTable> for KernelTable {
         }
         let mut rows = Vec::with_capacity(p.rows.len());
         for text in &p.rows {
-            let bytes = (0..text.len() / 2)
-                .map(|i| text.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-                .collect::<Option<Vec<u8>>>()
-                .filter(|b| text.len() % 2 == 0 && (p.width == 0 || b.len() % p.width == 0))
-                .ok_or("kernel table rows are not whole hex records")?;
-            if bytes.chunks(p.width.max(1)).any(|r| r[0] as usize >= p.labels.len()) {
+            let records = unhex(text).filter(|b| b.is_empty() || (p.width > 0 && b.len() % p.width == 0));
+            let bytes = records.ok_or("kernel table rows are not whole hex records")?;
+            let gpu_rows: Vec<Vec<u8>> = bytes.chunks(p.width.max(1)).map(<[u8]>::to_vec).collect();
+            if gpu_rows.iter().any(|r| r[0] as usize >= p.labels.len()) {
                 return Err("kernel table row names an unknown label".into());
             }
-            rows.push(bytes.chunks(p.width.max(1)).map(<[u8]>::to_vec).collect());
+            rows.push(gpu_rows);
         }
         Ok(KernelTable { gpus: p.gpus, labels: p.labels, rows })
     }
+}
+
+/// Bytes of a hex string; `None` if it is not one.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len() / 2).map(|i| text.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
 }
 
 /// One training row for [`KernelTable::build`].

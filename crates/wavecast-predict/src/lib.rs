@@ -1,6 +1,8 @@
 //! Per-operator time prediction. Every predictor implements [`Predictor`] and lives in its own
 //! module; the CLI picks one by name through [`by_name`].
 
+pub mod adapters;
+pub mod conv;
 pub mod fit;
 pub mod kernels;
 pub mod li;
@@ -84,9 +86,14 @@ pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pred
         return Ok(Box::new(Roofline));
     }
     let unknown = || PredictError::UnknownPredictor(name.to_string(), PREDICTORS.join(", "));
-    if let Some(gpu) = holdout {
-        let file = registry::shipped(name).ok_or_else(unknown)??;
-        return registry::load(file.holdout.get(gpu).unwrap_or(&file.all));
-    }
-    registry::load(&registry::shipped_all(name).ok_or_else(unknown)??)
+    let inner = match holdout {
+        Some(gpu) => {
+            let file = registry::shipped(name).ok_or_else(unknown)??;
+            registry::load(file.holdout.get(gpu).unwrap_or(&file.all))?
+        }
+        None => registry::load(&registry::shipped_all(name).ok_or_else(unknown)??)?,
+    };
+    // Convolutions, recurrent layers and the other vision ops go to their own models.
+    let wrapped = adapters::WithConv::shipped(inner, holdout).map_err(|reason| PredictError::Load { name: "conv".into(), reason })?;
+    Ok(Box::new(wrapped))
 }

@@ -11,9 +11,11 @@
 //!   t = c₀ + c₁·W/clock + c₂·W·SMs·f_tile/peak + c₃·bytes/bandwidth — a launch constant, a
 //!   per-wave fixed cost, the wave-quantised work at peak and the memory traffic, so achieved
 //!   throughput FLOPs/t rises with size and saturates, as PM2Lat's throughput curves do. Fitted
-//!   per GPU by least squares on relative error with non-negative coefficients (so time never
-//!   falls as FLOPs grow); pooled over GPUs on the same hardware-normalised features, it
-//!   transfers to a GPU without measurements through its peak FLOP/s, bandwidth and clock.
+//!   per GPU and configuration by least squares on relative error with non-negative
+//!   coefficients (so time never falls as FLOPs grow). A GPU without measurements has no
+//!   per-configuration curves: it gets the family's fit pooled over the measured GPUs on the
+//!   same hardware-normalised features — transfer through its peak FLOP/s, bandwidth and
+//!   clock — evaluated at the waves of the configuration it is predicted to launch.
 //! * **Memory-bound kernels** (element-wise, softmax, layer norm), per kernel function: linear
 //!   regression on operation count and bytes, t = a·FLOPs/peak + b·bytes/bandwidth + c, per GPU;
 //!   pooled over GPUs for a new one (mostly through bandwidth).
@@ -148,15 +150,23 @@ fn table_dims(op: &Op, family: Family) -> Vec<f64> {
     }
 }
 
-/// The kernel key and features of a training row (`None` when its kernel is unreadable).
-fn training_row(s: &Sample) -> Option<(String, Vec<f64>)> {
+/// A measured op with the key of the kernel it ran and its features.
+struct Row<'a> {
+    sample: &'a Sample,
+    key: String,
+    x: Vec<f64>,
+}
+
+/// The training row of a sample (`None` when its kernel is unreadable).
+fn training_row(s: &Sample) -> Option<Row<'_>> {
     let name = s.kernel.as_deref()?;
-    if s.family.is_gemm() {
+    let (key, x) = if s.family.is_gemm() {
         let cfg = GemmConfig::of_kernel(name, s.grid_blocks, &s.op)?;
-        Some((cfg.fit_key(), gemm_features(&s.op, &s.gpu, cfg)?))
+        (cfg.fit_key(), gemm_features(&s.op, &s.gpu, cfg)?)
     } else {
-        Some((kernel_function(name), vector_features(&s.op, &s.gpu)))
-    }
+        (kernel_function(name), vector_features(&s.op, &s.gpu))
+    };
+    Some(Row { sample: s, key, x })
 }
 
 /// Least squares on relative error with every coefficient ≥ 0: the most negative coefficient
@@ -185,11 +195,11 @@ pub fn nonnegative_fit(x: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
 }
 
 /// Fit of `rows` when there are enough of them.
-fn fit_rows(rows: &[(&Sample, &(String, Vec<f64>))]) -> Option<Vec<f64>> {
+fn fit_rows(rows: &[&Row]) -> Option<Vec<f64>> {
     if rows.len() < MIN_ROWS {
         return None;
     }
-    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = rows.iter().map(|(s, (_, f))| (f.clone(), s.kernel_s())).unzip();
+    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = rows.iter().map(|r| (r.x.clone(), r.sample.kernel_s())).unzip();
     let c = nonnegative_fit(&x, &y);
     c.iter().any(|v| *v > 0.0).then_some(c)
 }
@@ -201,21 +211,21 @@ pub struct FamilyFits {
     pub per_gpu: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
     /// Per measured GPU, all its kernels pooled: for a kernel too rare to have its own fit.
     pub per_gpu_pooled: BTreeMap<String, Vec<f64>>,
-    /// Per kernel key, pooled over the measured GPUs: what a GPU without measurements gets.
-    pub transfer: BTreeMap<String, Vec<f64>>,
-    /// Every kernel of every GPU pooled: the last resort.
+    /// Every kernel of every measured GPU pooled on the hardware-normalised features: what a
+    /// GPU without measurements gets, evaluated at the waves of the configuration it launches.
+    /// (Per-kernel fits pooled over GPUs transfer worse: each kernel is used by a different
+    /// subset of GPUs, so its pooled fit inherits those GPUs' bias — e.g. 64×64 is mostly the
+    /// power-capped P4's, which made full-power P100 predictions 30 % too slow.)
     pub pooled: Vec<f64>,
 }
 
 impl FamilyFits {
-    fn fit(rows: &[(&Sample, (String, Vec<f64>))]) -> FamilyFits {
-        let mut by_gpu_key: BTreeMap<(&str, &str), Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
-        let mut by_gpu: BTreeMap<&str, Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
-        let mut by_key: BTreeMap<&str, Vec<(&Sample, &(String, Vec<f64>))>> = BTreeMap::new();
-        for (s, r) in rows {
-            by_gpu_key.entry((s.gpu.id.as_str(), r.0.as_str())).or_default().push((s, r));
-            by_gpu.entry(s.gpu.id.as_str()).or_default().push((s, r));
-            by_key.entry(r.0.as_str()).or_default().push((s, r));
+    fn fit(rows: &[Row]) -> FamilyFits {
+        let mut by_gpu_key: BTreeMap<(&str, &str), Vec<&Row>> = BTreeMap::new();
+        let mut by_gpu: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+        for r in rows {
+            by_gpu_key.entry((r.sample.gpu.id.as_str(), r.key.as_str())).or_default().push(r);
+            by_gpu.entry(r.sample.gpu.id.as_str()).or_default().push(r);
         }
         let mut fits = FamilyFits::default();
         for ((gpu, key), v) in &by_gpu_key {
@@ -224,17 +234,15 @@ impl FamilyFits {
             }
         }
         fits.per_gpu_pooled = by_gpu.iter().filter_map(|(g, v)| Some((g.to_string(), fit_rows(v)?))).collect();
-        fits.transfer = by_key.iter().filter_map(|(k, v)| Some((k.to_string(), fit_rows(v)?))).collect();
-        let all: Vec<(&Sample, &(String, Vec<f64>))> = rows.iter().map(|(s, r)| (*s, r)).collect();
-        fits.pooled = fit_rows(&all).unwrap_or_default();
+        fits.pooled = fit_rows(&rows.iter().collect::<Vec<_>>()).unwrap_or_default();
         fits
     }
 
     /// Coefficients for kernel `key` on `gpu`: its own fit, else the GPU's pooled fit, else
-    /// the kernel's cross-GPU fit, else the family's.
+    /// the cross-GPU one.
     fn coefficients(&self, gpu: &str, key: &str) -> Option<&[f64]> {
         let own = self.per_gpu.get(gpu).and_then(|m| m.get(key)).or_else(|| self.per_gpu_pooled.get(gpu));
-        own.or_else(|| self.transfer.get(key)).map(Vec::as_slice).or(Some(self.pooled.as_slice()).filter(|c| !c.is_empty()))
+        own.map(Vec::as_slice).or(Some(self.pooled.as_slice()).filter(|c| !c.is_empty()))
     }
 }
 
@@ -259,8 +267,7 @@ impl Pm2Lat {
                 let rows = if fam.is_gemm() { GEMM_TABLE_ROWS } else { VECTOR_TABLE_ROWS };
                 kernels.insert(fam, KernelTable::build(labelled, rows, fam as u64));
             }
-            let rows: Vec<(&Sample, (String, Vec<f64>))> =
-                usable.iter().filter(|s| s.family == fam).filter_map(|s| Some((*s, training_row(s)?))).collect();
+            let rows: Vec<Row> = usable.iter().filter(|s| s.family == fam).filter_map(|s| training_row(s)).collect();
             let fits = FamilyFits::fit(&rows);
             if !fits.pooled.is_empty() {
                 families.insert(fam, fits);
@@ -431,7 +438,7 @@ mod tests {
                 let t = m.kernel_seconds(op, gpu).unwrap();
                 assert!(t.is_finite() && t >= roofline_seconds(op, gpu), "{id} {}", op.describe());
                 let again = loaded.kernel_seconds(op, gpu).unwrap();
-                assert!((again - t).abs() <= 1e-9 * t, "{id} {}: {t} vs {again}", op.describe());
+                assert_eq!(again, t, "{id} {} after reload", op.describe());
             }
         }
         let comm = Op::Comm(wavecast_ir::ops::Comm { kind: wavecast_ir::ops::CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Bf16, overlappable: false });

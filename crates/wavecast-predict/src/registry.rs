@@ -19,6 +19,7 @@ pub const TRAINABLE: &[&str] = &["li", "wavecast", "neusight", "pm2lat"];
 const SHIPPED: &[(&str, &str)] = &[
     ("li", include_str!("../../../data/weights/li.json")),
     ("wavecast", include_str!("../../../data/weights/wavecast.json")),
+    ("neusight", include_str!("../../../data/weights/neusight.json")),
     ("pm2lat", include_str!("../../../data/weights/pm2lat.json")),
 ];
 

@@ -3,11 +3,17 @@
 
 pub mod encdec;
 pub mod hf;
+pub mod net;
 pub mod neusight;
+pub mod onnx;
 pub mod presets;
 pub mod pylit;
+pub mod rnn;
+pub mod seq2seq;
 pub mod serve;
 pub mod transformer;
+pub mod vision;
+pub mod zoo;
 
 pub use hf::{Activation, Arch, EncDec, Moe, TransformerSpec};
 pub use serve::{Memory, ServeOptions};

@@ -30,12 +30,17 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// Transformer presets and the built-in vision, GAN and recurrent models (`zoo`).
+pub fn all_names() -> Vec<&'static str> {
+    names().into_iter().chain(crate::zoo::names()).collect()
+}
+
 /// Looks a preset up by name (case-insensitive).
 pub fn preset(name: &str) -> Result<TransformerSpec, WorkloadError> {
     let (n, text) = PRESETS
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .ok_or_else(|| WorkloadError::UnknownPreset { name: name.to_string(), available: names().join(", ") })?;
+        .ok_or_else(|| WorkloadError::UnknownPreset { name: name.to_string(), available: all_names().join(", ") })?;
     let mut spec = TransformerSpec::from_json(text, n)?;
     spec.name = n.to_string();
     Ok(spec)

@@ -80,6 +80,7 @@ impl Conv {
     }
 
     /// A square convolution as the measurement files describe it.
+    #[allow(clippy::too_many_arguments)]
     pub fn square(batch: u64, c_in: u64, c_out: u64, size: u64, kernel: u64, stride: u64, padding: u64, dtype: DType) -> Result<Conv, DimError> {
         Conv::new(batch, c_in, c_out, [size, size], [kernel, kernel], dtype).stride(stride).pad(padding).bias(true).build()
     }
@@ -151,6 +152,7 @@ impl Conv {
 
     fn try_out_hw(&self) -> Result<[u64; 2], DimError> {
         let mut out = [0; 2];
+        #[allow(clippy::needless_range_loop)]
         for i in 0..2 {
             let (n, k, s, d) = (self.in_hw[i] as i128, self.kernel[i] as i128, self.stride[i] as i128, self.dilation[i] as i128);
             let pad = self.pads[i] as i128 + self.pads[i + 2] as i128;

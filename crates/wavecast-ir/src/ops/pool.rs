@@ -44,6 +44,7 @@ fn adaptive_window(n: u64, o: u64) -> u64 {
 impl Pool {
     /// A windowed pool. `pads` is [top, left, bottom, right]; `ceil_mode` rounds the output size
     /// up (a last window that starts inside the padded input is kept).
+    #[allow(clippy::too_many_arguments)]
     pub fn window(
         kind: PoolKind,
         batch: u64,

@@ -56,6 +56,7 @@ pub struct Rnn {
 }
 
 impl Rnn {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(cell: RnnCell, batch: u64, seq: u64, input_size: u64, hidden: u64, layers: u64, bidirectional: bool, dtype: DType) -> Result<Rnn, DimError> {
         dim("rnn batch", batch)?;
         dim("rnn sequence length", seq)?;

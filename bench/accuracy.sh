@@ -13,7 +13,7 @@ trap 'rm -rf "$TMP"' EXIT
 PREDICTORS=$("$BIN" predict --help | sed -n 's/.*available: \(.*\)).*/\1/p' | head -1)
 PREDICTORS="${PREDICTORS:-roofline li neusight pm2lat wavecast}"
 GPUS="a100-pcie-40gb p100-pcie p4 t4 v100-pcie"
-for p in roofline li neusight pm2lat wavecast; do
+for p in $PREDICTORS; do
   "$BIN" eval e2e --data "$DATA" --predictor "$p" --json > "$TMP/e2e-$p.json" 2>/dev/null || rm -f "$TMP/e2e-$p.json"
   "$BIN" eval e2e --data "$DATA" --predictor "$p" --no-holdout --json > "$TMP/e2e-all-$p.json" 2>/dev/null || rm -f "$TMP/e2e-all-$p.json"
   for g in $GPUS; do

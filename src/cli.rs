@@ -239,6 +239,10 @@ pub struct EvalOpsArgs {
     pub test_gpu: String,
     #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
     pub predictor: String,
+    /// Also write every predicted measurement (op, kernel, measured and predicted ms) to FILE
+    /// as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub rows: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]

@@ -424,7 +424,7 @@ pub(crate) mod tests {
                 };
                 let kernel_s = 3e-6 + roofline_seconds(&op, &gpu) / 0.7;
                 let grid = if family == Family::Elementwise { Some((m * n).div_ceil(512) as f64) } else { None };
-                out.push(Sample { op, family, gpu: gpu.clone(), latency_s: kernel_s + LAUNCH_GAP_S + 2e-5 * rng.uniform(), kernel: Some(kernel.into()), grid_blocks: grid });
+                out.push(Sample { op, family, gpu: gpu.clone(), latency_s: kernel_s + LAUNCH_GAP_S + 2e-5 * rng.uniform(), kernel: Some(kernel.into()), grid_blocks: grid, model_shaped: false });
             }
         }
         out

@@ -51,11 +51,14 @@ pub fn train(name: &str, samples: &[Sample], seed: u64, progress: Option<&indica
     let mut trained_on: Vec<String> = samples.iter().map(|s| s.gpu.id.clone()).collect();
     trained_on.sort();
     trained_on.dedup();
+    // The published baselines train on microbenchmarks only; `wavecast` also learns from the
+    // model-shaped measurements of its training GPUs.
+    let microbenchmarks: Vec<Sample> = samples.iter().filter(|s| !s.model_shaped).cloned().collect();
     let params = match name {
-        "li" => to_value(&Li::fit(samples)?)?,
+        "li" => to_value(&Li::fit(&microbenchmarks)?)?,
         "wavecast" => to_value(&Wavecast::fit(samples, seed, progress)?)?,
-        "neusight" => to_value(&NeuSight::fit(samples, seed, progress)?)?,
-        "pm2lat" => to_value(&Pm2Lat::fit(samples)?)?,
+        "neusight" => to_value(&NeuSight::fit(&microbenchmarks, seed, progress)?)?,
+        "pm2lat" => to_value(&Pm2Lat::fit(&microbenchmarks)?)?,
         other => return Err(format!("'{other}' is not a trainable predictor (trainable: {})", TRAINABLE.join(", "))),
     };
     Ok(ModelFile { predictor: name.to_string(), trained_on, seed, params })

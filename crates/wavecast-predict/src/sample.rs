@@ -20,6 +20,9 @@ pub struct Sample {
     /// Main kernel name and grid, when recorded.
     pub kernel: Option<String>,
     pub grid_blocks: Option<f64>,
+    /// Measured on a shape taken from a real model (NeuSight's `ops/test`) rather than a random
+    /// microbenchmark shape (`ops/train`).
+    pub model_shaped: bool,
 }
 
 impl Sample {
@@ -34,6 +37,7 @@ impl Sample {
             latency_s: m.latency_ms / 1e3,
             kernel: m.main_kernel.as_ref().map(|k| k.name.clone()),
             grid_blocks: m.main_kernel.as_ref().and_then(|k| k.blocks()).map(|b| b as f64),
+            model_shaped: false,
         })
     }
 

@@ -29,7 +29,7 @@ fn synthetic(ids: &[&str]) -> Vec<Sample> {
             ];
             for (op, family) in ops {
                 let latency_s = (roofline_seconds(&op, &gpu) / efficiency + 6e-6).max(2.5e-5);
-                out.push(Sample { op, family, gpu: gpu.clone(), latency_s, kernel: None, grid_blocks: None });
+                out.push(Sample { op, family, gpu: gpu.clone(), latency_s, kernel: None, grid_blocks: None, model_shaped: false });
             }
         }
     }
@@ -139,4 +139,37 @@ fn communication_is_left_to_the_communication_model() {
         overlappable: false,
     });
     assert!(matches!(p.predict(&op, &gpu), Estimate::Unpriced(_)));
+}
+
+/// The synthetic set plus model-shaped copies of its softmax and linear rows on `fast_gpu` that
+/// ran twice as fast as the random-shape ones.
+fn with_fast_model_shaped_rows(fast_gpu: &str) -> Vec<Sample> {
+    let mut samples = synthetic(&["v100-pcie", "t4"]);
+    let extra: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.gpu.id == fast_gpu && matches!(s.family, Family::Softmax | Family::Linear))
+        .map(|s| Sample { latency_s: s.latency_s / 2.0, model_shaped: true, ..s.clone() })
+        .collect();
+    samples.extend(extra);
+    samples
+}
+
+#[test]
+fn model_shaped_rows_calibrate_vector_ops_but_not_gemms_and_not_li() {
+    let cat = Catalog::builtin();
+    let t4 = cat.get("t4").unwrap();
+    let plain = synthetic(&["v100-pcie", "t4"]);
+    let mixed = with_fast_model_shaped_rows("t4");
+    let softmax = Op::Softmax(Softmax::new(8192, 1024, DType::Fp32));
+    let linear = Op::Gemm(Gemm::linear(4096, 4096, 4096, true, DType::Fp32).unwrap());
+    let train = |name: &str, s: &[Sample]| registry::load(&registry::train(name, s, 5, None).unwrap()).unwrap();
+    let (before, after) = (train("wavecast", &plain), train("wavecast", &mixed));
+    let softmax_ratio = time(after.as_ref(), &softmax, t4) / time(before.as_ref(), &softmax, t4);
+    assert!(softmax_ratio < 0.8, "faster model-shaped softmax rows must speed up T4 softmax, got ×{softmax_ratio:.2}");
+    let linear_ratio = time(after.as_ref(), &linear, t4) / time(before.as_ref(), &linear, t4);
+    assert!((linear_ratio - 1.0).abs() < 0.05, "model-shaped GEMM rows must not move the GEMM model, got ×{linear_ratio:.2}");
+    for name in ["li"] {
+        let (a, b) = (train(name, &plain), train(name, &mixed));
+        assert_eq!(time(a.as_ref(), &softmax, t4), time(b.as_ref(), &softmax, t4), "{name} trains on microbenchmarks only");
+    }
 }

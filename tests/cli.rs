@@ -79,3 +79,40 @@ fn bad_input_is_one_clear_line_with_exit_code_2() {
     assert_clear_error(&["eval", "e2e", "--data", "/nonexistent"], "cannot read");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A NeuSight-layout folder holding the first `rows` measurements of T4's linear layers, from
+/// the shared data (random shapes in `ops/train`, model-shaped ones in `ops/test`).
+fn t4_linear_fixture(rows: usize) -> std::path::PathBuf {
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/neusight/ops");
+    let dir = std::env::temp_dir().join(format!("wavecast-evalops-{}", std::process::id()));
+    let head = |from: std::path::PathBuf, to: std::path::PathBuf| {
+        let text = std::fs::read_to_string(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        let mut lines = text.lines();
+        let mut kept: Vec<&str> = lines.next().into_iter().collect();
+        kept.extend(lines.filter(|l| l.contains("T4")).take(rows));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, kept.join("\n") + "\n").unwrap();
+    };
+    head(shared.join("train/linear/Tesla_T4.csv"), dir.join("ops/train/linear/Tesla_T4.csv"));
+    head(shared.join("test/linear.csv"), dir.join("ops/test/linear.csv"));
+    dir
+}
+
+#[test]
+fn eval_ops_writes_one_csv_row_per_predicted_measurement_with_a_bias_column() {
+    let dir = t4_linear_fixture(40);
+    let csv_path = dir.join("rows.csv");
+    let out = wavecast(&["eval", "ops", "--data", dir.to_str().unwrap(), "--test-gpu", "t4", "--rows", csv_path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("bias"));
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert!(rows.iter().any(|r| &r[0] == "ops/train") && rows.iter().any(|r| &r[0] == "ops/test"), "both sets present");
+    assert!(rows.len() > 40, "{} rows", rows.len());
+    for r in &rows {
+        assert_eq!(&r[1], "linear");
+        let (measured, predicted): (f64, f64) = (r[5].parse().unwrap(), r[6].parse().unwrap());
+        assert!(measured > 0.0 && predicted > 0.0 && predicted.is_finite());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

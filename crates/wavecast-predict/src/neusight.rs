@@ -27,7 +27,7 @@ use crate::kernels::{sgemm_tile, Entry, KernelTable};
 use crate::mlp::{Dense, Mlp, Rng, TrainConfig};
 use crate::physics::{gemm_dims, vector_dims, Family};
 use crate::roofline::roofline_seconds;
-use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
+use crate::sample::{balanced, isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
 use crate::{Estimate, OpTime, Predictor};
 use candle_core::Tensor;
 use serde::{Deserialize, Serialize};
@@ -197,16 +197,6 @@ fn table_dims(op: &Op, family: Family) -> Vec<f64> {
             vec![rows * cols]
         }
     }
-}
-
-/// At most `limit` rows with every GPU equally represented, so no single board dominates.
-pub(crate) fn balanced(rows: Vec<&Sample>, limit: usize) -> Vec<&Sample> {
-    let mut by: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
-    for s in rows {
-        by.entry(s.gpu.id.as_str()).or_default().push(s);
-    }
-    let per = limit / by.len().max(1);
-    by.into_values().flat_map(|v| v.into_iter().take(per)).collect()
 }
 
 /// A family's network, stored with 5 significant digits per parameter: through

@@ -53,12 +53,12 @@ pub fn train(name: &str, samples: &[Sample], seed: u64, progress: Option<&indica
     trained_on.dedup();
     // The published baselines train on microbenchmarks only; `wavecast` also learns from the
     // model-shaped measurements of its training GPUs.
-    let microbenchmarks: Vec<Sample> = samples.iter().filter(|s| !s.model_shaped).cloned().collect();
+    let microbenchmarks = || -> Vec<Sample> { samples.iter().filter(|s| !s.model_shaped).cloned().collect() };
     let params = match name {
-        "li" => to_value(&Li::fit(&microbenchmarks)?)?,
+        "li" => to_value(&Li::fit(&microbenchmarks())?)?,
         "wavecast" => to_value(&Wavecast::fit(samples, seed, progress)?)?,
-        "neusight" => to_value(&NeuSight::fit(&microbenchmarks, seed, progress)?)?,
-        "pm2lat" => to_value(&Pm2Lat::fit(&microbenchmarks)?)?,
+        "neusight" => to_value(&NeuSight::fit(&microbenchmarks(), seed, progress)?)?,
+        "pm2lat" => to_value(&Pm2Lat::fit(&microbenchmarks())?)?,
         other => return Err(format!("'{other}' is not a trainable predictor (trainable: {})", TRAINABLE.join(", "))),
     };
     Ok(ModelFile { predictor: name.to_string(), trained_on, seed, params })

@@ -91,3 +91,13 @@ pub fn kernel_dominated(samples: &[Sample]) -> Vec<&Sample> {
         .filter(|s| s.latency_s > 1.5 * floors.get(&(s.family, s.gpu.id.clone())).copied().unwrap_or(0.0))
         .collect()
 }
+
+/// At most `limit` rows with every GPU equally represented, so no single board dominates.
+pub fn balanced(rows: Vec<&Sample>, limit: usize) -> Vec<&Sample> {
+    let mut by: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
+    for s in rows {
+        by.entry(s.gpu.id.as_str()).or_default().push(s);
+    }
+    let per = limit / by.len().max(1);
+    by.into_values().flat_map(|v| v.into_iter().take(per)).collect()
+}

@@ -17,7 +17,7 @@
 use crate::mlp::{Mlp, TrainConfig};
 use crate::physics::{gemm_dims, sustained_clock_fraction, vector_dims, Family, DEFAULT_WATTS_PER_TFLOP_12NM};
 use crate::roofline::roofline_seconds;
-use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
+use crate::sample::{balanced, isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
 use crate::{Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -264,16 +264,6 @@ fn group_offsets(rows: &[&Sample], per_gpu: &BTreeMap<String, f64>, key: impl Fn
         }
     }
     by.into_iter().map(|(a, v)| (a, v.iter().sum::<f64>() / v.len() as f64)).collect()
-}
-
-/// At most `limit` rows with every GPU equally represented, so no single board dominates.
-fn balanced(rows: Vec<&Sample>, limit: usize) -> Vec<&Sample> {
-    let mut by: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
-    for s in rows {
-        by.entry(s.gpu.id.as_str()).or_default().push(s);
-    }
-    let per = limit / by.len().max(1);
-    by.into_values().flat_map(|v| v.into_iter().take(per)).collect()
 }
 
 impl Wavecast {

@@ -16,6 +16,7 @@
 use crate::conv::{ConvModel, ConvWeights};
 use crate::sample::LAUNCH_GAP_S;
 use crate::{Estimate, OpTime, Predictor};
+use std::sync::OnceLock;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Conv, Elementwise, EwKind};
 use wavecast_ir::Op;
@@ -25,24 +26,27 @@ const KERNEL_GAP_S: f64 = 1.5e-6;
 
 pub struct WithConv {
     inner: Box<dyn Predictor>,
-    conv: ConvModel,
-    /// ln(measured / predicted) quantiles of the convolution model on held-out GPUs.
-    interval: [f64; 2],
+    /// The left-out GPU whose convolution model to use, if any.
+    holdout: Option<String>,
+    /// The convolution model and its interval (ln(measured / predicted) quantiles on held-out
+    /// GPUs), read from the shipped weights on the first convolution: most workloads have none,
+    /// and parsing the weights would dominate their start-up.
+    conv: OnceLock<Result<(ConvModel, [f64; 2]), String>>,
 }
 
 impl WithConv {
     pub fn new(inner: Box<dyn Predictor>, weights: &ConvWeights, holdout: Option<&str>) -> WithConv {
-        WithConv { inner, conv: weights.model(holdout).clone(), interval: weights.interval }
+        let conv = OnceLock::from(Ok((weights.model(holdout).clone(), weights.interval)));
+        WithConv { inner, holdout: holdout.map(str::to_string), conv }
     }
 
     /// Wraps `inner` with the shipped convolution model (trained without `holdout` when given).
-    pub fn shipped(inner: Box<dyn Predictor>, holdout: Option<&str>) -> Result<WithConv, String> {
-        let (conv, interval) = ConvWeights::shipped_model(holdout)?;
-        Ok(WithConv { inner, conv, interval })
+    pub fn shipped(inner: Box<dyn Predictor>, holdout: Option<&str>) -> WithConv {
+        WithConv { inner, holdout: holdout.map(str::to_string), conv: OnceLock::new() }
     }
 
-    pub fn inner(&self) -> &dyn Predictor {
-        self.inner.as_ref()
+    fn conv_model(&self) -> &Result<(ConvModel, [f64; 2]), String> {
+        self.conv.get_or_init(|| ConvWeights::shipped_model(self.holdout.as_deref()))
     }
 
     fn estimate(&self, op: &Op, gpu: &Gpu, isolated: bool) -> Estimate {
@@ -50,8 +54,11 @@ impl WithConv {
         match op {
             Op::Conv(c) if depthwise_like(c) => inner(&Op::Elementwise(vector_proxy(op))),
             Op::Conv(c) => {
-                let t = if isolated { self.conv.isolated_seconds(c, gpu) } else { self.conv.kernel_seconds(c, gpu) + KERNEL_GAP_S };
-                let [lo, hi] = self.interval;
+                let (conv, [lo, hi]) = match self.conv_model() {
+                    Ok(model) => model,
+                    Err(reason) => return Estimate::Unpriced(format!("convolution model: {reason}")),
+                };
+                let t = if isolated { conv.isolated_seconds(c, gpu) } else { conv.kernel_seconds(c, gpu) + KERNEL_GAP_S };
                 Estimate::Time(OpTime { seconds: t, lo: t * lo.exp(), hi: t * hi.exp() })
             }
             Op::Rnn(r) => {

@@ -94,6 +94,5 @@ pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pred
         None => registry::load(&registry::shipped_all(name).ok_or_else(unknown)??)?,
     };
     // Convolutions, recurrent layers and the other vision ops go to their own models.
-    let wrapped = adapters::WithConv::shipped(inner, holdout).map_err(|reason| PredictError::Load { name: "conv".into(), reason })?;
-    Ok(Box::new(wrapped))
+    Ok(Box::new(adapters::WithConv::shipped(inner, holdout)))
 }

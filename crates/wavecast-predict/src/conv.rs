@@ -15,6 +15,7 @@
 //! the forward's MACs and bytes and are priced with the same model; a transposed convolution is
 //! priced as the convolution whose data gradient it is.
 
+use crate::calibration::{arch_key, group_offsets, trimmed_mean};
 use crate::mlp::{Mlp, Rng, TrainConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -234,10 +235,6 @@ impl ConvWeights {
     }
 }
 
-fn arch_key(gpu: &Gpu) -> String {
-    format!("{}/{}", gpu.architecture, if gpu.tdp_w < 100.0 { "low-power" } else { "full-power" })
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     if v.is_empty() {
@@ -245,12 +242,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     } else {
         v[v.len() / 2]
     }
-}
-
-fn trimmed_mean(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let core = if v.len() >= 3 { &v[1..v.len() - 1] } else { &v[..] };
-    core.iter().sum::<f64>() / core.len().max(1) as f64
 }
 
 /// Per GPU: the isolated-call floor, the fastest convolution measured (0.07–0.11 ms: launch of
@@ -286,13 +277,7 @@ impl ConvModel {
         for s in samples {
             per_gpu.entry(s.gpu.id.clone()).or_insert(fallback);
         }
-        let mut arch: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for (g, off) in &per_gpu {
-            if let Some(s) = samples.iter().find(|s| &s.gpu.id == g) {
-                arch.entry(arch_key(&s.gpu)).or_default().push(*off);
-            }
-        }
-        let per_arch = arch.into_iter().map(|(a, v)| (a, v.iter().sum::<f64>() / v.len() as f64)).collect();
+        let per_arch = group_offsets(&per_gpu, |id| samples.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu), arch_key);
         // Every GPU equally represented.
         let mut kept: BTreeMap<&str, usize> = BTreeMap::new();
         rows.retain(|s| {

@@ -2,6 +2,7 @@
 //! module; the CLI picks one by name through [`by_name`].
 
 pub mod adapters;
+pub mod calibration;
 pub mod conv;
 pub mod fit;
 pub mod kernels;

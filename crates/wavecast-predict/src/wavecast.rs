@@ -14,6 +14,7 @@
 //! model-shaped measurements (`ops/test`) of its training GPUs, which then set those GPUs'
 //! offsets: a left-out GPU's rows of either kind never enter its model.
 
+use crate::calibration::{arch_key, group_offsets, trimmed_mean};
 use crate::mlp::{Mlp, TrainConfig};
 use crate::physics::{gemm_dims, sustained_clock_fraction, vector_dims, Family, DEFAULT_WATTS_PER_TFLOP_12NM};
 use crate::roofline::roofline_seconds;
@@ -229,19 +230,6 @@ fn gpu_offsets(rows: &[&Sample], fam: Family, watts: f64) -> BTreeMap<String, f6
     out
 }
 
-/// Mean without the smallest and largest value (plain mean when fewer than three).
-fn trimmed_mean(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let core = if v.len() >= 3 { &v[1..v.len() - 1] } else { &v[..] };
-    core.iter().sum::<f64>() / core.len().max(1) as f64
-}
-
-/// Architecture and power class: boards of one architecture run the same library kernels, but
-/// a power-capped board's efficiency says nothing about a full-power one's.
-fn arch_key(gpu: &Gpu) -> String {
-    format!("{}/{}", gpu.architecture, if gpu.tdp_w < 100.0 { "low-power" } else { "full-power" })
-}
-
 /// Kernel-library generation: cuBLAS ships one family of FP32 SIMT kernels for Pascal
 /// (`maxwell_sgemm_*`), another for Volta through Ada (`volta_sgemm_*`, `ampere_sgemm_*`), and
 /// Hopper onwards runs `xmma` kernels — the kernel names in the measurements show the split.
@@ -253,17 +241,6 @@ fn generation(gpu: &Gpu) -> &'static str {
         (_, 7..=8) => "volta-ampere-sgemm",
         _ => "xmma",
     }
-}
-
-/// Mean GPU offset per group (architecture and power class, or library generation).
-fn group_offsets(rows: &[&Sample], per_gpu: &BTreeMap<String, f64>, key: impl Fn(&Gpu) -> String) -> BTreeMap<String, f64> {
-    let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (id, off) in per_gpu {
-        if let Some(s) = rows.iter().find(|s| &s.gpu.id == id) {
-            by.entry(key(&s.gpu)).or_default().push(*off);
-        }
-    }
-    by.into_iter().map(|(a, v)| (a, v.iter().sum::<f64>() / v.len() as f64)).collect()
 }
 
 impl Wavecast {
@@ -298,8 +275,9 @@ impl Wavecast {
                 })
                 .unzip();
             let default_offset = trimmed_mean(per_gpu.values().copied().collect());
-            let per_arch = group_offsets(&rows, &per_gpu, arch_key);
-            let per_generation = group_offsets(&rows, &per_gpu, |g| generation(g).to_string());
+            let gpu_of = |id: &str| rows.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu);
+            let per_arch = group_offsets(&per_gpu, gpu_of, arch_key);
+            let per_generation = group_offsets(&per_gpu, gpu_of, |g| generation(g).to_string());
             let cfg = TrainConfig { seed, epochs: 40, ..TrainConfig::default() };
             let mut mlp = Mlp::train(&x, &y, cfg, None)?;
             mlp.compact();

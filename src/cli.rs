@@ -77,6 +77,26 @@ pub enum OptimizerArg {
     SgdMomentum,
 }
 
+impl From<AttentionArg> for wavecast_workload::AttentionImpl {
+    fn from(a: AttentionArg) -> Self {
+        match a {
+            AttentionArg::Auto => Self::Auto,
+            AttentionArg::Eager => Self::Eager,
+            AttentionArg::Fused => Self::Fused,
+        }
+    }
+}
+
+impl From<OptimizerArg> for wavecast_ir::ops::OptimizerKind {
+    fn from(o: OptimizerArg) -> Self {
+        match o {
+            OptimizerArg::Adam => Self::Adam,
+            OptimizerArg::Sgd => Self::Sgd,
+            OptimizerArg::SgdMomentum => Self::SgdMomentum,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct PredictArgs {
     /// Built-in model preset (see `wavecast models`).

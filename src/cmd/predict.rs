@@ -1,13 +1,12 @@
 //! `wavecast predict`: one workload on one GPU.
 
 use super::{catalog, print_json, Result};
-use crate::cli::{AttentionArg, ModeArg, OptimizerArg, PredictArgs};
+use crate::cli::{ModeArg, PredictArgs};
 use crate::table;
 use serde::Serialize;
 use wavecast_aggregate::{estimate, Breakdown};
-use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::{DType, OpClass, Phase};
-use wavecast_workload::{build, presets, AttentionImpl, BuildOptions, Mode, TransformerSpec};
+use wavecast_workload::{build, presets, BuildOptions, Mode, TransformerSpec};
 
 /// `--json` output of `predict`.
 #[derive(Serialize)]
@@ -100,16 +99,8 @@ pub fn run(a: PredictArgs) -> Result<()> {
         ModeArg::Train => Mode::Training,
     };
     let mut o = BuildOptions::new(a.batch, a.seq, mode, dtype);
-    o.attention = match a.attention {
-        AttentionArg::Auto => AttentionImpl::Auto,
-        AttentionArg::Eager => AttentionImpl::Eager,
-        AttentionArg::Fused => AttentionImpl::Fused,
-    };
-    o.optimizer = match a.optimizer {
-        OptimizerArg::Adam => OptimizerKind::Adam,
-        OptimizerArg::Sgd => OptimizerKind::Sgd,
-        OptimizerArg::SgdMomentum => OptimizerKind::SgdMomentum,
-    };
+    o.attention = a.attention.into();
+    o.optimizer = a.optimizer.into();
     let graph = build(&spec, &o)?;
     let predictor = wavecast_predict::by_name(&a.predictor)?;
     let b = estimate(&graph, gpu, predictor.as_ref())?;

@@ -5,25 +5,16 @@
 
 use super::predict::{print_human, to_json, UnsupportedJson};
 use super::{catalog, print_json, Result};
-use crate::cli::{AttentionArg, ModeArg, OptimizerArg, PredictArgs};
+use crate::cli::{ModeArg, PredictArgs};
 use wavecast_aggregate::estimate;
-use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::{DType, Phase};
 use wavecast_workload::onnx::{self, OnnxOptions};
 use wavecast_workload::zoo::{self, Input, ZooOptions};
-use wavecast_workload::{presets, AttentionImpl, Mode};
+use wavecast_workload::{presets, Mode};
 
 /// A `--model` name that is a zoo model and not a transformer preset.
 pub fn is_zoo_model(name: &str) -> bool {
-    presets::preset(name).is_err() && zoo::find(name).is_some()
-}
-
-fn optimizer(a: &PredictArgs) -> OptimizerKind {
-    match a.optimizer {
-        OptimizerArg::Adam => OptimizerKind::Adam,
-        OptimizerArg::Sgd => OptimizerKind::Sgd,
-        OptimizerArg::SgdMomentum => OptimizerKind::SgdMomentum,
-    }
+    !presets::names().iter().any(|n| n.eq_ignore_ascii_case(name)) && zoo::find(name).is_some()
 }
 
 pub fn run(a: PredictArgs) -> Result<()> {
@@ -38,7 +29,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let dtype: Option<DType> = a.dtype.as_deref().map(str::parse).transpose()?;
     let (name, graph, params, input, unsupported, dtype, seq) = match (&a.onnx, &a.model) {
         (Some(path), _) => {
-            let o = OnnxOptions { batch: a.batch, seq: a.seq, mode, dtype, optimizer: optimizer(&a), image: a.image_size };
+            let o = OnnxOptions { batch: a.batch, seq: a.seq, mode, dtype, optimizer: a.optimizer.into(), image: a.image_size };
             let m = onnx::import_file(path, &o)?;
             for note in &m.notes {
                 eprintln!("note: {note}");
@@ -48,13 +39,9 @@ pub fn run(a: PredictArgs) -> Result<()> {
         (None, Some(model)) => {
             let m = zoo::find(model).ok_or_else(|| format!("unknown model '{model}'"))?;
             let mut o = ZooOptions::new(a.batch, a.seq, mode, dtype.unwrap_or(DType::Fp32));
-            o.optimizer = optimizer(&a);
+            o.optimizer = a.optimizer.into();
             o.image = a.image_size;
-            o.attention = match a.attention {
-                AttentionArg::Auto => AttentionImpl::Auto,
-                AttentionArg::Eager => AttentionImpl::Eager,
-                AttentionArg::Fused => AttentionImpl::Fused,
-            };
+            o.attention = a.attention.into();
             if a.image_size.is_some() && !matches!(m.input, Input::Image(_)) {
                 return Err(format!("--image-size does not apply to {} (its input is {})", m.name, m.describe_input(&o)).into());
             }

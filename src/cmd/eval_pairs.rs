@@ -152,7 +152,8 @@ fn floors(train: &[Measurement]) -> HashMap<(String, &'static str), f64> {
 
 /// Shapes measured on more than one GPU: shape key → GPU id → measurement.
 fn join(rows: &[Measurement]) -> Vec<HashMap<&str, &Measurement>> {
-    let mut by: HashMap<String, HashMap<&str, &Measurement>> = HashMap::new();
+    // Ordered, so every run sums the errors in the same order (byte-identical output).
+    let mut by: BTreeMap<String, HashMap<&str, &Measurement>> = BTreeMap::new();
     for m in rows {
         by.entry(format!("{:?}", m.shape)).or_default().entry(m.gpu.as_str()).or_insert(m);
     }

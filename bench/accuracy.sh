@@ -10,8 +10,12 @@ BIN=target/release/wavecast
 OUT=bench/results
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-PREDICTORS=$("$BIN" predict --help | sed -n 's/.*available: \(.*\)).*/\1/p' | head -1)
-PREDICTORS="${PREDICTORS:-roofline li neusight pm2lat wavecast}"
+# The registry's names, in registry order, as `--predictor`'s help lists them.
+PREDICTORS=$("$BIN" predict --help | sed -n 's/.*available: \([^)]*\)).*/\1/p' | head -1)
+if [ -z "$PREDICTORS" ]; then
+  echo "cannot read the predictor names from '$BIN predict --help'" >&2
+  exit 1
+fi
 GPUS="a100-pcie-40gb p100-pcie p4 t4 v100-pcie"
 for p in $PREDICTORS; do
   "$BIN" eval e2e --data "$DATA" --predictor "$p" --json > "$TMP/e2e-$p.json" 2>/dev/null || rm -f "$TMP/e2e-$p.json"

@@ -5,7 +5,25 @@ import os
 import sys
 
 tmp, data, rev = sys.argv[1], sys.argv[2], sys.argv[3]
-PREDICTORS = ["roofline", "li", "neusight", "pm2lat", "wavecast"]
+
+
+def predictors_in(folder):
+    """The predictors the JSON files in `folder` report on (their "predictor" field), in the
+    order bench/accuracy.sh ran them (file modification time), which is the registry's."""
+    files = sorted((f for f in os.listdir(folder) if f.endswith(".json")),
+                   key=lambda f: (os.path.getmtime(os.path.join(folder, f)), f))
+    names = []
+    for f in files:
+        try:
+            name = json.load(open(os.path.join(folder, f))).get("predictor")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
+
+
+PREDICTORS = predictors_in(tmp)
 GPUS = ["a100-pcie-40gb", "p100-pcie", "p4", "t4", "v100-pcie"]
 FAMILIES = ["linear", "bmm", "elementwise", "softmax", "layer_norm"]
 

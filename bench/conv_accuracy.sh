@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Leave-one-GPU-out accuracy of the convolution model shipped in data/weights/conv.json on
-# NeuSight's forward-convolution measurements, written to bench/results/conv_accuracy.md.
+# Leave-one-GPU-out accuracy of the convolution model shipped in
+# crates/wavecast-predict/weights/conv.json on NeuSight's forward-convolution measurements,
+# written to bench/results/conv_accuracy.md.
 #   bench/conv_accuracy.sh [DATA_DIR] [--retrain]
-# --retrain first retrains data/weights/conv.json (seed 7; about 1.5 minutes on 2 cores).
+# --retrain first retrains crates/wavecast-predict/weights/conv.json (seed 7; about 1.5 minutes
+# on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/neusight}"
 cargo build --release --quiet
 BIN=target/release/wavecast
 if [ "${2:-}" = "--retrain" ]; then
-  "$BIN" eval conv --data "$DATA" --retrain data/weights/conv.json --seed 7 > /dev/null
+  "$BIN" eval conv --data "$DATA" --retrain crates/wavecast-predict/weights/conv.json --seed 7 > /dev/null
   cargo build --release --quiet
 fi
 OUT=bench/results/conv_accuracy.md
@@ -18,7 +20,7 @@ OUT=bench/results/conv_accuracy.md
   echo
   echo "Generated $(date -u +%Y-%m-%d) at git revision \`$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)\` by"
   echo "\`bench/conv_accuracy.sh $DATA\`, i.e. \`wavecast eval conv --data $DATA --markdown\`"
-  echo "(weights: \`data/weights/conv.json\`, made by \`wavecast eval conv --data $DATA --retrain data/weights/conv.json --seed 7\`)."
+  echo "(weights: \`crates/wavecast-predict/weights/conv.json\`, made by \`wavecast eval conv --data $DATA --retrain crates/wavecast-predict/weights/conv.json --seed 7\`)."
   echo
   "$BIN" eval conv --data "$DATA" --markdown 2>/dev/null
   echo

@@ -33,17 +33,17 @@ fn main() {
     let graph = build(&spec, &opts).unwrap();
     println!("  ({} nodes, {:.3e} FLOP)", graph.nodes.len(), graph.total_flops());
     time("GPT-3 175B training step: predict + aggregate", 200, || {
-        std::hint::black_box(wavecast_aggregate::estimate(&graph, &gpu, predictor.as_ref()).unwrap());
+        std::hint::black_box(wavecast_sim::estimate(&graph, &gpu, predictor.as_ref()).unwrap());
     });
     time("GPT-3 175B training step: build + predict + aggregate", 200, || {
         let g = build(&spec, &opts).unwrap();
-        std::hint::black_box(wavecast_aggregate::estimate(&g, &gpu, predictor.as_ref()).unwrap());
+        std::hint::black_box(wavecast_sim::estimate(&g, &gpu, predictor.as_ref()).unwrap());
     });
     let all_gpus = cat.all().len();
     time(&format!("same, on all {all_gpus} catalog GPUs"), 20, || {
         let g = build(&spec, &opts).unwrap();
         for gpu in cat.all() {
-            std::hint::black_box(wavecast_aggregate::estimate(&g, gpu, predictor.as_ref()).unwrap());
+            std::hint::black_box(wavecast_sim::estimate(&g, gpu, predictor.as_ref()).unwrap());
         }
     });
 }

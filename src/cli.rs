@@ -22,6 +22,7 @@ pub enum Command {
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Train a learned predictor on per-op measurements.
+    #[cfg(feature = "train")]
     Train(TrainArgs),
     /// Compare one LLM serving workload across GPUs and tensor-parallel degrees.
     Compare(CompareArgs),
@@ -77,24 +78,9 @@ pub enum OptimizerArg {
     SgdMomentum,
 }
 
-impl From<AttentionArg> for wavecast_workload::AttentionImpl {
-    fn from(a: AttentionArg) -> Self {
-        match a {
-            AttentionArg::Auto => Self::Auto,
-            AttentionArg::Eager => Self::Eager,
-            AttentionArg::Fused => Self::Fused,
-        }
-    }
-}
-
-impl From<OptimizerArg> for wavecast_ir::ops::OptimizerKind {
-    fn from(o: OptimizerArg) -> Self {
-        match o {
-            OptimizerArg::Adam => Self::Adam,
-            OptimizerArg::Sgd => Self::Sgd,
-            OptimizerArg::SgdMomentum => Self::SgdMomentum,
-        }
-    }
+/// The name a flag value has in a library request (clap's own spelling of it).
+fn value_name<T: ValueEnum>(v: T) -> String {
+    v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
 }
 
 #[derive(Args, Debug)]
@@ -132,13 +118,56 @@ pub struct PredictArgs {
     pub attention: AttentionArg,
     #[arg(long, value_enum, default_value = "adam")]
     pub optimizer: OptimizerArg,
-    /// Which per-op predictor to use.
-    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     #[command(flatten)]
     pub serve: ServeArgs,
     #[arg(long)]
     pub json: bool,
+}
+
+impl PredictArgs {
+    /// The library request these flags make (`--mode inference|train`).
+    pub fn request(&self) -> wavecast::PredictRequest {
+        wavecast::PredictRequest {
+            model: self.model.clone(),
+            config: self.config.clone().map(wavecast::ConfigArg::Path),
+            onnx: self.onnx.clone(),
+            gpu: self.gpu.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+            batch: self.batch,
+            seq: self.seq,
+            mode: value_name(self.mode),
+            dtype: self.dtype.clone(),
+            attention: value_name(self.attention),
+            optimizer: value_name(self.optimizer),
+            predictor: self.predictor.clone(),
+            image_size: self.image_size,
+        }
+    }
+
+    /// The library request of `--mode serve`.
+    pub fn serve_request(&self) -> Result<wavecast::ServeRequest, String> {
+        if self.image_size.is_some() || self.onnx.is_some() {
+            return Err("--mode serve models LLM decoding: give a transformer with --model or --config (no --onnx or --image-size)".into());
+        }
+        let (Some(input_len), Some(output_len)) = (self.serve.input_len, self.serve.output_len) else {
+            return Err("serve mode needs --input-len and --output-len".into());
+        };
+        Ok(wavecast::ServeRequest {
+            model: self.model.clone(),
+            config: self.config.clone().map(wavecast::ConfigArg::Path),
+            gpu: self.gpu.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+            batch: self.batch,
+            input_len,
+            output_len,
+            tp: self.serve.tp,
+            dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
+            weights: self.serve.weights.clone(),
+            predictor: self.predictor.clone(),
+        })
+    }
 }
 
 /// Shape of an LLM serving workload (`--mode serve` and `compare`).
@@ -156,6 +185,17 @@ pub struct ServeArgs {
     /// Serve mode: weight storage, when it differs from --dtype (fp8).
     #[arg(long, value_name = "DTYPE")]
     pub weights: Option<String>,
+}
+
+impl ServeArgs {
+    /// The serving flags mean nothing to training or plain inference: say so rather than
+    /// ignore them.
+    pub fn reject_outside_serve_mode(&self) -> Result<(), String> {
+        if self.input_len.is_some() || self.output_len.is_some() || self.tp != 1 || self.weights.is_some() {
+            return Err("--input-len, --output-len, --tp and --weights apply to --mode serve only".into());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -187,13 +227,32 @@ pub struct CompareArgs {
     /// Weight storage, when it differs from --dtype (fp8).
     #[arg(long, value_name = "DTYPE")]
     pub weights: Option<String>,
-    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+}
+
+impl CompareArgs {
+    /// The library request these flags make (the plot stays with the CLI).
+    pub fn request(&self) -> wavecast::CompareRequest {
+        wavecast::CompareRequest {
+            model: self.model.clone(),
+            config: self.config.clone().map(wavecast::ConfigArg::Path),
+            gpus: self.gpus.clone(),
+            tp: self.tp.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+            batch: self.batch,
+            input_len: self.input_len,
+            output_len: self.output_len,
+            dtype: self.dtype.clone(),
+            weights: self.weights.clone(),
+            predictor: self.predictor.clone(),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -215,7 +274,8 @@ pub struct EvalConvArgs {
     #[arg(long)]
     pub data: PathBuf,
     /// Train the convolution model (all GPUs and one per left-out GPU), write its weights to
-    /// FILE (the shipped ones are data/weights/conv.json) and evaluate them.
+    /// FILE (the shipped ones are crates/wavecast-predict/weights/conv.json) and evaluate them
+    /// (needs the `train` feature).
     #[arg(long, value_name = "FILE")]
     pub retrain: Option<PathBuf>,
     #[arg(long, default_value_t = 7)]
@@ -229,6 +289,7 @@ pub struct EvalConvArgs {
     pub json: bool,
 }
 
+#[cfg(feature = "train")]
 #[derive(Args, Debug)]
 pub struct TrainArgs {
     /// Which predictor to train.
@@ -257,7 +318,7 @@ pub struct EvalOpsArgs {
     /// without it.
     #[arg(long)]
     pub test_gpu: String,
-    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write every predicted measurement (op, kernel, measured and predicted ms) to FILE
     /// as CSV.
@@ -278,7 +339,7 @@ pub struct EvalE2eArgs {
     /// GPU's workloads are predicted by the model trained without that GPU's measurements).
     #[arg(long)]
     pub no_holdout: bool,
-    #[arg(long, default_value = wavecast_predict::DEFAULT_PREDICTOR)]
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
@@ -320,6 +381,22 @@ pub struct ScaleArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+}
+
+impl ScaleArgs {
+    /// The library request these flags make.
+    pub fn request(&self) -> wavecast::ScaleRequest {
+        wavecast::ScaleRequest {
+            trace: self.trace.clone(),
+            to: self.to.iter().map(|g| g.trim().to_string()).collect(),
+            from: self.from.clone(),
+            method: Some(value_name(self.method)),
+            wave_form: Some(self.wave_form.clone()),
+            gamma: Some(value_name(self.gamma)),
+            predictor: self.predictor.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+        }
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,10 @@
-//! `wavecast`: predicts how long deep-learning work takes on a GPU.
-//!
-//! Data flows one way, one crate per stage:
-//! workload (`wavecast-workload`: HF configs, presets, NeuSight graphs) → operator graph
-//! (`wavecast-ir`) → per-op prediction on a GPU (`wavecast-predict`, facts from `wavecast-gpu`)
-//! → aggregation (`wavecast-aggregate`) → report (this binary). Measurements and labels for
-//! training and evaluation come from `wavecast-data`.
+//! The `wavecast` command line: parse flags (`cli`), call the `wavecast` library (`cmd`, one
+//! module per subcommand), print tables (`table`), `--json` or SVG (`plot`). All domain logic
+//! lives in the library; see its crate documentation for the flow.
 
 mod cli;
 mod cmd;
+mod plot;
 mod table;
 
 use clap::Parser;

@@ -1,7 +1,7 @@
 //! Terminal tables: plain, aligned, fitting an 80-column terminal.
 
-
 use comfy_table::{CellAlignment, ContentArrangement, Table};
+use wavecast::eval::ops::FamilyError;
 
 /// A table whose first column is left-aligned and the rest right-aligned (numbers).
 pub fn new(headers: &[&str]) -> Table {
@@ -46,4 +46,23 @@ pub fn si(v: f64) -> String {
         (1.0, "")
     };
     format!("{:.2}{s}", v / d)
+}
+
+/// Per-op error by family, one row per (set, family): `eval ops` and `train` print it.
+pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
+    let mut t = new(&["set", "family", "n", "mean APE", "median", "max", "bias"]);
+    for (name, errs) in sets {
+        for e in errs {
+            t.add_row(vec![
+                name.clone(),
+                e.family.as_str().to_string(),
+                e.stats.n.to_string(),
+                pct(e.stats.mean_ape),
+                pct(e.stats.median_ape),
+                pct(e.stats.max_ape),
+                format!("{:+.1}%", e.median_bias),
+            ]);
+        }
+    }
+    println!("{t}");
 }

@@ -15,7 +15,7 @@ fn every_preset_on_every_gpu_in_both_modes() {
         for mode in [Mode::Inference, Mode::Training] {
             let graph = build(&spec, &BuildOptions::new(2, 128, mode, DType::Bf16)).unwrap();
             for gpu in cat.all() {
-                let b = wavecast_aggregate::estimate(&graph, gpu, predictor.as_ref()).unwrap();
+                let b = wavecast_sim::estimate(&graph, gpu, predictor.as_ref()).unwrap();
                 assert!(b.total_ms.is_finite() && b.total_ms > 0.0, "{name} {mode:?} {}", gpu.id);
                 assert!(b.unpriced.is_empty(), "{name} {mode:?} {}: {:?}", gpu.id, b.unpriced);
                 runs += 1;
@@ -31,7 +31,7 @@ fn a_faster_gpu_is_predicted_faster() {
     let predictor = wavecast_predict::by_name(wavecast_predict::DEFAULT_PREDICTOR).unwrap();
     let spec = presets::preset("llama-3-8b").unwrap();
     let graph = build(&spec, &BuildOptions::new(4, 2048, Mode::Training, DType::Bf16)).unwrap();
-    let t = |id: &str| wavecast_aggregate::estimate(&graph, cat.get(id).unwrap(), predictor.as_ref()).unwrap().total_ms;
+    let t = |id: &str| wavecast_sim::estimate(&graph, cat.get(id).unwrap(), predictor.as_ref()).unwrap().total_ms;
     assert!(t("h100-sxm") < t("a100-sxm-80gb"));
     assert!(t("a100-sxm-80gb") < t("l4"));
     assert!(t("b200") < t("h100-sxm"));

@@ -1,20 +1,21 @@
 //! `wavecast eval conv`: leave-one-GPU-out accuracy of the convolution model on NeuSight's
 //! forward-convolution measurements (`ops/train/conv/*.csv`, four GPUs), beside a Li et al.-style
 //! linear baseline fitted the same way and the plain roofline. `--retrain FILE` first trains the
-//! model (all GPUs and one per left-out GPU) and writes its weights, which is how
-//! `data/weights/conv.json` is made.
+//! model (all GPUs and one per left-out GPU, with `wavecast-train`) and writes its weights,
+//! which is how `crates/wavecast-predict/weights/conv.json` is made. The linear baseline is
+//! fitted by `wavecast-train` too: without the `train` feature it is left out.
 
-use super::{catalog, print_json, Result};
+use super::{print_json, Result};
 use crate::cli::EvalConvArgs;
-use crate::cmd::eval_e2e::{ape, stats, Stats};
 use crate::table;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use wavecast::Catalog;
 use wavecast_data::load_neusight_dir;
-use wavecast_predict::conv::{conv_samples, ConvSample, ConvWeights};
-use wavecast_predict::fit::relative_least_squares;
-use wavecast_predict::sample::LAUNCH_GAP_S;
 use wavecast_ir::OpClass;
+use wavecast_predict::conv::{conv_samples, ConvSample, ConvWeights};
+use wavecast_predict::sample::LAUNCH_GAP_S;
+use wavecast_stats::{ape, Summary as Stats};
 
 #[derive(Serialize)]
 struct MethodStats {
@@ -42,13 +43,6 @@ struct Report {
     overall: Vec<MethodStats>,
 }
 
-/// t = α·FLOPs/peak + β·bytes/bandwidth + γ over the training GPUs (Li et al.'s transfer form).
-fn fit_linear(train: &[&ConvSample]) -> [f64; 3] {
-    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = train.iter().map(|s| (terms(s).to_vec(), s.latency_s)).unzip();
-    let b = relative_least_squares(&x, &y);
-    [b[0], b[1], b[2]]
-}
-
 fn terms(s: &ConvSample) -> [f64; 3] {
     let c = &s.conv;
     [2.0 * c.macs() / s.gpu.peak_flops(OpClass::Conv, c.dtype), c.bytes() / s.gpu.bandwidth(), 1.0]
@@ -58,11 +52,11 @@ fn method(name: &'static str, apes: &[f64]) -> MethodStats {
     let mut v = apes.to_vec();
     v.sort_by(f64::total_cmp);
     let p90 = v.get(((v.len().max(1) - 1) as f64 * 0.9) as usize).copied().unwrap_or(0.0);
-    MethodStats { method: name, stats: stats(apes), p90_ape: p90 }
+    MethodStats { method: name, stats: Stats::of(apes), p90_ape: p90 }
 }
 
 pub fn run(a: EvalConvArgs) -> Result<()> {
-    let cat = catalog(&a.gpu_file)?;
+    let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let dir = a.data.join("ops/train/conv");
     if !dir.is_dir() {
         return Err(format!("{} is not a directory (expected NeuSight's ops/train/conv)", dir.display()).into());
@@ -73,14 +67,10 @@ pub fn run(a: EvalConvArgs) -> Result<()> {
         return Err(format!("no convolution rows under {}", dir.display()).into());
     }
     eprintln!("{}: {}", dir.display(), loaded.summary());
-    let weights = match &a.retrain {
-        Some(out) => {
-            let say = |m: &str| eprintln!("training conv model ({m})");
-            let w = ConvWeights::train(&samples, a.seed, Some(&say))?;
-            std::fs::write(out, serde_json::to_string(&w)? + "\n").map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-            eprintln!("wrote {}", out.display());
-            w
-        }
+    let retrained = retrain(&a, &samples)?;
+    let is_retrained = retrained.is_some();
+    let weights = match retrained {
+        Some(w) => w,
         None => ConvWeights::shipped()?,
     };
     let mut gpus: Vec<String> = samples.iter().map(|s| s.gpu.id.clone()).collect();
@@ -93,15 +83,14 @@ pub fn run(a: EvalConvArgs) -> Result<()> {
         let test: Vec<&ConvSample> = samples.iter().filter(|s| &s.gpu.id == g).collect();
         let train: Vec<&ConvSample> = samples.iter().filter(|s| &s.gpu.id != g).collect();
         let held = weights.holdout.get(g).ok_or_else(|| format!("the conv weights have no model trained without {g}"))?;
-        let lin = fit_linear(&train);
-        let mut apes: Vec<(&'static str, Vec<f64>)> = vec![
-            ("conv model (LOGO)", test.iter().map(|s| ape(held.isolated_seconds(&s.conv, &s.gpu), s.latency_s)).collect()),
-            ("li-style linear (LOGO)", test.iter().map(|s| ape(terms(s).iter().zip(lin).map(|(t, c)| t * c).sum::<f64>().max(1e-7), s.latency_s)).collect()),
-            ("roofline", test.iter().map(|s| {
-                let [tc, tm, _] = terms(s);
-                ape(tc.max(tm) + LAUNCH_GAP_S, s.latency_s)
-            }).collect()),
-        ];
+        let mut apes: Vec<(&'static str, Vec<f64>)> = vec![("conv model (LOGO)", test.iter().map(|s| ape(held.isolated_seconds(&s.conv, &s.gpu), s.latency_s)).collect())];
+        if let Some(lin) = fit_linear(&train) {
+            apes.push(("li-style linear (LOGO)", test.iter().map(|s| ape(terms(s).iter().zip(lin).map(|(t, c)| t * c).sum::<f64>().max(1e-7), s.latency_s)).collect()));
+        }
+        apes.push(("roofline", test.iter().map(|s| {
+            let [tc, tm, _] = terms(s);
+            ape(tc.max(tm) + LAUNCH_GAP_S, s.latency_s)
+        }).collect()));
         apes.push(("conv model (all GPUs, in-sample)", test.iter().map(|s| ape(weights.all.isolated_seconds(&s.conv, &s.gpu), s.latency_s)).collect()));
         let methods: Vec<MethodStats> = apes.iter().map(|(n, v)| method(n, v)).collect();
         for m in &methods {
@@ -122,7 +111,7 @@ pub fn run(a: EvalConvArgs) -> Result<()> {
             p90_ape: mean(p),
         }))
         .collect();
-    let report = Report { data: a.data.display().to_string(), seed: weights.seed, retrained: a.retrain.is_some(), per_gpu, overall };
+    let report = Report { data: a.data.display().to_string(), seed: weights.seed, retrained: is_retrained, per_gpu, overall };
     if a.json {
         return print_json(&report);
     }
@@ -161,4 +150,34 @@ fn print_markdown(r: &Report) {
     for m in &r.overall {
         println!("| {} | {:.1} | {:.1} | {:.1} | {:.1} |", m.method, m.stats.mean_ape, m.stats.median_ape, m.p90_ape, m.stats.max_ape);
     }
+}
+
+/// With `--retrain FILE`: trains the model (`wavecast-train`) and writes its weights to FILE.
+#[cfg(feature = "train")]
+fn retrain(a: &EvalConvArgs, samples: &[ConvSample]) -> Result<Option<ConvWeights>> {
+    let Some(out) = &a.retrain else { return Ok(None) };
+    let say = |m: &str| eprintln!("training conv model ({m})");
+    let w = wavecast_train::conv::train(samples, a.seed, Some(&say))?;
+    std::fs::write(out, serde_json::to_string(&w)? + "\n").map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!("wrote {}", out.display());
+    Ok(Some(w))
+}
+
+#[cfg(not(feature = "train"))]
+fn retrain(a: &EvalConvArgs, _: &[ConvSample]) -> Result<Option<ConvWeights>> {
+    match a.retrain {
+        Some(_) => Err("--retrain needs wavecast built with the `train` feature".into()),
+        None => Ok(None),
+    }
+}
+
+/// The linear baseline's coefficients on the training GPUs (`None` without `wavecast-train`).
+#[cfg(feature = "train")]
+fn fit_linear(train: &[&ConvSample]) -> Option<[f64; 3]> {
+    Some(wavecast_train::conv::fit_linear(train))
+}
+
+#[cfg(not(feature = "train"))]
+fn fit_linear(_: &[&ConvSample]) -> Option<[f64; 3]> {
+    None
 }

@@ -1,16 +1,16 @@
 //! `wavecast gpus`: the catalog.
 
-use super::{catalog, print_json, Result};
+use super::{print_json, Result};
 use crate::cli::GpusArgs;
 use crate::table;
 
 pub fn run(a: GpusArgs) -> Result<()> {
-    let cat = catalog(&a.gpu_file)?;
+    let gpus = wavecast::gpus(a.gpu_file.gpu_file.as_deref())?;
     if a.json {
-        return print_json(&cat.all());
+        return print_json(&gpus);
     }
     let mut t = table::new(&["GPU", "arch", "SMs", "mem GB", "BW GB/s", "FP32 TF", "BF16 TF", "FP8 TF", "TDP W", "$/h"]);
-    for g in cat.all() {
+    for g in &gpus {
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
         t.add_row(vec![
             g.id.clone(),
@@ -26,6 +26,6 @@ pub fn run(a: GpusArgs) -> Result<()> {
         ]);
     }
     println!("{t}");
-    println!("{} GPUs. Dense tensor-core peaks (no sparsity). Aliases: `wavecast gpus --json`.", cat.all().len());
+    println!("{} GPUs. Dense tensor-core peaks (no sparsity). Aliases: `wavecast gpus --json`.", gpus.len());
     Ok(())
 }

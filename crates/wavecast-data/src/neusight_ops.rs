@@ -38,7 +38,7 @@ impl LoadReport {
             *reasons.entry(s.reason.split(':').next().unwrap_or("")).or_default() += 1;
         }
         let mut r: Vec<_> = reasons.into_iter().collect();
-        r.sort_by(|a, b| b.1.cmp(&a.1));
+        r.sort_by_key(|a| std::cmp::Reverse(a.1));
         let top: Vec<String> = r.iter().take(3).map(|(k, n)| format!("{n}× {k}")).collect();
         format!("{} rows loaded, {} skipped ({})", self.rows.len(), self.skipped.len(), top.join("; "))
     }

@@ -106,6 +106,14 @@ impl Catalog {
             .ok_or_else(|| CatalogError::Unknown { name: name.to_string(), closest: self.closest(name, 3) })
     }
 
+    /// The built-in catalog, or the built-in one with `user_file` merged over it.
+    pub fn load(user_file: Option<&Path>) -> Result<Catalog, CatalogError> {
+        match user_file {
+            Some(p) => Catalog::with_user_file(p),
+            None => Ok(Catalog::builtin()),
+        }
+    }
+
     /// The ids whose names are most similar to `name`.
     pub fn closest(&self, name: &str, count: usize) -> Vec<String> {
         let key = normalize(name);
@@ -126,6 +134,15 @@ impl Catalog {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         scored.into_iter().filter(|(s, _)| *s > 0.6).take(count).map(|(_, id)| id.to_string()).collect()
+    }
+}
+
+impl Gpu {
+    /// The built-in catalog's GPU named `name` (id, display name or alias, as `nvidia-smi` and
+    /// `torch.cuda.get_device_name` print it or shorter). Use [`Catalog::get`] for a catalog
+    /// with user entries.
+    pub fn find(name: &str) -> Result<Gpu, CatalogError> {
+        Catalog::builtin().get(name).cloned()
     }
 }
 

@@ -12,10 +12,13 @@
 //! - Pooling, batch/group norm, concatenation and upsampling: memory-bound, priced as the
 //!   wrapped predictor's element-wise kernel with the same bytes and FLOPs per element.
 //! - Everything else: the wrapped predictor unchanged.
+//!
+//! The registry composes it explicitly: a row with `fallbacks: Fallbacks::Vision` (see
+//! [`crate::registry::Fallbacks`]) is wrapped by `by_name`.
 
 use crate::conv::{ConvModel, ConvWeights};
 use crate::sample::LAUNCH_GAP_S;
-use crate::{Estimate, OpTime, Predictor};
+use crate::{Context, Estimate, OpTime, Predictor};
 use std::sync::OnceLock;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Conv, Elementwise, EwKind};
@@ -49,8 +52,9 @@ impl WithConv {
         self.conv.get_or_init(|| ConvWeights::shipped_model(self.holdout.as_deref()))
     }
 
-    fn estimate(&self, op: &Op, gpu: &Gpu, isolated: bool) -> Estimate {
-        let inner = |o: &Op| if isolated { self.inner.predict_isolated(o, gpu) } else { self.inner.predict(o, gpu) };
+    fn estimate(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        let isolated = ctx.isolated;
+        let inner = |o: &Op| self.inner.predict(o, gpu, ctx);
         match op {
             Op::Conv(c) if depthwise_like(c) => inner(&Op::Elementwise(vector_proxy(op))),
             Op::Conv(c) => {
@@ -64,7 +68,8 @@ impl WithConv {
             Op::Rnn(r) => {
                 let mut total = OpTime::exact(0.0);
                 for (kernel, count) in r.kernels() {
-                    match self.inner.predict(&kernel, gpu) {
+                    // The kernels run back to back inside the layer, even when the layer is timed alone.
+                    match self.inner.predict(&kernel, gpu, &Context::IN_MODEL) {
                         Estimate::Time(t) => {
                             let n = count as f64;
                             total.seconds += n * t.seconds;
@@ -91,11 +96,8 @@ impl Predictor for WithConv {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        self.estimate(op, gpu, false)
-    }
-    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        self.estimate(op, gpu, true)
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        self.estimate(op, gpu, ctx)
     }
 }
 
@@ -157,7 +159,7 @@ mod tests {
         let gpu = cat.get("a100-sxm-80gb").unwrap();
         let w = wrapped();
         let r = Rnn::new(RnnCell::Lstm, 16, 50, 1024, 1024, 1, false, DType::Fp16).unwrap();
-        let Estimate::Time(t) = w.predict(&Op::Rnn(r.clone()), gpu) else { panic!() };
+        let Estimate::Time(t) = w.predict(&Op::Rnn(r.clone()), gpu, &Context::IN_MODEL) else { panic!() };
         let expect: f64 = r.kernels().iter().map(|(k, n)| crate::roofline::roofline_seconds(k, gpu) * *n as f64).sum();
         assert!((t.seconds - expect).abs() < 1e-12);
         // Fifty skinny recurrent GEMMs one after another cost more than one GEMM of the same work.
@@ -171,12 +173,12 @@ mod tests {
         let gpu = cat.get("t4").unwrap();
         let w = wrapped();
         let c = Conv::new(32, 128, 128, [28, 28], [3, 3], DType::Fp32).pad(1).build().unwrap();
-        let Estimate::Time(t) = w.predict(&Op::Conv(c.clone()), gpu) else { panic!() };
+        let Estimate::Time(t) = w.predict(&Op::Conv(c.clone()), gpu, &Context::IN_MODEL) else { panic!() };
         assert!(t.lo < t.seconds && t.seconds < t.hi);
         // Fast algorithms may beat the direct roofline, by at most 4×.
         assert!(t.seconds >= crate::roofline::roofline_seconds(&Op::Conv(c), gpu) / 4.0);
         let g = Op::Gemm(Gemm::linear(64, 64, 64, false, DType::Fp32).unwrap());
-        assert_eq!(w.predict(&g, gpu), Roofline.predict(&g, gpu));
+        assert_eq!(w.predict(&g, gpu, &Context::IN_MODEL), Roofline.predict(&g, gpu, &Context::IN_MODEL));
         assert_eq!(w.name(), "roofline");
     }
 }

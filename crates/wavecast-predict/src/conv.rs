@@ -9,14 +9,14 @@
 //! memory time). GPU names and figures are not inputs, so an unmeasured GPU is predicted through
 //! its physics; its offset is the mean of the measured GPUs of its architecture, or of all.
 //!
-//! Trained on NeuSight's forward-convolution measurements (FP32, four GPUs, cuDNN 8.9) by
-//! `wavecast eval conv --retrain FILE`; the shipped weights (`data/weights/conv.json`) hold the
-//! all-GPU model and one model per left-out GPU. Backward passes (data and weight gradient) have
-//! the forward's MACs and bytes and are priced with the same model; a transposed convolution is
-//! priced as the convolution whose data gradient it is.
+//! Trained (in `wavecast-train`) on NeuSight's forward-convolution measurements (FP32, four GPUs,
+//! cuDNN 8.9) by `wavecast eval conv --retrain FILE`; the shipped weights (this crate's
+//! `weights/conv.json`) hold the all-GPU model and one model per left-out GPU. Backward passes
+//! (data and weight gradient) have the forward's MACs and bytes and are priced with the same
+//! model; a transposed convolution is priced as the convolution whose data gradient it is.
 
-use crate::calibration::{arch_key, group_offsets, trimmed_mean};
-use crate::mlp::{Mlp, Rng, TrainConfig};
+use crate::calibration::arch_key;
+use crate::mlp::Mlp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wavecast_data::{Measurement, OpShape};
@@ -28,10 +28,6 @@ use wavecast_ir::OpClass;
 const RAMP_S: f64 = 2e-6;
 /// Largest reduction of multiplications a fast convolution algorithm achieves over the direct one.
 const WINOGRAD_MAX_SAVING: f64 = 4.0;
-/// Rows whose latency exceeds this multiple of their GPU's floor train the kernel model.
-const KERNEL_DOMINATED: f64 = 2.5;
-/// Training rows kept per GPU (uniformly subsampled) to bound training time.
-const MAX_ROWS_PER_GPU: usize = 6000;
 
 /// One measured forward convolution.
 #[derive(Debug, Clone)]
@@ -141,7 +137,7 @@ pub struct ConvModel {
     pub trained_on: Vec<String>,
 }
 
-/// What `data/weights/conv.json` holds: the model trained on every GPU and one per left-out GPU.
+/// What `weights/conv.json` holds: the model trained on every GPU and one per left-out GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConvWeights {
     pub seed: u64,
@@ -154,7 +150,8 @@ pub struct ConvWeights {
     pub interval: [f64; 2],
 }
 
-fn default_interval() -> [f64; 2] {
+/// The interval before calibration on held-out GPUs.
+pub fn default_interval() -> [f64; 2] {
     [-0.3, 0.3]
 }
 
@@ -170,7 +167,7 @@ pub fn conv_samples(rows: &[Measurement], catalog: &Catalog) -> Vec<ConvSample> 
         .collect()
 }
 
-const SHIPPED: &str = include_str!("../../../data/weights/conv.json");
+const SHIPPED: &str = include_str!("../weights/conv.json");
 
 /// The shipped all-GPU model and interval only: skipping the left-out models keeps start-up fast.
 #[derive(Deserialize)]
@@ -183,7 +180,7 @@ struct AllOnly {
 impl ConvWeights {
     /// The weights shipped in the binary.
     pub fn shipped() -> Result<ConvWeights, String> {
-        serde_json::from_str(SHIPPED).map_err(|e| format!("data/weights/conv.json: {e}"))
+        serde_json::from_str(SHIPPED).map_err(|e| format!("weights/conv.json: {e}"))
     }
 
     /// The shipped model trained without `holdout` (or on every GPU) and the interval.
@@ -194,7 +191,7 @@ impl ConvWeights {
                 Ok((w.model(Some(g)).clone(), w.interval))
             }
             None => {
-                let a: AllOnly = serde_json::from_str(SHIPPED).map_err(|e| format!("data/weights/conv.json: {e}"))?;
+                let a: AllOnly = serde_json::from_str(SHIPPED).map_err(|e| format!("weights/conv.json: {e}"))?;
                 Ok((a.all, a.interval))
             }
         }
@@ -204,110 +201,9 @@ impl ConvWeights {
     pub fn model(&self, holdout: Option<&str>) -> &ConvModel {
         holdout.and_then(|g| self.holdout.get(g)).unwrap_or(&self.all)
     }
-
-    /// Trains the all-GPU model and one per left-out GPU; the interval comes from the left-out
-    /// models' errors on their left-out GPU.
-    pub fn train(samples: &[ConvSample], seed: u64, progress: Option<&dyn Fn(&str)>) -> Result<ConvWeights, String> {
-        let say = |m: &str| {
-            if let Some(p) = progress {
-                p(m)
-            }
-        };
-        say("all GPUs");
-        let all = ConvModel::fit(samples, seed)?;
-        let mut holdout = BTreeMap::new();
-        let mut residuals = Vec::new();
-        for g in &all.trained_on {
-            say(&format!("without {g}"));
-            let rest: Vec<ConvSample> = samples.iter().filter(|s| &s.gpu.id != g).cloned().collect();
-            let model = ConvModel::fit(&rest, seed)?;
-            residuals.extend(samples.iter().filter(|s| &s.gpu.id == g).map(|s| (s.latency_s / model.isolated_seconds(&s.conv, &s.gpu)).ln()));
-            holdout.insert(g.clone(), model);
-        }
-        residuals.sort_by(f64::total_cmp);
-        let interval = if residuals.len() >= 10 {
-            let q = |p: f64| residuals[((residuals.len() - 1) as f64 * p) as usize];
-            [q(0.1), q(0.9)]
-        } else {
-            default_interval()
-        };
-        Ok(ConvWeights { seed, all, holdout, interval })
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        0.0
-    } else {
-        v[v.len() / 2]
-    }
-}
-
-/// Per GPU: the isolated-call floor, the fastest convolution measured (0.07–0.11 ms: launch of
-/// one or more cuDNN kernels from Python). Ranking by work would not do: a tiny convolution can
-/// still take a slow cuDNN path, and the smallest tenth by work has a median latency of 0.5 ms.
-fn floors(samples: &[ConvSample]) -> BTreeMap<String, f64> {
-    let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for s in samples {
-        by.entry(s.gpu.id.clone()).or_default().push(s.latency_s);
-    }
-    by.into_iter().map(|(g, v)| (g, v.into_iter().fold(f64::INFINITY, f64::min))).collect()
 }
 
 impl ConvModel {
-    pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
-        if samples.is_empty() {
-            return Err("no convolution measurements to train on".into());
-        }
-        let floor = floors(samples);
-        // Rows clearly above their GPU's floor: their latency is the kernels', not the host's
-        // (cuDNN's per-call heuristics and several kernel launches).
-        let mut rows: Vec<&ConvSample> = samples.iter().filter(|s| s.latency_s > KERNEL_DOMINATED * floor[&s.gpu.id]).collect();
-        let mut rng = Rng::new(seed ^ 0xC0);
-        rng.shuffle(&mut rows);
-        let ratio = |s: &ConvSample| (s.kernel_s(floor[&s.gpu.id]) / bound(&s.conv, &s.gpu)).ln();
-        // Per-GPU offsets over one fixed band of mid-sized convolutions (0.1–10 GFLOP).
-        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for s in rows.iter().filter(|s| (1e8..=1e10).contains(&(2.0 * s.conv.macs()))) {
-            by.entry(s.gpu.id.clone()).or_default().push(ratio(s));
-        }
-        let mut per_gpu: BTreeMap<String, f64> = by.into_iter().map(|(g, v)| (g, median(v))).collect();
-        let fallback = trimmed_mean(per_gpu.values().copied().collect());
-        for s in samples {
-            per_gpu.entry(s.gpu.id.clone()).or_insert(fallback);
-        }
-        let per_arch = group_offsets(&per_gpu, |id| samples.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu), arch_key);
-        // Every GPU equally represented.
-        let mut kept: BTreeMap<&str, usize> = BTreeMap::new();
-        rows.retain(|s| {
-            let n = kept.entry(s.gpu.id.as_str()).or_default();
-            *n += 1;
-            *n <= MAX_ROWS_PER_GPU
-        });
-        let (x, y): (Vec<Vec<f32>>, Vec<f32>) = rows.iter().map(|s| (features(&s.conv, &s.gpu), (ratio(s) - per_gpu[&s.gpu.id]) as f32)).unzip();
-        // Chosen on LOGO error: 64 wide/60 epochs 22.1 %, 128/100 20.3 %, 128/160 20.3 %,
-        // 4 layers 20.5 %, 192 wide 21.3 % (mean of per-GPU mean APE).
-        let cfg = TrainConfig { seed, epochs: 100, hidden: 128, depth: 3, ..TrainConfig::default() };
-        let mut mlp = Mlp::train(&x, &y, cfg, None)?;
-        mlp.compact();
-        let mut sorted = y.clone();
-        sorted.sort_by(f32::total_cmp);
-        let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize] as f64;
-        let mut trained_on: Vec<String> = per_gpu.keys().cloned().collect();
-        trained_on.sort();
-        Ok(ConvModel {
-            mlp,
-            output_range: [pick(0.005), pick(0.995)],
-            default_offset: trimmed_mean(per_gpu.values().copied().collect()),
-            per_gpu,
-            per_arch,
-            floor_s: median(floor.values().copied().collect()),
-            floors: floor,
-            trained_on,
-        })
-    }
-
     fn offset(&self, gpu: &Gpu) -> f64 {
         self.per_gpu.get(&gpu.id).or_else(|| self.per_arch.get(&arch_key(gpu))).copied().unwrap_or(self.default_offset)
     }

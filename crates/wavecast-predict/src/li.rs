@@ -3,11 +3,12 @@
 //! hardware figures: t = α·FLOPs/peak + β·bytes/bandwidth + γ, with α, β, γ fitted across the
 //! training GPUs — peak FLOP/s for the compute term and bandwidth for the memory term (NeuSight's
 //! re-implementation used bandwidth for both, which breaks on compute-rich, bandwidth-poor L4).
+//! Fitted by `wavecast-train` (`li.rs` there).
 
-use crate::fit::relative_least_squares;
 use crate::physics::{roofline_terms, Family};
-use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
-use crate::{Estimate, OpTime, Predictor};
+use crate::registry::{Learned, LearnedKind};
+use crate::sample::LAUNCH_GAP_S;
+use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
@@ -28,41 +29,6 @@ pub struct Li {
 }
 
 impl Li {
-    pub fn fit(samples: &[Sample]) -> Result<Li, String> {
-        let floors = isolated_floors(samples);
-        let usable = kernel_dominated(samples);
-        let mut families = BTreeMap::new();
-        for fam in Family::ALL {
-            let rows: Vec<&&Sample> = usable.iter().filter(|s| s.family == fam).collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let mut per_gpu = BTreeMap::new();
-            let mut gpus: Vec<&str> = rows.iter().map(|s| s.gpu.id.as_str()).collect();
-            gpus.sort();
-            gpus.dedup();
-            for g in gpus {
-                let (x, y): (Vec<Vec<f64>>, Vec<f64>) =
-                    rows.iter().filter(|s| s.gpu.id == g).map(|s| (vec![s.op.flops(), s.op.bytes(), 1.0], s.kernel_s())).unzip();
-                let c = relative_least_squares(&x, &y);
-                per_gpu.insert(g.to_string(), [c[0], c[1], c[2]]);
-            }
-            let (x, y): (Vec<Vec<f64>>, Vec<f64>) = rows
-                .iter()
-                .map(|s| {
-                    let (tc, tm) = roofline_terms(&s.op, &s.gpu);
-                    (vec![tc, tm, 1.0], s.kernel_s())
-                })
-                .unzip();
-            let t = relative_least_squares(&x, &y);
-            families.insert(fam, LiFamily { per_gpu, transfer: [t[0], t[1], t[2]] });
-        }
-        if families.is_empty() {
-            return Err("no usable training rows".into());
-        }
-        Ok(Li { families, floors })
-    }
-
     /// Kernel seconds for `op` on `gpu`.
     pub fn kernel_seconds(&self, op: &Op, gpu: &Gpu) -> Option<f64> {
         let fam = self.families.get(&Family::of(op)?)?;
@@ -78,23 +44,23 @@ impl Li {
     }
 }
 
+impl Learned for Li {
+    const KIND: LearnedKind = LearnedKind::Li;
+}
+
 impl Predictor for Li {
     fn name(&self) -> &str {
-        "li"
+        Self::KIND.name()
     }
 
-    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        match self.kernel_seconds(op, gpu) {
-            Some(t) => Estimate::Time(OpTime::exact(t)),
-            None => Estimate::Unpriced(format!("li has no model for {}", op.class())),
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        let Some(t) = self.kernel_seconds(op, gpu) else {
+            return Estimate::Unpriced(format!("li has no model for {}", op.class()));
+        };
+        if !ctx.isolated {
+            return Estimate::Time(OpTime::exact(t));
         }
-    }
-
-    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
         let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
-        match self.kernel_seconds(op, gpu) {
-            Some(t) => Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor))),
-            None => Estimate::Unpriced(format!("li has no model for {}", op.class())),
-        }
+        Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor)))
     }
 }

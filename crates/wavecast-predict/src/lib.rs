@@ -1,10 +1,17 @@
-//! Per-operator time prediction. Every predictor implements [`Predictor`] and lives in its own
-//! module; the CLI picks one by name through [`by_name`].
+//! Per-operator time prediction: how long one operator takes on one GPU, inside a running
+//! model or called on its own ([`Context`]). This crate only predicts; fitting the learned
+//! predictors (candle, least squares, leave-one-GPU-out) lives in `wavecast-train`.
+//!
+//! **Adding a predictor = one module + one table row.** The module implements [`Predictor`]
+//! (and [`registry::Learned`] when it has parameters: they are its serde form, shipped as
+//! `weights/<name>.json` and embedded); the row goes into [`registry::PREDICTORS`], the only
+//! list of predictor names — [`by_name`], [`DEFAULT_PREDICTOR`], the CLI's `--predictor` help
+//! and `wavecast train` read it. A learned predictor also adds a [`registry::LearnedKind`]
+//! variant, and the compiler then asks `wavecast-train` for its trainer.
 
 pub mod adapters;
 pub mod calibration;
 pub mod conv;
-pub mod fit;
 pub mod kernels;
 pub mod li;
 pub mod mlp;
@@ -58,24 +65,33 @@ pub enum PredictError {
     NonFinite { name: String, op: String },
 }
 
-pub trait Predictor: Send + Sync {
-    fn name(&self) -> &str;
-    /// Device time of `op` inside a running model (kernels queued back to back).
-    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate;
-    /// Time of `op` called on its own, as microbenchmarks measure it: includes the host-side
-    /// launch floor that hides behind GPU work in a real run.
-    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        self.predict(op, gpu)
-    }
+/// Where an operator runs, which decides what its time includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Context {
+    /// Called on its own, as microbenchmarks measure it: the time includes the host-side launch
+    /// floor that hides behind GPU work in a real run. `false`: inside a running model, kernels
+    /// queued back to back.
+    pub isolated: bool,
 }
 
-/// The predictor used when none is named.
-pub const DEFAULT_PREDICTOR: &str = "wavecast";
+impl Context {
+    /// Inside a running model (kernels queued back to back).
+    pub const IN_MODEL: Context = Context { isolated: false };
+    /// Called on its own, as microbenchmarks measure it.
+    pub const ISOLATED: Context = Context { isolated: true };
+}
 
-/// Names accepted by `--predictor`.
-pub const PREDICTORS: &[&str] = &["roofline", "li", "wavecast", "neusight", "pm2lat"];
+pub trait Predictor: Send + Sync {
+    fn name(&self) -> &str;
+    /// Device time of `op` on `gpu` in `ctx`.
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate;
+}
 
-/// The predictor `name` with its shipped weights (trained on every measured GPU).
+pub use registry::{DEFAULT_PREDICTOR, PREDICTORS};
+
+/// The predictor `name` with its shipped weights (trained on every measured GPU) and its
+/// registry fallbacks.
 pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
     by_name_holdout(name, None)
 }
@@ -83,17 +99,7 @@ pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
 /// Like [`by_name`], but for a learned predictor use the model trained without `holdout`'s
 /// measurements when one is shipped (leave-one-GPU-out evaluation).
 pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
-    if name == "roofline" {
-        return Ok(Box::new(Roofline));
-    }
-    let unknown = || PredictError::UnknownPredictor(name.to_string(), PREDICTORS.join(", "));
-    let inner = match holdout {
-        Some(gpu) => {
-            let file = registry::shipped(name).ok_or_else(unknown)??;
-            registry::load(file.holdout.get(gpu).unwrap_or(&file.all))?
-        }
-        None => registry::load(&registry::shipped_all(name).ok_or_else(unknown)??)?,
-    };
-    // Convolutions, recurrent layers and the other vision ops go to their own models.
-    Ok(Box::new(adapters::WithConv::shipped(inner, holdout)))
+    let entry = registry::entry(name)
+        .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
+    entry.with_fallbacks(holdout)
 }

@@ -22,23 +22,18 @@
 //!
 //! Kernel time is predicted; isolated calls add the measured launch floor.
 
-use crate::fit::relative_least_squares;
-use crate::kernels::{is_sliced, kernel_function, sgemm_tile, Entry, KernelTable};
+use crate::kernels::{is_sliced, sgemm_tile, KernelTable};
 use crate::physics::{gemm_dims, vector_dims, Family};
+use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
-use crate::sample::{isolated_floors, kernel_dominated, Sample, LAUNCH_GAP_S};
-use crate::{Estimate, OpTime, Predictor};
+use crate::sample::LAUNCH_GAP_S;
+use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, Gemm};
 use wavecast_ir::{Op, OpClass};
 
-/// Rows per GPU kept in the kernel-choice tables.
-const GEMM_TABLE_ROWS: usize = 2_000;
-const VECTOR_TABLE_ROWS: usize = 500;
-/// Fewest rows a fit needs; rarer kernels use their family's pooled fit.
-const MIN_ROWS: usize = 20;
 /// The constant term's unit (1 µs), so every feature column is of similar size.
 const MICROSECOND: f64 = 1e-6;
 /// The configuration assumed when the table has nothing to say.
@@ -136,7 +131,7 @@ pub fn vector_features(op: &Op, gpu: &Gpu) -> Vec<f64> {
 }
 
 /// The shape kernel choices are keyed on.
-fn table_dims(op: &Op, family: Family) -> Vec<f64> {
+pub fn table_dims(op: &Op, family: Family) -> Vec<f64> {
     match (family, gemm_dims(op)) {
         (f, Some((b, m, n, k))) if f.is_gemm() => vec![b, m, n, k],
         (Family::Elementwise, _) => {
@@ -148,60 +143,6 @@ fn table_dims(op: &Op, family: Family) -> Vec<f64> {
             vec![rows, cols]
         }
     }
-}
-
-/// A measured op with the key of the kernel it ran and its features.
-struct Row<'a> {
-    sample: &'a Sample,
-    key: String,
-    x: Vec<f64>,
-}
-
-/// The training row of a sample (`None` when its kernel is unreadable).
-fn training_row(s: &Sample) -> Option<Row<'_>> {
-    let name = s.kernel.as_deref()?;
-    let (key, x) = if s.family.is_gemm() {
-        let cfg = GemmConfig::of_kernel(name, s.grid_blocks, &s.op)?;
-        (cfg.fit_key(), gemm_features(&s.op, &s.gpu, cfg)?)
-    } else {
-        (kernel_function(name), vector_features(&s.op, &s.gpu))
-    };
-    Some(Row { sample: s, key, x })
-}
-
-/// Least squares on relative error with every coefficient ≥ 0: the most negative coefficient
-/// is dropped and the rest refitted until none is negative.
-pub fn nonnegative_fit(x: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
-    let cols = x.first().map_or(0, Vec::len);
-    let mut active: Vec<usize> = (0..cols).collect();
-    while !active.is_empty() {
-        let sub: Vec<Vec<f64>> = x.iter().map(|r| active.iter().map(|&j| r[j]).collect()).collect();
-        let beta = relative_least_squares(&sub, y);
-        let worst = (0..active.len()).filter(|&i| beta[i] < 0.0 || !beta[i].is_finite()).min_by(|&a, &b| beta[a].total_cmp(&beta[b]));
-        match worst {
-            Some(i) => {
-                active.remove(i);
-            }
-            None => {
-                let mut full = vec![0.0; cols];
-                for (i, &j) in active.iter().enumerate() {
-                    full[j] = beta[i];
-                }
-                return full;
-            }
-        }
-    }
-    vec![0.0; cols]
-}
-
-/// Fit of `rows` when there are enough of them.
-fn fit_rows(rows: &[&Row]) -> Option<Vec<f64>> {
-    if rows.len() < MIN_ROWS {
-        return None;
-    }
-    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = rows.iter().map(|r| (r.x.clone(), r.sample.kernel_s())).unzip();
-    let c = nonnegative_fit(&x, &y);
-    c.iter().any(|v| *v > 0.0).then_some(c)
 }
 
 /// One family's fitted kernel models.
@@ -220,24 +161,6 @@ pub struct FamilyFits {
 }
 
 impl FamilyFits {
-    fn fit(rows: &[Row]) -> FamilyFits {
-        let mut by_gpu_key: BTreeMap<(&str, &str), Vec<&Row>> = BTreeMap::new();
-        let mut by_gpu: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
-        for r in rows {
-            by_gpu_key.entry((r.sample.gpu.id.as_str(), r.key.as_str())).or_default().push(r);
-            by_gpu.entry(r.sample.gpu.id.as_str()).or_default().push(r);
-        }
-        let mut fits = FamilyFits::default();
-        for ((gpu, key), v) in &by_gpu_key {
-            if let Some(c) = fit_rows(v) {
-                fits.per_gpu.entry(gpu.to_string()).or_default().insert(key.to_string(), c);
-            }
-        }
-        fits.per_gpu_pooled = by_gpu.iter().filter_map(|(g, v)| Some((g.to_string(), fit_rows(v)?))).collect();
-        fits.pooled = fit_rows(&rows.iter().collect::<Vec<_>>()).unwrap_or_default();
-        fits
-    }
-
     /// Coefficients for kernel `key` on `gpu`: its own fit, else the GPU's pooled fit, else
     /// the cross-GPU one.
     fn coefficients(&self, gpu: &str, key: &str) -> Option<&[f64]> {
@@ -256,29 +179,6 @@ pub struct Pm2Lat {
 }
 
 impl Pm2Lat {
-    pub fn fit(samples: &[Sample]) -> Result<Pm2Lat, String> {
-        let floors = isolated_floors(samples);
-        let usable = kernel_dominated(samples);
-        let mut families = BTreeMap::new();
-        let mut kernels = BTreeMap::new();
-        for fam in Family::ALL {
-            let labelled: Vec<Entry> = samples.iter().filter(|s| s.family == fam).filter_map(|s| table_entry(s, fam)).collect();
-            if !labelled.is_empty() {
-                let rows = if fam.is_gemm() { GEMM_TABLE_ROWS } else { VECTOR_TABLE_ROWS };
-                kernels.insert(fam, KernelTable::build(labelled, rows, fam as u64));
-            }
-            let rows: Vec<Row> = usable.iter().filter(|s| s.family == fam).filter_map(|s| training_row(s)).collect();
-            let fits = FamilyFits::fit(&rows);
-            if !fits.pooled.is_empty() {
-                families.insert(fam, fits);
-            }
-        }
-        if families.is_empty() {
-            return Err("no usable training rows".into());
-        }
-        Ok(Pm2Lat { families, kernels, floors })
-    }
-
     /// The GEMM configuration the library most likely launches for `op` on `gpu`.
     pub fn gemm_config(&self, op: &Op, family: Family, gpu: &Gpu) -> GemmConfig {
         let label = self.kernels.get(&family).and_then(|t| t.lookup(gpu, &table_dims(op, family)));
@@ -330,40 +230,28 @@ impl Pm2Lat {
     }
 }
 
-/// The kernel-choice table row of a training sample.
-fn table_entry(s: &Sample, family: Family) -> Option<Entry<'_>> {
-    let name = s.kernel.as_deref()?;
-    let label = if family.is_gemm() { GemmConfig::of_kernel(name, s.grid_blocks, &s.op)?.label() } else { kernel_function(name) };
-    Some(Entry { gpu: &s.gpu, dims: table_dims(&s.op, family), label })
-}
-
 fn dot(c: &[f64], x: &[f64]) -> f64 {
     c.iter().zip(x).map(|(a, b)| a * b).sum()
 }
 
+impl Learned for Pm2Lat {
+    const KIND: LearnedKind = LearnedKind::Pm2Lat;
+}
+
 impl Predictor for Pm2Lat {
     fn name(&self) -> &str {
-        "pm2lat"
+        Self::KIND.name()
     }
-    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        self.estimate(op, gpu, false)
-    }
-    fn predict_isolated(&self, op: &Op, gpu: &Gpu) -> Estimate {
-        self.estimate(op, gpu, true)
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        self.estimate(op, gpu, ctx.isolated)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neusight::tests::synthetic_samples;
     use wavecast_gpu::Catalog;
-    use wavecast_ir::ops::{Elementwise, EwKind, Norm, NormKind, Softmax};
     use wavecast_ir::DType;
-
-    fn model() -> Pm2Lat {
-        Pm2Lat::fit(&synthetic_samples()).unwrap()
-    }
 
     #[test]
     fn reads_configurations_from_kernels_and_grids() {
@@ -391,57 +279,5 @@ mod tests {
         let split = gemm_features(&op, v100, GemmConfig { cols: 64, rows: 128, sliced: false, split: 2 }).unwrap();
         assert!((split[1] * v100.boost_clock_mhz * 1e6 - 9.0).abs() < 1e-9);
         assert!(split[3] > f[3]);
-    }
-
-    #[test]
-    fn nonnegative_fit_drops_negative_terms() {
-        let x: Vec<Vec<f64>> = (1..40).map(|i| vec![1.0, i as f64, (i % 3) as f64]).collect();
-        let y: Vec<f64> = x.iter().map(|r| 2.0 + 0.5 * r[1] - 0.01 * r[2]).collect();
-        let c = nonnegative_fit(&x, &y);
-        assert!(c.iter().all(|v| *v >= 0.0) && c[2] == 0.0 && (c[1] - 0.5).abs() < 0.05, "{c:?}");
-    }
-
-    #[test]
-    fn time_grows_with_flops_for_a_fixed_kernel() {
-        let m = model();
-        let cat = Catalog::builtin();
-        for id in ["t4", "a100-pcie-40gb", "h100-sxm", "l4"] {
-            let gpu = cat.get(id).unwrap();
-            for cfg in [GemmConfig { cols: 128, rows: 64, sliced: false, split: 1 }, GemmConfig { cols: 32, rows: 32, sliced: true, split: 4 }] {
-                let mut last = 0.0;
-                for step in 1..60u64 {
-                    let op = Op::Gemm(Gemm::linear(17 * step, 64 + 40 * step, 100 + 31 * step, false, DType::Fp32).unwrap());
-                    let t = m.gemm_seconds(&op, gpu, cfg).unwrap();
-                    assert!(t >= last, "{id} {cfg:?} step {step}: {t} < {last}");
-                    last = t;
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn prices_every_op_above_the_roofline_and_reloads_identically() {
-        let m = model();
-        let loaded: Pm2Lat = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
-        let cat = Catalog::builtin();
-        let ops = [
-            Op::Gemm(Gemm::linear(4096, 1024, 4096, true, DType::Fp32).unwrap()),
-            Op::Gemm(Gemm::bmm(96, 512, 64, 512, DType::Bf16).unwrap()),
-            Op::Elementwise(Elementwise::new(EwKind::Copy, 1000, 1, DType::Bf16)),
-            Op::Softmax(Softmax::new(4096, 1024, DType::Fp32)),
-            Op::Norm(Norm::new(NormKind::RmsNorm, 8192, 4096, DType::Bf16)),
-            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: true }),
-        ];
-        for id in ["t4", "v100-pcie", "h100-sxm", "mi210"] {
-            let gpu = cat.get(id).unwrap();
-            for op in &ops {
-                let t = m.kernel_seconds(op, gpu).unwrap();
-                assert!(t.is_finite() && t >= roofline_seconds(op, gpu), "{id} {}", op.describe());
-                let again = loaded.kernel_seconds(op, gpu).unwrap();
-                assert_eq!(again, t, "{id} {} after reload", op.describe());
-            }
-        }
-        let comm = Op::Comm(wavecast_ir::ops::Comm { kind: wavecast_ir::ops::CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Bf16, overlappable: false });
-        assert!(matches!(m.predict(&comm, cat.get("t4").unwrap()), Estimate::Unpriced(_)));
     }
 }

@@ -1,27 +1,226 @@
-//! Training, saving and loading of the learned predictors. Trained parameters are JSON; the
-//! copies shipped with wavecast live in `data/weights/<name>.json` at the repository root and
-//! are embedded in the binary. Each file holds a model trained on every measured GPU and one
-//! per left-out GPU (for leave-one-GPU-out evaluation).
+//! The one table of predictors, [`PREDICTORS`]: every name `--predictor` accepts, what it is,
+//! whether it is learned (and then its embedded weights and how they are loaded), and which
+//! fallbacks price the ops outside its own model. [`crate::by_name`], [`crate::DEFAULT_PREDICTOR`],
+//! the CLI's help and `wavecast train` (an exhaustive `match` on [`LearnedKind`] in
+//! `wavecast-train`) all read this table; no other list of names exists.
+//!
+//! Trained parameters are JSON. The copies shipped with wavecast live in this crate's
+//! `weights/<name>.json` and are embedded in the binary; each file holds a model trained on
+//! every measured GPU and one per left-out GPU (for leave-one-GPU-out evaluation).
 
+use crate::adapters::WithConv;
 use crate::li::Li;
 use crate::neusight::NeuSight;
 use crate::pm2lat::Pm2Lat;
-use crate::sample::Sample;
 use crate::wavecast::Wavecast;
-use crate::{PredictError, Predictor};
+use crate::{PredictError, Predictor, Roofline};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Learned predictors that `wavecast train` knows.
-pub const TRAINABLE: &[&str] = &["li", "wavecast", "neusight", "pm2lat"];
+/// One predictor wavecast ships.
+pub struct Entry {
+    /// What `--predictor` takes.
+    pub name: &'static str,
+    /// One line for help texts.
+    pub description: &'static str,
+    pub kind: Kind,
+    /// Builds the predictor from its parameters (a trained model's `params`; `null` for an
+    /// analytic predictor). Fallbacks are not applied here: see [`Entry::fallbacks`].
+    pub load: fn(&serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error>,
+    /// What prices the ops outside the predictor's own model, composed by [`Fallbacks::compose`].
+    pub fallbacks: Fallbacks,
+    /// The predictor used when none is named (exactly one row).
+    pub default: bool,
+}
 
-/// Embedded weights: (predictor name, JSON text).
-const SHIPPED: &[(&str, &str)] = &[
-    ("li", include_str!("../../../data/weights/li.json")),
-    ("wavecast", include_str!("../../../data/weights/wavecast.json")),
-    ("neusight", include_str!("../../../data/weights/neusight.json")),
-    ("pm2lat", include_str!("../../../data/weights/pm2lat.json")),
+/// Whether a predictor has parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Physics only, nothing to fit.
+    Analytic,
+    /// Fitted by `wavecast-train` on measurements; `weights` is the shipped `weights/<name>.json`.
+    Learned { kind: LearnedKind, weights: &'static str },
+}
+
+/// The learned predictors. `wavecast-train` trains each through an exhaustive `match` on this
+/// enum, so a new variant does not compile until it has a trainer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LearnedKind {
+    Li,
+    Wavecast,
+    NeuSight,
+    Pm2Lat,
+}
+
+/// Ops a predictor's own model does not cover, priced by an explicit composition step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallbacks {
+    /// The predictor prices every op itself (or reports it unpriced).
+    None,
+    /// [`WithConv`]: convolutions by the shipped convolution model (its left-out model when
+    /// evaluating a held-out GPU), recurrent layers through the kernels cuDNN launches, pooling,
+    /// channel norms, concatenation and upsampling as element-wise kernels; every other op by
+    /// the predictor itself.
+    Vision,
+}
+
+/// Every predictor wavecast ships. Adding one: a module implementing [`Predictor`] (and
+/// [`Learned`] when it has parameters) and a row here.
+pub const PREDICTORS: &[Entry] = &[
+    Entry {
+        name: "roofline",
+        description: "max(FLOPs / peak, bytes / bandwidth); no learning",
+        kind: Kind::Analytic,
+        load: roofline,
+        fallbacks: Fallbacks::None,
+        default: false,
+    },
+    Entry {
+        name: "li",
+        description: "Li et al. (MICRO'23): linear in FLOPs and bytes per GPU and kernel family",
+        kind: Kind::Learned { kind: LearnedKind::Li, weights: include_str!("../weights/li.json") },
+        load: load_learned::<Li>,
+        fallbacks: Fallbacks::Vision,
+        default: false,
+    },
+    Entry {
+        name: "wavecast",
+        description: "physics bound times a learned per-family correction, calibrated per GPU",
+        kind: Kind::Learned { kind: LearnedKind::Wavecast, weights: include_str!("../weights/wavecast.json") },
+        load: load_learned::<Wavecast>,
+        fallbacks: Fallbacks::Vision,
+        default: true,
+    },
+    Entry {
+        name: "neusight",
+        description: "NeuSight (ASPLOS'25): tiles, waves and a learned utilization per family",
+        kind: Kind::Learned { kind: LearnedKind::NeuSight, weights: include_str!("../weights/neusight.json") },
+        load: load_learned::<NeuSight>,
+        fallbacks: Fallbacks::Vision,
+        default: false,
+    },
+    Entry {
+        name: "pm2lat",
+        description: "PM2Lat: per-kernel-configuration fits of the kernel the library launches",
+        kind: Kind::Learned { kind: LearnedKind::Pm2Lat, weights: include_str!("../weights/pm2lat.json") },
+        load: load_learned::<Pm2Lat>,
+        fallbacks: Fallbacks::Vision,
+        default: false,
+    },
 ];
+
+/// The name of the row marked `default`.
+pub const DEFAULT_PREDICTOR: &str = default_name();
+
+const fn default_name() -> &'static str {
+    let mut i = 0;
+    while i < PREDICTORS.len() {
+        if PREDICTORS[i].default {
+            return PREDICTORS[i].name;
+        }
+        i += 1;
+    }
+    panic!("no predictor is marked default")
+}
+
+/// A learned predictor: its parameters are its serde form, saved in a [`ModelFile`].
+pub trait Learned: Predictor + Serialize + DeserializeOwned + Sized + 'static {
+    const KIND: LearnedKind;
+
+    /// The parameters as stored in a model file.
+    fn save(&self) -> Result<serde_json::Value, String> {
+        serde_json::to_value(self).map_err(|e| e.to_string())
+    }
+
+    /// The predictor from stored parameters.
+    fn load(params: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        Self::deserialize(params)
+    }
+}
+
+fn roofline(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
+    Ok(Box::new(Roofline))
+}
+
+fn load_learned<P: Learned>(params: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
+    Ok(Box::new(P::load(params)?))
+}
+
+impl LearnedKind {
+    /// Its row of [`PREDICTORS`].
+    pub fn entry(self) -> &'static Entry {
+        PREDICTORS
+            .iter()
+            .find(|e| matches!(e.kind, Kind::Learned { kind, .. } if kind == self))
+            .expect("every learned kind has a row in PREDICTORS")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
+}
+
+impl Fallbacks {
+    /// `own` with this composition applied (`holdout`: the GPU left out of the fallback models'
+    /// training, when evaluating one).
+    pub fn compose(self, own: Box<dyn Predictor>, holdout: Option<&str>) -> Box<dyn Predictor> {
+        match self {
+            Fallbacks::None => own,
+            Fallbacks::Vision => Box::new(WithConv::shipped(own, holdout)),
+        }
+    }
+}
+
+/// The predictor names, in table order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PREDICTORS.iter().map(|e| e.name)
+}
+
+/// The row of `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    PREDICTORS.iter().find(|e| e.name == name)
+}
+
+/// The learned predictors, in table order.
+pub fn learned() -> impl Iterator<Item = (LearnedKind, &'static Entry)> {
+    PREDICTORS.iter().filter_map(|e| match e.kind {
+        Kind::Learned { kind, .. } => Some((kind, e)),
+        Kind::Analytic => None,
+    })
+}
+
+/// Help text of `--predictor`: every name (space-separated, as `bench/accuracy.sh` reads it).
+pub fn help() -> String {
+    format!("Which per-op predictor to use (available: {})", names().collect::<Vec<_>>().join(" "))
+}
+
+impl Entry {
+    /// The predictor with its shipped parameters, the model trained without `holdout`'s
+    /// measurements when one is shipped; fallbacks not applied.
+    pub fn build(&self, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+        match self.kind {
+            Kind::Analytic => (self.load)(&serde_json::Value::Null).map_err(|e| load_error(self.name, e)),
+            Kind::Learned { weights, .. } => match holdout {
+                Some(gpu) => {
+                    let file: WeightsFile = serde_json::from_str(weights).map_err(|e| load_error(self.name, e))?;
+                    load(file.holdout.get(gpu).unwrap_or(&file.all))
+                }
+                // The all-GPU model only; skipping the left-out models keeps start-up fast.
+                None => load(&serde_json::from_str::<AllOnly>(weights).map_err(|e| load_error(self.name, e))?.all),
+            },
+        }
+    }
+
+    /// [`Entry::build`] with the entry's fallbacks composed: what `--predictor NAME` runs.
+    pub fn with_fallbacks(&self, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+        Ok(self.fallbacks.compose(self.build(holdout)?, holdout))
+    }
+}
+
+fn load_error(name: &str, e: serde_json::Error) -> PredictError {
+    PredictError::Load { name: name.to_string(), reason: e.to_string() }
+}
 
 /// One trained model and how it was made.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -33,7 +232,7 @@ pub struct ModelFile {
     pub params: serde_json::Value,
 }
 
-/// What `data/weights/<name>.json` holds.
+/// What `weights/<name>.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WeightsFile {
     pub all: ModelFile,
@@ -42,38 +241,11 @@ pub struct WeightsFile {
     pub holdout: BTreeMap<String, ModelFile>,
 }
 
-fn to_value<T: Serialize>(v: &T) -> Result<serde_json::Value, String> {
-    serde_json::to_value(v).map_err(|e| e.to_string())
-}
-
-/// Trains predictor `name` on `samples`.
-pub fn train(name: &str, samples: &[Sample], seed: u64, progress: Option<&indicatif::ProgressBar>) -> Result<ModelFile, String> {
-    let mut trained_on: Vec<String> = samples.iter().map(|s| s.gpu.id.clone()).collect();
-    trained_on.sort();
-    trained_on.dedup();
-    // The published baselines train on microbenchmarks only; `wavecast` also learns from the
-    // model-shaped measurements of its training GPUs.
-    let microbenchmarks = || -> Vec<Sample> { samples.iter().filter(|s| !s.model_shaped).cloned().collect() };
-    let params = match name {
-        "li" => to_value(&Li::fit(&microbenchmarks())?)?,
-        "wavecast" => to_value(&Wavecast::fit(samples, seed, progress)?)?,
-        "neusight" => to_value(&NeuSight::fit(&microbenchmarks(), seed, progress)?)?,
-        "pm2lat" => to_value(&Pm2Lat::fit(&microbenchmarks())?)?,
-        other => return Err(format!("'{other}' is not a trainable predictor (trainable: {})", TRAINABLE.join(", "))),
-    };
-    Ok(ModelFile { predictor: name.to_string(), trained_on, seed, params })
-}
-
-/// Builds the predictor a model file describes.
+/// Builds the predictor a model file describes (without fallbacks).
 pub fn load(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
-    let err = |e: serde_json::Error| PredictError::Load { name: file.predictor.clone(), reason: e.to_string() };
-    Ok(match file.predictor.as_str() {
-        "li" => Box::new(serde_json::from_value::<Li>(file.params.clone()).map_err(err)?),
-        "wavecast" => Box::new(serde_json::from_value::<Wavecast>(file.params.clone()).map_err(err)?),
-        "neusight" => Box::new(serde_json::from_value::<NeuSight>(file.params.clone()).map_err(err)?),
-        "pm2lat" => Box::new(serde_json::from_value::<Pm2Lat>(file.params.clone()).map_err(err)?),
-        other => return Err(PredictError::Load { name: other.to_string(), reason: "unknown predictor in model file".into() }),
-    })
+    let unknown = || PredictError::Load { name: file.predictor.clone(), reason: "unknown predictor in model file".into() };
+    let entry = entry(&file.predictor).filter(|e| matches!(e.kind, Kind::Learned { .. })).ok_or_else(unknown)?;
+    (entry.load)(&file.params).map_err(|e| load_error(&file.predictor, e))
 }
 
 /// The all-GPU model only; skipping the left-out models keeps start-up fast.
@@ -82,16 +254,47 @@ struct AllOnly {
     all: ModelFile,
 }
 
+fn shipped_text(name: &str) -> Option<&'static str> {
+    match entry(name)?.kind {
+        Kind::Learned { weights, .. } => Some(weights),
+        Kind::Analytic => None,
+    }
+}
+
 /// The shipped all-GPU model of `name`, if wavecast ships one.
 pub fn shipped_all(name: &str) -> Option<Result<ModelFile, PredictError>> {
-    SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| {
-        serde_json::from_str::<AllOnly>(text).map(|f| f.all).map_err(|e| PredictError::Load { name: n.to_string(), reason: e.to_string() })
-    })
+    shipped_text(name).map(|text| serde_json::from_str::<AllOnly>(text).map(|f| f.all).map_err(|e| load_error(name, e)))
 }
 
 /// The shipped weights file of `name`, if wavecast ships one.
 pub fn shipped(name: &str) -> Option<Result<WeightsFile, PredictError>> {
-    SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| {
-        serde_json::from_str(text).map_err(|e| PredictError::Load { name: n.to_string(), reason: e.to_string() })
-    })
+    shipped_text(name).map(|text| serde_json::from_str(text).map_err(|e| load_error(name, e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_learned_kind_has_one_row() {
+        let mut names: Vec<&str> = names().collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), PREDICTORS.len());
+        assert_eq!(PREDICTORS.iter().filter(|e| e.default).count(), 1);
+        for kind in [LearnedKind::Li, LearnedKind::Wavecast, LearnedKind::NeuSight, LearnedKind::Pm2Lat] {
+            assert_eq!(learned().filter(|(k, _)| *k == kind).count(), 1, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn shipped_weights_load_and_name_their_row() {
+        for (kind, e) in learned() {
+            let file = shipped_all(e.name).unwrap().unwrap();
+            assert_eq!(file.predictor, e.name);
+            assert_eq!(load(&file).unwrap().name(), kind.name());
+        }
+        assert!(shipped_all("roofline").is_none());
+        assert_eq!(entry("roofline").unwrap().build(None).unwrap().name(), "roofline");
+    }
 }

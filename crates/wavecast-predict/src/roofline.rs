@@ -2,7 +2,7 @@
 //! class, and at least its bytes at full memory bandwidth. No learned part; the floor every
 //! other predictor must respect.
 
-use crate::{Estimate, OpTime, Predictor};
+use crate::{Context, Estimate, OpTime, Predictor};
 use wavecast_gpu::Gpu;
 use wavecast_ir::{Op, OpClass};
 
@@ -20,7 +20,8 @@ impl Predictor for Roofline {
         "roofline"
     }
 
-    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
+    /// The bound does not depend on where the op runs.
+    fn predict(&self, op: &Op, gpu: &Gpu, _: &Context) -> Estimate {
         if op.class() == OpClass::Communication {
             return Estimate::Unpriced("roofline does not model communication".into());
         }

@@ -30,7 +30,7 @@
 //! the op's class and dtype and the intensity the op's analytic FLOPs and bytes (wavecast-ir,
 //! the one source of truth), so a BF16 GEMM is judged against the tensor-core roof.
 
-use crate::{Estimate, Predictor};
+use crate::{Context, Estimate, Predictor};
 use std::fmt;
 use std::str::FromStr;
 use wavecast_gpu::occupancy::{occupancy, KernelResources};
@@ -142,7 +142,7 @@ pub fn kernel_varying(class: OpClass) -> bool {
 /// Habitat's "MLP as a ratio": predicted destination ÷ predicted origin time of the op, to be
 /// multiplied by the measured origin time. `None` when the predictor cannot price the op.
 pub fn predictor_ratio(p: &dyn Predictor, op: &Op, origin: &Gpu, dest: &Gpu) -> Option<f64> {
-    let t = |g: &Gpu| match p.predict(op, g) {
+    let t = |g: &Gpu| match p.predict(op, g, &Context::IN_MODEL) {
         Estimate::Time(t) if t.seconds.is_finite() && t.seconds > 0.0 => Some(t.seconds),
         _ => None,
     };

@@ -143,10 +143,10 @@ impl TransformerSpec {
     }
 
     fn check(&self, origin: &str) -> Result<(), WorkloadError> {
-        if self.hidden % self.heads != 0 && self.head_dim * self.heads == 0 {
+        if !self.hidden.is_multiple_of(self.heads) && self.head_dim * self.heads == 0 {
             return Err(WorkloadError::Config { origin: origin.into(), reason: "hidden size is not divisible by the head count".into() });
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return Err(WorkloadError::Config {
                 origin: origin.into(),
                 reason: format!("num_attention_heads {} is not a multiple of num_key_value_heads {}", self.heads, self.kv_heads),

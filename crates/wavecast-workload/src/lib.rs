@@ -1,8 +1,10 @@
-//! Workload front-ends: turn what the user has (a Hugging Face `config.json`, a preset name, a
-//! NeuSight operator-graph CSV) into a [`wavecast_ir::Graph`].
+//! Workload front-ends: turn what the user has (a preset name, a Hugging Face `config.json`,
+//! an ONNX file, a NeuSight operator-graph CSV) into a [`wavecast_ir::Graph`]. [`load`] is the
+//! one entry point; the modules below are the front-ends and builders behind it.
 
 pub mod encdec;
 pub mod hf;
+pub mod load;
 pub mod net;
 pub mod neusight;
 pub mod onnx;
@@ -16,6 +18,7 @@ pub mod vision;
 pub mod zoo;
 
 pub use hf::{Activation, Arch, EncDec, Moe, TransformerSpec};
+pub use load::{is_zoo_model, load, transformer_spec, Kind, LoadOptions, LoadedWorkload, Source};
 pub use serve::{Memory, ServeOptions};
 pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
 

@@ -1,14 +1,15 @@
-//! Physics and persistence checks of the learned predictors, on synthetic measurements the
-//! test makes itself and on the shipped weights.
+//! Training checks of the learned predictors, on synthetic measurements the test makes itself:
+//! persistence, reproducibility, physics, and which rows each model learns from.
 
 use wavecast_gpu::Catalog;
 use wavecast_ir::ops::{Elementwise, EwKind, Gemm, Norm, NormKind, Softmax};
 use wavecast_ir::{DType, Op};
 use wavecast_predict::physics::Family;
-use wavecast_predict::registry::{self, ModelFile};
+use wavecast_predict::registry::{self, LearnedKind, ModelFile};
 use wavecast_predict::roofline::roofline_seconds;
 use wavecast_predict::sample::Sample;
-use wavecast_predict::{Estimate, Predictor};
+use wavecast_predict::{Context, Estimate, Predictor};
+use wavecast_train::fit;
 
 /// Synthetic measurements: each GPU runs kernels at a fixed fraction of the roofline plus a
 /// launch floor, with shapes spread over several decades.
@@ -37,7 +38,7 @@ fn synthetic(ids: &[&str]) -> Vec<Sample> {
 }
 
 fn time(p: &dyn Predictor, op: &Op, gpu: &wavecast_gpu::Gpu) -> f64 {
-    match p.predict(op, gpu) {
+    match p.predict(op, gpu, &Context::IN_MODEL) {
         Estimate::Time(t) => t.seconds,
         Estimate::Unpriced(r) => panic!("unpriced: {r}"),
     }
@@ -59,15 +60,15 @@ fn probe_ops() -> Vec<Op> {
 fn trained_models_round_trip_through_json_with_identical_predictions() {
     let samples = synthetic(&["v100-pcie", "t4"]);
     let cat = Catalog::builtin();
-    for name in ["li", "wavecast"] {
-        let model = registry::train(name, &samples, 3, None).unwrap();
+    for kind in [LearnedKind::Li, LearnedKind::Wavecast] {
+        let model = fit(kind, &samples, 3, None).unwrap();
         let text = serde_json::to_string(&model).unwrap();
         let reloaded: ModelFile = serde_json::from_str(&text).unwrap();
         let (a, b) = (registry::load(&model).unwrap(), registry::load(&reloaded).unwrap());
         for gpu in ["v100-pcie", "t4", "h100", "l4"] {
             let gpu = cat.get(gpu).unwrap();
             for op in probe_ops() {
-                assert_eq!(time(a.as_ref(), &op, gpu), time(b.as_ref(), &op, gpu), "{name} {}", op.describe());
+                assert_eq!(time(a.as_ref(), &op, gpu), time(b.as_ref(), &op, gpu), "{kind:?} {}", op.describe());
             }
         }
     }
@@ -76,15 +77,15 @@ fn trained_models_round_trip_through_json_with_identical_predictions() {
 #[test]
 fn training_is_reproducible_with_a_seed() {
     let samples = synthetic(&["v100-pcie", "a100-pcie-40gb"]);
-    let a = registry::train("wavecast", &samples, 11, None).unwrap();
-    let b = registry::train("wavecast", &samples, 11, None).unwrap();
+    let a = fit(LearnedKind::Wavecast, &samples, 11, None).unwrap();
+    let b = fit(LearnedKind::Wavecast, &samples, 11, None).unwrap();
     assert_eq!(a.params, b.params);
 }
 
 #[test]
 fn wavecast_never_beats_the_roofline_and_learns_the_synthetic_efficiency() {
     let samples = synthetic(&["v100-pcie", "a100-pcie-40gb", "t4"]);
-    let p = registry::load(&registry::train("wavecast", &samples, 5, None).unwrap()).unwrap();
+    let p = registry::load(&fit(LearnedKind::Wavecast, &samples, 5, None).unwrap()).unwrap();
     let cat = Catalog::builtin();
     for id in ["v100-pcie", "h100", "l4", "b200", "mi300x"] {
         let gpu = cat.get(id).unwrap();
@@ -98,47 +99,13 @@ fn wavecast_never_beats_the_roofline_and_learns_the_synthetic_efficiency() {
     assert!(big.len() > 20);
     let mean_ape: f64 = big
         .iter()
-        .map(|s| match p.predict_isolated(&s.op, v100) {
+        .map(|s| match p.predict(&s.op, v100, &Context::ISOLATED) {
             Estimate::Time(t) => (t.seconds - s.latency_s).abs() / s.latency_s,
             Estimate::Unpriced(_) => 1.0,
         })
         .sum::<f64>()
         / big.len() as f64;
     assert!(mean_ape < 0.25, "mean APE {mean_ape}");
-}
-
-#[test]
-fn shipped_default_predictor_is_monotonic_in_flops_for_a_fixed_shape_family() {
-    let p = wavecast_predict::by_name(wavecast_predict::DEFAULT_PREDICTOR).unwrap();
-    let cat = Catalog::builtin();
-    for id in ["a100-sxm-80gb", "h100", "l4", "v100-pcie", "t4"] {
-        let gpu = cat.get(id).unwrap();
-        for (n, k) in [(1024, 1024), (4096, 4096), (768, 3072)] {
-            for dtype in [DType::Fp32, DType::Bf16] {
-                let mut last = 0.0;
-                for m in [2048u64, 4096, 8192, 16384, 32768, 65536] {
-                    let op = Op::Gemm(Gemm::linear(m, k, n, false, dtype).unwrap());
-                    let t = time(p.as_ref(), &op, gpu);
-                    assert!(t > last, "{id} {dtype} m={m} n={n} k={k}: {t} after {last}");
-                    last = t;
-                }
-            }
-        }
-    }
-}
-
-#[test]
-fn communication_is_left_to_the_communication_model() {
-    let p = wavecast_predict::by_name("wavecast").unwrap();
-    let gpu = Catalog::builtin().get("h100").unwrap().clone();
-    let op = Op::Comm(wavecast_ir::ops::Comm {
-        kind: wavecast_ir::ops::CommKind::AllReduce,
-        bytes: 1e6,
-        group: 8,
-        dtype: DType::Bf16,
-        overlappable: false,
-    });
-    assert!(matches!(p.predict(&op, &gpu), Estimate::Unpriced(_)));
 }
 
 /// The synthetic set plus model-shaped copies of its softmax and linear rows on `fast_gpu` that
@@ -162,14 +129,31 @@ fn model_shaped_rows_calibrate_vector_ops_but_not_gemms_and_not_li() {
     let mixed = with_fast_model_shaped_rows("t4");
     let softmax = Op::Softmax(Softmax::new(8192, 1024, DType::Fp32));
     let linear = Op::Gemm(Gemm::linear(4096, 4096, 4096, true, DType::Fp32).unwrap());
-    let train = |name: &str, s: &[Sample]| registry::load(&registry::train(name, s, 5, None).unwrap()).unwrap();
-    let (before, after) = (train("wavecast", &plain), train("wavecast", &mixed));
+    let train = |kind: LearnedKind, s: &[Sample]| registry::load(&fit(kind, s, 5, None).unwrap()).unwrap();
+    let (before, after) = (train(LearnedKind::Wavecast, &plain), train(LearnedKind::Wavecast, &mixed));
     let softmax_ratio = time(after.as_ref(), &softmax, t4) / time(before.as_ref(), &softmax, t4);
     assert!(softmax_ratio < 0.8, "faster model-shaped softmax rows must speed up T4 softmax, got ×{softmax_ratio:.2}");
     let linear_ratio = time(after.as_ref(), &linear, t4) / time(before.as_ref(), &linear, t4);
     assert!((linear_ratio - 1.0).abs() < 0.05, "model-shaped GEMM rows must not move the GEMM model, got ×{linear_ratio:.2}");
-    for name in ["li"] {
-        let (a, b) = (train(name, &plain), train(name, &mixed));
-        assert_eq!(time(a.as_ref(), &softmax, t4), time(b.as_ref(), &softmax, t4), "{name} trains on microbenchmarks only");
+    for kind in [LearnedKind::Li] {
+        let (a, b) = (train(kind, &plain), train(kind, &mixed));
+        assert_eq!(time(a.as_ref(), &softmax, t4), time(b.as_ref(), &softmax, t4), "{kind:?} trains on microbenchmarks only");
     }
+}
+
+#[test]
+fn leave_one_gpu_out_models_never_see_the_left_out_gpu() {
+    let samples = with_fast_model_shaped_rows("t4");
+    let dir = std::env::temp_dir().join("wavecast-train-no-data");
+    let cat = Catalog::builtin();
+    let trained = wavecast_train::train(LearnedKind::Li, &samples, &dir, &cat, 3, true, false).unwrap();
+    assert_eq!(trained.weights.all.trained_on, ["t4", "v100-pcie"]);
+    for (gpu, model) in &trained.weights.holdout {
+        assert!(!model.trained_on.contains(gpu), "{gpu}: {:?}", model.trained_on);
+        assert_eq!(model.trained_on.len(), 1);
+    }
+    assert_eq!(trained.models(), 3);
+    // Per left-out GPU: its random-shape rows, and for T4 also its model-shaped ones.
+    let sets: Vec<&str> = trained.validation.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(sets, ["t4 ops/train", "t4 ops/test", "v100-pcie ops/train"]);
 }

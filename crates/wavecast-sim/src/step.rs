@@ -70,7 +70,7 @@ pub fn estimate_with(
         let class = node.op.class();
         let priced = match (&node.op, comm) {
             (Op::Comm(c), Some(model)) => Estimate::Time(OpTime::exact(model.seconds(c, gpu))),
-            _ => predictor.predict(&node.op, gpu),
+            _ => predictor.predict(&node.op, gpu, &wavecast_predict::Context::IN_MODEL),
         };
         match priced {
             Estimate::Time(t) => {

@@ -1,0 +1,182 @@
+//! End-to-end error of a predictor on every labelled workload (NeuSight's `label/` runs).
+
+use crate::EvalError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use wavecast_data::{load_labels, load_paper_predictions, Label, PaperRow};
+use wavecast_gpu::Catalog;
+use wavecast_ir::OpClass;
+use wavecast_predict::Predictor;
+use wavecast_stats::{ape, Summary};
+use wavecast_workload::neusight::{import_opgraph, WorkloadName};
+
+#[derive(Serialize, Clone)]
+pub struct WorkloadResult {
+    pub gpu: String,
+    pub workload: String,
+    pub mode: &'static str,
+    pub measured_ms: f64,
+    pub predicted_ms: f64,
+    pub ape: f64,
+}
+
+#[derive(Serialize, Clone)]
+pub struct Unpredicted {
+    pub gpu: String,
+    pub workload: String,
+    pub reason: String,
+}
+
+#[derive(Serialize, Clone)]
+pub struct GpuStats {
+    pub gpu: String,
+    pub n: u32,
+    pub mean_ape: f64,
+    pub median_ape: f64,
+    pub max_ape: f64,
+}
+
+#[derive(Serialize, Clone)]
+pub struct ModeStats {
+    pub mode: &'static str,
+    pub n: u32,
+    pub mean_ape: f64,
+    pub median_ape: f64,
+    pub max_ape: f64,
+}
+
+/// NeuSight's published methods on the rows we also predicted.
+#[derive(Serialize, Clone)]
+pub struct BaselineStats {
+    pub gpu: String,
+    pub method: &'static str,
+    pub n: u32,
+    pub mean_ape: f64,
+    /// Our mean APE on exactly the same rows.
+    pub ours_mean_ape: f64,
+}
+
+/// The `--json` output of `eval e2e`.
+#[derive(Serialize)]
+pub struct EvalE2e {
+    pub predictor: String,
+    /// Whether each GPU was predicted by a model trained without its measurements.
+    pub holdout: bool,
+    pub workloads: Vec<WorkloadResult>,
+    pub per_gpu: Vec<GpuStats>,
+    pub overall: Summary,
+    pub per_mode: Vec<ModeStats>,
+    pub baselines: Vec<BaselineStats>,
+    pub unpredicted: Vec<Unpredicted>,
+}
+
+/// Predicts one label's workload; `Err` carries the reason it cannot be predicted.
+pub fn predict_label(data: &Path, label: &Label, cat: &Catalog, predictor: &dyn Predictor) -> std::result::Result<f64, String> {
+    let gpu = cat.get(&label.gpu_dir).map_err(|e| e.to_string())?;
+    WorkloadName::parse(&label.workload)?;
+    let path = data.join("opgraph").join(format!("{}.csv", label.workload));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("no operator graph {}: {e}", path.display()))?;
+    let graph = import_opgraph(&text, &label.workload, label.num_layer).map_err(|e| e.to_string())?;
+    let b = wavecast_sim::estimate(&graph, gpu, predictor).map_err(|e| e.to_string())?;
+    let comm: u64 = b.unpriced.iter().filter(|u| u.class == OpClass::Communication).map(|u| u.count).sum();
+    if !b.unpriced.is_empty() {
+        return Err(format!(
+            "{} unpriced ops ({} communication) — predictor '{}' has no model for them",
+            b.unpriced.iter().map(|u| u.count).sum::<u64>(),
+            comm,
+            predictor.name()
+        ));
+    }
+    Ok(b.total_ms)
+}
+
+/// The predictor for one label's GPU: the leave-that-GPU-out model unless `all_gpus`.
+fn predictor_for(name: &str, gpu: &str, cat: &Catalog, all_gpus: bool) -> Result<Box<dyn Predictor>, EvalError> {
+    let holdout = if all_gpus { None } else { cat.get(gpu).ok().map(|g| g.id.clone()) };
+    Ok(wavecast_predict::by_name_holdout(name, holdout.as_deref())?)
+}
+
+/// Predicts every label under `data` with predictor `predictor_name`: each GPU by the model
+/// trained without its measurements, or by the all-GPU model when `all_gpus`.
+pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool) -> Result<EvalE2e, EvalError> {
+    let labels = load_labels(data)?;
+    if labels.is_empty() {
+        return Err(EvalError::Invalid(format!("no labels found under {}", data.join("label").display())));
+    }
+    let mut workloads = Vec::new();
+    let mut unpredicted = Vec::new();
+    for l in &labels {
+        let mode = if l.workload.contains("-train-") { "training" } else { "inference" };
+        let predictor = predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus)?;
+        match predict_label(data, l, cat, predictor.as_ref()) {
+            Ok(p) => workloads.push(WorkloadResult {
+                gpu: l.gpu_dir.clone(),
+                workload: l.workload.clone(),
+                mode,
+                measured_ms: l.e2e_ms,
+                predicted_ms: p,
+                ape: ape(p, l.e2e_ms),
+            }),
+            Err(reason) => unpredicted.push(Unpredicted { gpu: l.gpu_dir.clone(), workload: l.workload.clone(), reason }),
+        }
+    }
+    let mut by_gpu: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut by_mode: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    for w in &workloads {
+        by_gpu.entry(&w.gpu).or_default().push(w.ape);
+        by_mode.entry(w.mode).or_default().push(w.ape);
+    }
+    let per_gpu = by_gpu
+        .iter()
+        .map(|(g, v)| {
+            let s = Summary::of(v);
+            GpuStats { gpu: g.to_string(), n: s.n, mean_ape: s.mean_ape, median_ape: s.median_ape, max_ape: s.max_ape }
+        })
+        .collect();
+    let per_mode = by_mode
+        .iter()
+        .map(|(m, v)| {
+            let s = Summary::of(v);
+            ModeStats { mode: m, n: s.n, mean_ape: s.mean_ape, median_ape: s.median_ape, max_ape: s.max_ape }
+        })
+        .collect();
+    let all: Vec<f64> = workloads.iter().map(|w| w.ape).collect();
+    let baselines = match load_paper_predictions(data)? {
+        Some(rows) => baselines(&rows, &workloads),
+        None => Vec::new(),
+    };
+    Ok(EvalE2e { predictor: predictor_name.to_string(), holdout: !all_gpus, workloads, per_gpu, overall: Summary::of(&all), per_mode, baselines, unpredicted })
+}
+
+fn baselines(rows: &[PaperRow], ours: &[WorkloadResult]) -> Vec<BaselineStats> {
+    type Pick = fn(&PaperRow) -> Option<f64>;
+    let methods: [(&'static str, Pick); 4] =
+        [("neusight", |r| r.neusight_ms), ("roofline", |r| r.roofline_ms), ("habitat", |r| r.habitat_ms), ("micro", |r| r.micro_ms)];
+    let mut out = Vec::new();
+    let mut gpus: Vec<&str> = ours.iter().map(|w| w.gpu.as_str()).collect();
+    gpus.dedup();
+    for gpu in gpus.iter().copied().chain(std::iter::once("all")) {
+        for (method, pick) in methods {
+            let (mut theirs, mut mine) = (Vec::new(), Vec::new());
+            for r in rows.iter().filter(|r| gpu == "all" || r.device == gpu) {
+                let (Some(p), Some(w)) = (pick(r), ours.iter().find(|w| w.gpu == r.device && w.workload == r.workload())) else {
+                    continue;
+                };
+                theirs.push(ape(p, r.label_ms));
+                mine.push(w.ape);
+            }
+            if !theirs.is_empty() {
+                out.push(BaselineStats {
+                    gpu: gpu.to_string(),
+                    method,
+                    n: theirs.len() as u32,
+                    mean_ape: Summary::of(&theirs).mean_ape,
+                    ours_mean_ape: Summary::of(&mine).mean_ape,
+                });
+            }
+        }
+    }
+    out
+}
+

@@ -1,0 +1,35 @@
+//! How right wavecast is: every benchmark that compares predictions with measurements.
+//!
+//! - [`e2e`]: whole measured runs (NeuSight's labels), each GPU predicted by the model trained
+//!   without any of its measurements unless asked otherwise.
+//! - [`ops`]: per-op error by op family on one left-out GPU, and every prediction as a row.
+//! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
+//!   measured GPUs on the same op shapes.
+//!
+//! Statistics come from `wavecast-stats`; reports are plain serializable structs that the CLI
+//! and the Python package print as they are.
+
+pub mod e2e;
+pub mod ops;
+pub mod pairs;
+
+use thiserror::Error;
+
+/// Why an evaluation could not run; the message is the one line users see.
+#[derive(Debug, Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Data(#[from] wavecast_data::DataError),
+    #[error(transparent)]
+    Predict(#[from] wavecast_predict::PredictError),
+    #[error(transparent)]
+    Catalog(#[from] wavecast_gpu::CatalogError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for EvalError {
+    fn from(s: String) -> Self {
+        EvalError::Invalid(s)
+    }
+}

@@ -1,0 +1,124 @@
+//! Per-op accuracy by op family on one GPU, as the model trained without that GPU predicts its
+//! measured ops (NeuSight's `ops/train` random shapes and `ops/test` model-shaped ones).
+
+use crate::EvalError;
+use serde::Serialize;
+use std::path::Path;
+use wavecast_gpu::Catalog;
+use wavecast_stats::{ape, Summary};
+use std::collections::BTreeMap;
+use wavecast_data::load_neusight_dir;
+use wavecast_predict::physics::Family;
+use wavecast_predict::sample::{samples, Sample};
+use wavecast_predict::{Estimate, Predictor};
+
+#[derive(Serialize)]
+pub struct FamilyError {
+    pub family: Family,
+    #[serde(flatten)]
+    pub stats: Summary,
+    /// Median of predicted / measured − 1, in percent: the systematic part of the error
+    /// (positive = predicted too slow).
+    pub median_bias: f64,
+}
+
+/// One predicted measurement (the rows `eval ops --rows FILE` writes).
+pub struct RowPrediction<'a> {
+    pub set: &'a str,
+    pub sample: &'a Sample,
+    pub predicted_s: f64,
+}
+
+/// The `--json` output of `eval ops`.
+#[derive(Serialize)]
+pub struct EvalOps {
+    pub predictor: String,
+    pub test_gpu: String,
+    /// `ops/train` (random shapes) and `ops/test` (model-shaped) rows of the test GPU.
+    pub sets: BTreeMap<String, Vec<FamilyError>>,
+}
+
+/// APE statistics per family of `predictor` on `rows` (isolated latency).
+pub fn family_errors(rows: &[&Sample], predictor: &dyn Predictor) -> Vec<FamilyError> {
+    errors_of(&predictions("", rows, predictor))
+}
+
+pub fn predictions<'a>(set: &'a str, rows: &[&'a Sample], predictor: &dyn Predictor) -> Vec<RowPrediction<'a>> {
+    rows.iter()
+        .filter_map(|s| match predictor.predict(&s.op, &s.gpu, &wavecast_predict::Context::ISOLATED) {
+            Estimate::Time(t) => Some(RowPrediction { set, sample: s, predicted_s: t.seconds }),
+            Estimate::Unpriced(_) => None,
+        })
+        .collect()
+}
+
+fn errors_of(preds: &[RowPrediction]) -> Vec<FamilyError> {
+    let mut by: BTreeMap<Family, Vec<&RowPrediction>> = BTreeMap::new();
+    for p in preds {
+        by.entry(p.sample.family).or_default().push(p);
+    }
+    by.into_iter()
+        .map(|(family, v)| {
+            let apes: Vec<f64> = v.iter().map(|p| ape(p.predicted_s, p.sample.latency_s)).collect();
+            let mut ratios: Vec<f64> = v.iter().map(|p| p.predicted_s / p.sample.latency_s).collect();
+            ratios.sort_by(f64::total_cmp);
+            FamilyError { family, stats: Summary::of(&apes), median_bias: (wavecast_stats::rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
+        })
+        .collect()
+}
+
+/// Writes every predicted measurement as one CSV row.
+pub fn write_rows_csv(path: &Path, preds: &[RowPrediction]) -> Result<(), EvalError> {
+    let cannot = |e: csv::Error| EvalError::Invalid(format!("cannot write {}: {e}", path.display()));
+    let mut w = csv::Writer::from_path(path).map_err(cannot)?;
+    w.write_record(["set", "family", "op", "gpu", "kernel", "measured_ms", "predicted_ms", "ape"]).map_err(cannot)?;
+    for p in preds {
+        let s = p.sample;
+        w.write_record([
+            p.set.to_string(),
+            s.family.as_str().to_string(),
+            s.op.describe(),
+            s.gpu.id.clone(),
+            s.kernel.clone().unwrap_or_default(),
+            format!("{:.6}", s.latency_s * 1e3),
+            format!("{:.6}", p.predicted_s * 1e3),
+            format!("{:.2}", ape(p.predicted_s, s.latency_s)),
+        ])
+        .map_err(cannot)?;
+    }
+    w.flush().map_err(|e| EvalError::Invalid(format!("cannot write {}: {e}", path.display())))?;
+    Ok(())
+}
+
+/// The measurements of `gpu` under `data/ops/{train,test}`, as (set name, samples); sets
+/// without rows of `gpu` are left out. Loading summaries go to `log`.
+pub fn load_gpu_sets(data: &Path, cat: &Catalog, gpu: &str, log: &dyn Fn(&str)) -> Result<Vec<(String, Vec<Sample>)>, EvalError> {
+    let mut loaded = Vec::new();
+    for set in ["train", "test"] {
+        let dir = data.join("ops").join(set);
+        let report = load_neusight_dir(&dir, cat)?;
+        log(&format!("ops/{set}: {}", report.summary()));
+        let rows: Vec<Sample> = samples(&report.rows, cat).into_iter().filter(|s| s.gpu.id == gpu).collect();
+        if rows.is_empty() {
+            log(&format!("ops/{set}: no rows for {gpu}"));
+            continue;
+        }
+        loaded.push((format!("ops/{set}"), rows));
+    }
+    Ok(loaded)
+}
+
+/// Per-op accuracy on `test_gpu` of predictor `name` (its model trained without that GPU), and
+/// every prediction made, per set.
+pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)]) -> Result<(EvalOps, Vec<RowPrediction<'a>>), EvalError> {
+    let predictor = wavecast_predict::by_name_holdout(name, Some(test_gpu))?;
+    let mut out = BTreeMap::new();
+    let mut all_preds = Vec::new();
+    for (set, rows) in sets {
+        let refs: Vec<&Sample> = rows.iter().collect();
+        let preds = predictions(set, &refs, predictor.as_ref());
+        out.insert(set.clone(), errors_of(&preds));
+        all_preds.extend(preds);
+    }
+    Ok((EvalOps { predictor: predictor.name().to_string(), test_gpu: test_gpu.to_string(), sets: out }, all_preds))
+}

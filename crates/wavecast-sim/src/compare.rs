@@ -1,0 +1,63 @@
+//! One LLM serving workload on several GPUs and tensor-parallel degrees: every combination that
+//! runs, and the ones that cannot with the reason.
+
+use crate::serve::{serve, ServeReport};
+use crate::SimError;
+use serde::Serialize;
+use wavecast_gpu::Gpu;
+use wavecast_ir::DType;
+use wavecast_predict::Predictor;
+use wavecast_workload::{ServeOptions, TransformerSpec};
+
+/// A GPU/TP pair that could not run the workload, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub gpu: String,
+    pub tp: u64,
+    pub reason: String,
+}
+
+/// Every GPU × TP result (the `--json` output of `compare`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareReport {
+    pub model: String,
+    pub predictor: String,
+    pub batch: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    pub dtype: DType,
+    pub weights: DType,
+    pub results: Vec<ServeReport>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Serves `base` (its `tp` is ignored) on every GPU of `gpus` at every degree of `tps`. A
+/// combination that cannot run is listed in `skipped`; none running at all is an error.
+pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], predictor: &dyn Predictor, base: &ServeOptions) -> Result<CompareReport, SimError> {
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    for gpu in gpus {
+        for &tp in tps {
+            let o = ServeOptions { tp, ..base.clone() };
+            match serve(spec, gpu, predictor, &o) {
+                Ok(r) => results.push(r),
+                Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
+            }
+        }
+    }
+    if results.is_empty() {
+        let reasons: Vec<String> = skipped.iter().map(|s| format!("{} TP {}: {}", s.gpu, s.tp, s.reason)).collect();
+        return Err(SimError::Invalid(format!("no GPU/TP combination can serve this workload: {}", reasons.join("; "))));
+    }
+    Ok(CompareReport {
+        model: spec.name.clone(),
+        predictor: predictor.name().to_string(),
+        batch: base.batch,
+        input_len: base.input_len,
+        output_len: base.output_len,
+        dtype: base.dtype,
+        weights: base.weights,
+        results,
+        skipped,
+    })
+}

@@ -1,0 +1,33 @@
+//! How long the whole workload takes: the aggregation stage of wavecast's flow
+//! (workload → operator graph → per-op prediction → **aggregation** → report).
+//!
+//! - [`step`]: prices every node of one operator graph with a [`Predictor`] and sums the times
+//!   into phases (forward, backward, optimizer) and op classes — one training or inference step.
+//! - [`serve`]: an LLM serving a static batch (prefill, then decode steps against a growing KV
+//!   cache) on one GPU or a tensor-parallel group, with memory and cost.
+//! - [`compare`]: one serving workload over several GPUs and tensor-parallel degrees.
+//!
+//! [`Predictor`]: wavecast_predict::Predictor
+
+pub mod compare;
+pub mod serve;
+pub mod step;
+
+pub use compare::{compare, CompareReport, Skipped};
+pub use serve::{serve, ServeReport};
+pub use step::{estimate, estimate_with, Breakdown, ClassTotal, Unpriced};
+
+use thiserror::Error;
+
+/// Why a workload could not be simulated; the message is the one line users see.
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Workload(#[from] wavecast_workload::WorkloadError),
+    #[error(transparent)]
+    Predict(#[from] wavecast_predict::PredictError),
+    #[error(transparent)]
+    Catalog(#[from] wavecast_gpu::CatalogError),
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,298 @@
+//! An LLM serving a static batch of requests on one GPU or a tensor-parallel group: time to
+//! first token (prefill of every prompt together), time per decode step against a KV cache that
+//! grows from I to I + O tokens, total time, throughput, memory per GPU and the share spent
+//! communicating. Op times come from the [`Predictor`]; collectives from [`CommModel`].
+
+use crate::step::{estimate_with, Breakdown};
+use crate::SimError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wavecast_gpu::Gpu;
+use wavecast_ir::{DType, OpClass};
+use wavecast_predict::comm::CommModel;
+use wavecast_predict::Predictor;
+use wavecast_workload::{ServeOptions, TransformerSpec};
+
+/// What serving a batch costs (the `--json` output of `predict --mode serve`). Times in milliseconds, memory in GB (1e9 bytes) per GPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServeReport {
+    pub model: String,
+    pub gpu: String,
+    pub gpu_name: String,
+    pub predictor: String,
+    pub mode: &'static str,
+    pub dtype: DType,
+    pub weights: DType,
+    pub tp: u64,
+    pub batch: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    pub params: u64,
+    /// Time to first token of the whole batch: the prefill of B × I tokens.
+    pub prefill_ms: f64,
+    /// Median decode step (one token for every sequence).
+    pub decode_ms: f64,
+    pub decode_first_ms: f64,
+    pub decode_last_ms: f64,
+    /// Prefill plus every decode step.
+    pub total_ms: f64,
+    /// Generated tokens (B × O) per second of total time.
+    pub tokens_per_s: f64,
+    pub prefill_tokens_per_s: f64,
+    /// B tokens per median decode step.
+    pub decode_tokens_per_s: f64,
+    /// Time in collectives (all-reduce, all-gather) over prefill and decode.
+    pub comm_ms: f64,
+    pub comm_share: f64,
+    /// "nvlink" or "pcie" for TP > 1; absent on one GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interconnect: Option<&'static str>,
+    pub weight_gb: f64,
+    pub kv_cache_gb: f64,
+    pub activation_gb: f64,
+    pub memory_gb: f64,
+    pub gpu_memory_gb: f64,
+    pub memory_fraction: f64,
+    /// Price of all TP GPUs per hour, and generated tokens per dollar at that price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usd_per_hour: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_per_usd: Option<f64>,
+    pub prefill_classes: BTreeMap<OpClass, f64>,
+    /// Per-class milliseconds of the median decode step.
+    pub decode_classes: BTreeMap<OpClass, f64>,
+    pub unpriced: Vec<String>,
+}
+
+/// Weight storage for activations of `dtype`: the activation type unless `flag` names another
+/// (FP8 is the one serving engines offer for weights).
+pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
+    let Some(w) = flag else { return Ok(dtype) };
+    let w: DType = w.parse().map_err(SimError::Invalid)?;
+    if w != dtype && w != DType::Fp8 {
+        return Err(SimError::Invalid(format!("--weights {w} with --dtype {dtype} is not supported (use --weights fp8, or change --dtype)")));
+    }
+    Ok(w)
+}
+
+/// One priced decode step.
+struct StepTime {
+    step: u64,
+    total_ms: f64,
+    comm_ms: f64,
+}
+
+fn comm_ms(b: &Breakdown) -> f64 {
+    b.classes.get(&OpClass::Communication).map_or(0.0, |c| c.ms)
+}
+
+fn class_ms(b: &Breakdown) -> BTreeMap<OpClass, f64> {
+    b.classes.iter().map(|(c, t)| (*c, t.ms)).collect()
+}
+
+fn unpriced(b: &Breakdown, phase: &str) -> Vec<String> {
+    b.unpriced.iter().map(|u| format!("{phase} {} ×{}: {}", u.node, u.count, u.reason)).collect()
+}
+
+/// Value of every step 0..n from samples at increasing steps, by linear interpolation (decode
+/// time grows close to linearly with the cache length, and exactly so where it is
+/// memory-bound).
+fn interpolate(samples: &[(u64, f64)], n: u64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(n as usize);
+    let mut seg = 0;
+    for step in 0..n {
+        while seg + 2 < samples.len() && samples[seg + 1].0 < step {
+            seg += 1;
+        }
+        let (s0, v0) = samples[seg];
+        let (s1, v1) = *samples.get(seg + 1).unwrap_or(&samples[seg]);
+        let v = if s1 == s0 { v0 } else { v0 + (v1 - v0) * (step as f64 - s0 as f64) / (s1 - s0) as f64 };
+        out.push(v);
+    }
+    out
+}
+
+/// Predicts the serving workload `o` of `spec` on `gpu` (each of the `o.tp` GPUs), or says why
+/// it cannot run (bad TP, too large for memory, zero lengths).
+pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &ServeOptions) -> Result<ServeReport, SimError> {
+    o.validate(spec)?;
+    let memory = o.memory(spec)?;
+    let capacity = gpu.memory_gb * 1e9;
+    memory.check(capacity, &gpu.name, o.tp)?;
+    let comm = CommModel::default();
+    let prefill = estimate_with(&o.prefill_graph(spec)?, gpu, predictor, Some(&comm))?;
+    let mut steps = Vec::new();
+    let mut median_step = None;
+    let samples = o.decode_samples();
+    let mid = samples[samples.len() / 2];
+    for step in samples {
+        let b = estimate_with(&o.decode_graph(spec, step)?, gpu, predictor, Some(&comm))?;
+        steps.push(StepTime { step, total_ms: b.total_ms, comm_ms: comm_ms(&b) });
+        if step == mid {
+            median_step = Some(b);
+        }
+    }
+    let median_step = median_step.expect("the middle sample is priced");
+    let per_step = interpolate(&steps.iter().map(|s| (s.step, s.total_ms)).collect::<Vec<_>>(), o.output_len);
+    let comm_per_step = interpolate(&steps.iter().map(|s| (s.step, s.comm_ms)).collect::<Vec<_>>(), o.output_len);
+    let decode_total: f64 = per_step.iter().sum();
+    let decode_ms = wavecast_stats::median(&per_step);
+    let total_ms = prefill.total_ms + decode_total;
+    let comm_total = comm_ms(&prefill) + comm_per_step.iter().sum::<f64>();
+    let generated = (o.batch * o.output_len) as f64;
+    let tokens_per_s = generated / (total_ms / 1e3);
+    let usd_per_hour = gpu.price.as_ref().map(|p| p.usd_per_hour * o.tp as f64);
+    let mut unpriced_ops = unpriced(&prefill, "prefill");
+    unpriced_ops.extend(unpriced(&median_step, "decode"));
+    Ok(ServeReport {
+        model: spec.name.clone(),
+        gpu: gpu.id.clone(),
+        gpu_name: gpu.name.clone(),
+        predictor: predictor.name().to_string(),
+        mode: "serve",
+        dtype: o.dtype,
+        weights: o.weights,
+        tp: o.tp,
+        batch: o.batch,
+        input_len: o.input_len,
+        output_len: o.output_len,
+        params: spec_params(spec, o)?,
+        prefill_ms: prefill.total_ms,
+        decode_ms,
+        decode_first_ms: per_step[0],
+        decode_last_ms: *per_step.last().expect("output_len ≥ 1"),
+        total_ms,
+        tokens_per_s,
+        prefill_tokens_per_s: (o.batch * o.input_len) as f64 / (prefill.total_ms / 1e3),
+        decode_tokens_per_s: o.batch as f64 / (decode_ms / 1e3),
+        comm_ms: comm_total,
+        comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
+        interconnect: (o.tp > 1).then(|| comm.link(gpu, o.tp as u32).kind.as_str()),
+        weight_gb: memory.weight_bytes / 1e9,
+        kv_cache_gb: memory.kv_cache_bytes / 1e9,
+        activation_gb: memory.activation_bytes / 1e9,
+        memory_gb: memory.total_bytes() / 1e9,
+        gpu_memory_gb: gpu.memory_gb,
+        memory_fraction: memory.total_bytes() / capacity,
+        usd_per_hour,
+        tokens_per_usd: usd_per_hour.map(|usd| tokens_per_s * 3600.0 / usd),
+        prefill_classes: class_ms(&prefill),
+        decode_classes: class_ms(&median_step),
+        unpriced: unpriced_ops,
+    })
+}
+
+/// Parameters of the whole model (all TP shards together).
+fn spec_params(spec: &TransformerSpec, o: &ServeOptions) -> Result<u64, SimError> {
+    let mut one = o.clone();
+    one.tp = 1;
+    one.weights = one.dtype;
+    let bytes = one.weight_bytes(spec)?;
+    Ok((bytes / one.dtype.vector_storage().size_bytes() as f64).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_gpu::Catalog;
+    use wavecast_predict::Roofline;
+    use wavecast_workload::presets::preset;
+
+    #[test]
+    fn interpolation_is_exact_on_samples_and_linear_between() {
+        let v = interpolate(&[(0, 1.0), (4, 5.0), (9, 10.0)], 10);
+        assert_eq!(v, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
+        assert_eq!(wavecast_stats::median(&v), 5.5);
+        assert_eq!(interpolate(&[(0, 3.0)], 1), vec![3.0]);
+    }
+
+    #[test]
+    fn serving_json_has_the_documented_fields() {
+        let cat = Catalog::builtin();
+        let spec = preset("llama-3.2-1b").unwrap();
+        let mut o = ServeOptions::new(4, 256, 100, DType::Bf16);
+        o.tp = 2;
+        let r = serve(&spec, cat.get("h100-sxm").unwrap(), &Roofline, &o).unwrap();
+        let v = serde_json::to_value(&r).unwrap();
+        for key in ["prefill_ms", "decode_ms", "total_ms", "tokens_per_s", "weight_gb", "kv_cache_gb", "memory_gb", "comm_share"] {
+            assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", v[key]);
+        }
+        // Total = prefill + the sum of 100 steps, each between the first and last step.
+        assert!(r.total_ms > r.prefill_ms + 100.0 * r.decode_first_ms);
+        assert!(r.total_ms < r.prefill_ms + 100.0 * r.decode_last_ms + 1e-9);
+        assert!(r.decode_first_ms <= r.decode_ms && r.decode_ms <= r.decode_last_ms);
+        assert!(r.unpriced.is_empty(), "{:?}", r.unpriced);
+        assert_eq!(r.interconnect, Some("nvlink"));
+    }
+
+    #[test]
+    fn batch_one_decode_is_about_the_weight_read_at_full_bandwidth() {
+        // The first-principles bound: one decode step must stream every weight once.
+        let cat = Catalog::builtin();
+        let gpu = cat.get("h100-sxm").unwrap();
+        let spec = preset("llama-3-8b").unwrap();
+        let o = ServeOptions::new(1, 128, 8, DType::Bf16);
+        let r = serve(&spec, gpu, &Roofline, &o).unwrap();
+        let floor = r.weight_gb * 1e9 / gpu.bandwidth() * 1e3;
+        // The input embedding table is never streamed (a lookup), the KV cache adds a little.
+        let embed = 128_256.0 * 4096.0 * 2.0 / gpu.bandwidth() * 1e3;
+        assert!(r.decode_ms > floor - embed && r.decode_ms < 1.05 * floor, "{} vs {floor}", r.decode_ms);
+    }
+
+    #[test]
+    fn every_decoder_preset_serves_on_every_gpu_at_tp_1_to_8_or_says_why_not() {
+        let cat = Catalog::builtin();
+        let mut served = 0;
+        for name in wavecast_workload::presets::names() {
+            let spec = preset(name).unwrap();
+            if !spec.is_decoder() {
+                continue;
+            }
+            for gpu in cat.all() {
+                for tp in [1, 2, 4, 8] {
+                    let mut o = ServeOptions::new(2, 64, 3, DType::Bf16);
+                    o.tp = tp;
+                    match serve(&spec, gpu, &Roofline, &o) {
+                        Ok(r) => {
+                            assert!(r.prefill_ms > 0.0 && r.decode_ms > 0.0 && r.total_ms.is_finite(), "{name} {} {tp}", gpu.id);
+                            assert!(r.unpriced.is_empty(), "{:?}", r.unpriced);
+                            served += 1;
+                        }
+                        Err(e) => {
+                            let e = e.to_string();
+                            assert!(e.contains("does not fit") || e.contains("does not divide"), "{name} {} {tp}: {e}", gpu.id);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(served > 1000, "{served}");
+    }
+
+    #[test]
+    fn tp_per_gpu_work_is_a_share_plus_communication() {
+        let cat = Catalog::builtin();
+        let gpu = cat.get("h200").unwrap();
+        let spec = preset("qwen3-32b").unwrap();
+        let one = serve(&spec, gpu, &Roofline, &ServeOptions::new(8, 1024, 16, DType::Bf16)).unwrap();
+        let mut o = ServeOptions::new(8, 1024, 16, DType::Bf16);
+        o.tp = 4;
+        let four = serve(&spec, gpu, &Roofline, &o).unwrap();
+        // GEMMs split four ways exactly (roofline is linear in FLOPs and bytes at this size).
+        let gemm = |r: &ServeReport| r.prefill_classes[&OpClass::Gemm];
+        assert!((gemm(&four) * 4.0 / gemm(&one) - 1.0).abs() < 0.01, "{} vs {}", gemm(&four), gemm(&one));
+        assert!(four.comm_ms > 0.0 && one.comm_ms == 0.0);
+        assert!(four.prefill_ms > one.prefill_ms / 4.0 && four.prefill_ms < one.prefill_ms / 2.0);
+        assert!((four.weight_gb * 4.0 / one.weight_gb - 1.0).abs() < 0.01);
+        assert!((four.kv_cache_gb * 4.0 - one.kv_cache_gb).abs() < 1e-9);
+    }
+
+    #[test]
+    fn too_large_for_memory_is_an_error() {
+        let cat = Catalog::builtin();
+        let spec = preset("llama-3.1-70b").unwrap();
+        let o = ServeOptions::new(8, 1024, 128, DType::Bf16);
+        let e = serve(&spec, cat.get("l40").unwrap(), &Roofline, &o).unwrap_err().to_string();
+        assert!(e.contains("does not fit in memory"), "{e}");
+    }
+}

@@ -1,0 +1,97 @@
+//! SVG charts: `compare --plot` draws three bar panels (total time, tokens/s, tokens per
+//! dollar), one bar per GPU/TP configuration.
+
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use std::path::Path;
+use wavecast::{CompareReport, ServeReport};
+
+fn label(r: &ServeReport) -> String {
+    if r.tp > 1 {
+        format!("{} ×{}", r.gpu, r.tp)
+    } else {
+        r.gpu.clone()
+    }
+}
+
+/// Axis and bar labels: three significant figures at most, k/M suffixes.
+fn short(v: f64) -> String {
+    let (x, suffix) = if v >= 1e6 {
+        (v / 1e6, "M")
+    } else if v >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let digits = if x >= 100.0 || x == 0.0 { 0 } else if x >= 10.0 { 1 } else { 2 };
+    format!("{x:.digits$}{suffix}")
+}
+
+/// Bar colour of panel `i`.
+fn colour(i: usize) -> RGBColor {
+    [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44)][i % 3]
+}
+
+/// Writes three horizontal bar panels (total latency, tokens/s, tokens per dollar), one bar per
+/// GPU/TP configuration.
+pub fn compare(c: &CompareReport, path: &Path) -> Result<(), String> {
+    let labels: Vec<String> = c.results.iter().map(label).collect();
+    let height = 140 + 36 * labels.len() as u32;
+    let root = SVGBackend::new(path, (1200, height)).into_drawing_area();
+    let err = |e: DrawingAreaErrorKind<std::io::Error>| format!("cannot write plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(err)?;
+    let title = format!("{} · batch {} × ({} in + {} out) · {} · {}", c.model, c.batch, c.input_len, c.output_len, c.dtype, c.predictor);
+    let root = root.titled(&title, ("sans-serif", 18)).map_err(err)?;
+    let panels = root.split_evenly((1, 3));
+    let series: [(&str, Vec<f64>); 3] = [
+        ("total time (ms, lower is better)", c.results.iter().map(|r| r.total_ms).collect()),
+        ("generated tokens/s", c.results.iter().map(|r| r.tokens_per_s).collect()),
+        ("tokens per $ (higher is better)", c.results.iter().map(|r| r.tokens_per_usd.unwrap_or(0.0)).collect()),
+    ];
+    for (i, (panel, (name, values))) in panels.iter().zip(series.iter()).enumerate() {
+        bars(panel, name, &labels, values, colour(i)).map_err(err)?;
+    }
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn bars(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    name: &str,
+    labels: &[String],
+    values: &[f64],
+    colour: RGBColor,
+) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    // A one-bar chart would have a degenerate axis (0..0): give it an empty second row.
+    let n = labels.len().max(2) as i32;
+    let max = values.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let mut chart = ChartBuilder::on(area)
+        .caption(name, ("sans-serif", 15))
+        .margin(10)
+        .x_label_area_size(28)
+        .y_label_area_size(130)
+        // A discrete i32 range includes its end: 0..n-1 gives exactly n bars.
+        .build_cartesian_2d(0.0..max * 1.25, (0..n - 1).into_segmented())?;
+    // The first configuration is drawn at the top, as in the table.
+    let row = |i: usize| n - 1 - i as i32;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n as usize)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels.get((n - 1 - *i) as usize).cloned().unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        })
+        .x_label_formatter(&|x| short(*x))
+        .draw()?;
+    chart.draw_series(values.iter().enumerate().map(|(i, v)| {
+        let i = row(i);
+        let mut r = Rectangle::new([(0.0, SegmentValue::Exact(i)), (*v, SegmentValue::Exact(i + 1))], colour.filled());
+        r.set_margin(5, 5, 0, 0);
+        r
+    }))?;
+    chart.draw_series(values.iter().enumerate().map(|(i, v)| {
+        Text::new(format!(" {}", short(*v)), (*v, SegmentValue::CenterOf(row(i))), ("sans-serif", 12))
+    }))?;
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! One workload on one GPU: the step time, per phase and per op class (`wavecast predict`).
+
+use crate::request::{ConfigArg, PredictRequest};
+use crate::{Error, Result};
+use serde::Serialize;
+use wavecast_gpu::{Catalog, Gpu};
+use wavecast_ir::{DType, OpClass, Phase};
+use wavecast_predict::Predictor;
+use wavecast_sim::Breakdown;
+use wavecast_workload::{AttentionImpl, Kind, LoadOptions, LoadedWorkload, Mode, Source};
+
+/// A predicted step (the `--json` output of `predict`). Times in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prediction {
+    pub model: String,
+    pub gpu: String,
+    pub predictor: String,
+    pub mode: &'static str,
+    pub batch: u64,
+    pub seq: u64,
+    pub dtype: DType,
+    pub params: u64,
+    /// Predicted time of one step.
+    pub total_ms: f64,
+    /// Prediction interval.
+    pub interval_ms: [f64; 2],
+    pub phases: Phases,
+    pub classes: Vec<ClassRow>,
+    pub tokens_per_s: f64,
+    pub flops: f64,
+    pub bytes: f64,
+    /// Operators the predictor has no model for (reported, never dropped).
+    pub unpriced: Vec<String>,
+    /// One sample's input, for models that do not read `seq` tokens (vision, GAN, ONNX).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_per_s: Option<f64>,
+    /// ONNX operators wavecast cannot map, with their estimated share of the model's FLOPs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<UnsupportedRow>,
+    /// What the importer assumed (e.g. ONNX dimensions bound to `--batch`); the CLI prints them
+    /// to stderr.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnsupportedRow {
+    pub op: String,
+    pub count: u64,
+    /// Estimated forward FLOPs (one per output element when the output shape is known).
+    pub flops: f64,
+    pub share: f64,
+}
+
+/// Milliseconds per phase; backward and optimizer are absent for inference.
+#[derive(Debug, Clone, Serialize)]
+pub struct Phases {
+    pub forward: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backward: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: OpClass,
+    pub count: u64,
+    pub ms: f64,
+    pub share: f64,
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
+pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
+    let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
+    Ok(report(workload, &b))
+}
+
+/// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
+pub fn predict(req: &PredictRequest) -> Result<Prediction> {
+    let options = load_options(req)?;
+    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let gpu = catalog.get(&req.gpu)?;
+    let config_text;
+    let source = match (&req.onnx, &req.config, &req.model) {
+        (Some(path), _, _) => Source::Onnx(path),
+        (None, Some(ConfigArg::Path(path)), _) => Source::ConfigFile(path),
+        (None, Some(ConfigArg::Inline(map)), _) => {
+            config_text = serde_json::to_string(map)?;
+            Source::ConfigText { text: &config_text, name: "config" }
+        }
+        (None, None, Some(name)) => Source::Preset(name),
+        (None, None, None) => return Err(Error::new("give --model NAME, --config FILE or --onnx FILE")),
+    };
+    let workload = wavecast_workload::load(source, &options)?;
+    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    estimate(&workload, gpu, predictor.as_ref())
+}
+
+/// The run mode a request names.
+pub(crate) fn parse_mode(mode: &str) -> Result<Mode> {
+    match mode.to_ascii_lowercase().as_str() {
+        "inference" | "infer" | "inf" => Ok(Mode::Inference),
+        "train" | "training" => Ok(Mode::Training),
+        "serve" => Err(Error::new("serving is its own request: use `predict --mode serve` (CLI) or `wavecast.serve` (Python)")),
+        other => Err(Error::new(format!("unknown mode '{other}' (inference or train)"))),
+    }
+}
+
+fn load_options(req: &PredictRequest) -> Result<LoadOptions> {
+    let mut o = LoadOptions::new(req.batch, req.seq, parse_mode(&req.mode)?);
+    o.dtype = req.dtype.as_deref().map(str::parse::<DType>).transpose()?;
+    o.attention = match req.attention.as_str() {
+        "auto" => AttentionImpl::Auto,
+        "eager" => AttentionImpl::Eager,
+        "fused" => AttentionImpl::Fused,
+        other => return Err(Error::new(format!("unknown attention '{other}' (auto, eager or fused)"))),
+    };
+    o.optimizer = match req.optimizer.as_str() {
+        "adam" => wavecast_ir::ops::OptimizerKind::Adam,
+        "sgd" => wavecast_ir::ops::OptimizerKind::Sgd,
+        "sgd-momentum" => wavecast_ir::ops::OptimizerKind::SgdMomentum,
+        other => return Err(Error::new(format!("unknown optimizer '{other}' (adam, sgd or sgd-momentum)"))),
+    };
+    o.image = req.image_size;
+    Ok(o)
+}
+
+fn report(w: &LoadedWorkload, b: &Breakdown) -> Prediction {
+    let classes = b
+        .classes
+        .iter()
+        .map(|(c, t)| ClassRow {
+            class: *c,
+            count: t.count,
+            ms: t.ms,
+            share: if b.total_ms > 0.0 { t.ms / b.total_ms } else { 0.0 },
+            flops: t.flops,
+            bytes: t.bytes,
+        })
+        .collect();
+    let phases = Phases {
+        forward: b.phases.get(&Phase::Forward).copied().unwrap_or(0.0),
+        backward: b.phases.get(&Phase::Backward).copied(),
+        optimizer: b.phases.get(&Phase::Optimizer).copied(),
+    };
+    let seconds = b.total_ms / 1e3;
+    // Transformers and op graphs read token sequences; the others report samples and inputs.
+    let per_sample = !matches!(w.kind, Kind::Transformer | Kind::OpGraph);
+    Prediction {
+        model: w.name.clone(),
+        gpu: b.gpu.clone(),
+        predictor: b.predictor.clone(),
+        mode: if w.mode == Mode::Training { "train" } else { "inference" },
+        batch: w.batch,
+        seq: w.seq,
+        dtype: w.dtype,
+        params: w.params,
+        total_ms: b.total_ms,
+        interval_ms: [b.total_lo_ms, b.total_hi_ms],
+        phases,
+        classes,
+        tokens_per_s: (w.batch * w.seq) as f64 / seconds,
+        flops: b.flops,
+        bytes: b.bytes,
+        unpriced: b.unpriced.iter().map(|u| format!("{} ×{}: {}", u.node, u.count, u.reason)).collect(),
+        input: if per_sample { w.input.clone() } else { None },
+        samples_per_s: per_sample.then(|| w.batch as f64 / seconds),
+        unsupported: unsupported_rows(w),
+        notes: w.notes.clone(),
+    }
+}
+
+fn unsupported_rows(w: &LoadedWorkload) -> Vec<UnsupportedRow> {
+    let total = w.graph.flops_in(Phase::Forward) + w.unsupported.iter().map(|u| u.flops).sum::<f64>();
+    w.unsupported
+        .iter()
+        .map(|u| UnsupportedRow { op: u.op.clone(), count: u.count, flops: u.flops, share: if total > 0.0 { u.flops / total } else { 0.0 } })
+        .collect()
+}

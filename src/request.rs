@@ -1,0 +1,176 @@
+//! What a caller asks for, one struct per question. The CLI fills them from flags, the Python
+//! package from keyword arguments (as JSON); field names and defaults are the CLI's.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// A Hugging Face `config.json`: a path to the file, or the config itself.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ConfigArg {
+    Path(PathBuf),
+    Inline(serde_json::Map<String, serde_json::Value>),
+}
+
+fn one() -> u64 {
+    1
+}
+fn default_seq() -> u64 {
+    1024
+}
+fn default_mode() -> String {
+    "inference".into()
+}
+fn auto() -> String {
+    "auto".into()
+}
+fn adam() -> String {
+    "adam".into()
+}
+fn bf16() -> String {
+    "bf16".into()
+}
+fn default_predictor() -> String {
+    wavecast_predict::DEFAULT_PREDICTOR.into()
+}
+fn tp_one() -> Vec<u64> {
+    vec![1]
+}
+
+/// One workload on one GPU (`wavecast predict`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictRequest {
+    /// A preset (`wavecast models`).
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<ConfigArg>,
+    /// An ONNX file.
+    #[serde(default)]
+    pub onnx: Option<PathBuf>,
+    pub gpu: String,
+    /// Extra GPU catalog (TOML) whose entries override the built-in ones.
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    #[serde(default = "one")]
+    pub batch: u64,
+    #[serde(default = "default_seq")]
+    pub seq: u64,
+    /// "inference" ("infer") or "train" ("training").
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// fp32 when absent (an ONNX file: its own type).
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// "auto", "eager" or "fused".
+    #[serde(default = "auto")]
+    pub attention: String,
+    /// "adam", "sgd" or "sgd-momentum".
+    #[serde(default = "adam")]
+    pub optimizer: String,
+    #[serde(default = "default_predictor")]
+    pub predictor: String,
+    #[serde(default)]
+    pub image_size: Option<u64>,
+}
+
+impl PredictRequest {
+    /// A request for `model` on `gpu` with every other field at its default.
+    pub fn new(model: &str, gpu: &str) -> PredictRequest {
+        PredictRequest {
+            model: Some(model.into()),
+            config: None,
+            onnx: None,
+            gpu: gpu.into(),
+            gpu_file: None,
+            batch: 1,
+            seq: default_seq(),
+            mode: default_mode(),
+            dtype: None,
+            attention: auto(),
+            optimizer: adam(),
+            predictor: default_predictor(),
+            image_size: None,
+        }
+    }
+}
+
+/// An LLM serving a static batch (`wavecast predict --mode serve`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<ConfigArg>,
+    pub gpu: String,
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    #[serde(default = "one")]
+    pub batch: u64,
+    /// Prompt tokens per request.
+    pub input_len: u64,
+    /// Generated tokens per request.
+    pub output_len: u64,
+    /// Tensor-parallel degree.
+    #[serde(default = "one")]
+    pub tp: u64,
+    #[serde(default = "bf16")]
+    pub dtype: String,
+    /// Weight storage when it differs from `dtype` ("fp8").
+    #[serde(default)]
+    pub weights: Option<String>,
+    #[serde(default = "default_predictor")]
+    pub predictor: String,
+}
+
+/// One serving workload over several GPUs and TP degrees (`wavecast compare`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<ConfigArg>,
+    pub gpus: Vec<String>,
+    #[serde(default = "tp_one")]
+    pub tp: Vec<u64>,
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    #[serde(default = "one")]
+    pub batch: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    #[serde(default = "bf16")]
+    pub dtype: String,
+    #[serde(default)]
+    pub weights: Option<String>,
+    #[serde(default = "default_predictor")]
+    pub predictor: String,
+}
+
+/// A profiler trace carried to other GPUs (`wavecast scale`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleRequest {
+    pub trace: PathBuf,
+    pub to: Vec<String>,
+    /// The GPU the trace was recorded on, when the trace does not say.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// "hybrid" (default) or "wave".
+    #[serde(default)]
+    pub method: Option<String>,
+    /// "wavecast" (default), "eq1", "eq2" or "habitat-code".
+    #[serde(default)]
+    pub wave_form: Option<String>,
+    /// "wavecast" (default) or "habitat".
+    #[serde(default)]
+    pub gamma: Option<String>,
+    /// Per-op predictor of the hybrid method.
+    #[serde(default)]
+    pub predictor: Option<String>,
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+}

@@ -1,0 +1,149 @@
+//! A PyTorch profiler trace from the GPU you have, carried to others (`wavecast scale`).
+//!
+//! The origin time is the sum of the trace's kernel durations (measured); each destination's
+//! is the sum of every kernel carried over by `wavecast_trace::scale`. Per profiler step when
+//! the trace marks steps (`ProfilerStep#N`), else for the whole trace as one iteration.
+
+use crate::request::ScaleRequest;
+use crate::{Error, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wavecast_gpu::{Catalog, Gpu};
+use wavecast_predict::wave_scaling::WaveForm;
+use wavecast_predict::Predictor;
+use wavecast_trace::scale::{scale as scale_trace, GammaSource, Options, ScalePath, Scaling};
+use wavecast_trace::{load, match_device, Trace};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: String,
+    pub kernels: usize,
+    pub origin_ms: f64,
+    pub dest_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Destination {
+    pub gpu: String,
+    pub kernel_ms: f64,
+    pub per_step_ms: f64,
+    pub speedup: f64,
+    pub steps_per_s: f64,
+    pub usd_per_hour: Option<f64>,
+    pub usd_per_1k_steps: Option<f64>,
+    pub classes: Vec<ClassRow>,
+    pub paths: BTreeMap<ScalePath, usize>,
+    pub notes: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Origin {
+    pub gpu: String,
+    pub matched: String,
+    pub kernel_ms: f64,
+    pub per_step_ms: f64,
+    pub transfer_ms: f64,
+    pub usd_per_hour: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+/// A trace carried to other GPUs (the `--json` output of `scale`).
+pub struct ScaleReport {
+    pub trace: String,
+    pub kernels: usize,
+    pub steps: u32,
+    pub shapes_recorded: bool,
+    pub method: &'static str,
+    pub predictor: Option<String>,
+    pub wave_form: WaveForm,
+    pub gamma: GammaSource,
+    pub origin: Origin,
+    pub destinations: Vec<Destination>,
+}
+
+/// The origin GPU: `--from`, else the trace's recorded device.
+fn origin<'c>(from: Option<&str>, trace: &Trace, cat: &'c Catalog) -> Result<(&'c Gpu, String)> {
+    let recorded = trace.main_device().map(|d| match_device(d, cat));
+    match (from, recorded) {
+        (Some(name), rec) => {
+            let g = cat.get(name)?;
+            let note = match rec {
+                Some(Ok(m)) if m.gpu != g.id => format!("--from {name} (the trace records {})", m.gpu),
+                _ => format!("--from {name}"),
+            };
+            Ok((g, note))
+        }
+        (None, Some(Ok(m))) => Ok((cat.get(&m.gpu)?, m.how)),
+        (None, Some(Err(e))) => Err(e.into()),
+        (None, None) => Err(Error::new("the trace records no deviceProperties; name the GPU it was recorded on with --from")),
+    }
+}
+
+fn price(g: &Gpu) -> Option<f64> {
+    g.price.as_ref().map(|p| p.usd_per_hour)
+}
+
+fn destination(s: Scaling, steps: f64, origin_ms: f64, gpu: &Gpu) -> Destination {
+    let kernel_ms = s.dest_us / 1e3;
+    let per_step_ms = kernel_ms / steps;
+    let steps_per_s = 1e3 / per_step_ms;
+    Destination {
+        gpu: s.dest,
+        kernel_ms,
+        per_step_ms,
+        speedup: origin_ms / kernel_ms,
+        steps_per_s,
+        usd_per_hour: price(gpu),
+        usd_per_1k_steps: price(gpu).map(|p| p * 1000.0 / steps_per_s / 3600.0),
+        classes: s.classes.into_iter().map(|c| ClassRow { class: c.class, kernels: c.kernels, origin_ms: c.origin_us / 1e3, dest_ms: c.dest_us / 1e3 }).collect(),
+        paths: s.paths,
+        notes: s.notes,
+    }
+}
+
+/// Answers a [`ScaleRequest`]: the trace's kernels carried from the GPU it was recorded on to
+/// every destination.
+pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
+    let cat = Catalog::load(req.gpu_file.as_deref())?;
+    let form: WaveForm = req.wave_form.as_deref().unwrap_or("wavecast").parse()?;
+    let dests: Vec<&Gpu> = req.to.iter().map(|n| cat.get(n.trim())).collect::<std::result::Result<_, _>>()?;
+    let trace = load(&req.trace)?;
+    if trace.kernels.is_empty() {
+        return Err(Error::new(format!("{}: the trace has no GPU kernel events (was the profiler run with ProfilerActivity.CUDA?)", req.trace.display())));
+    }
+    let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
+    let method = req.method.as_deref().unwrap_or("hybrid");
+    let predictor: Option<Box<dyn Predictor>> = match method {
+        "hybrid" => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(wavecast_predict::DEFAULT_PREDICTOR))?),
+        "wave" => None,
+        other => return Err(Error::new(format!("unknown scaling method '{other}' (hybrid or wave)"))),
+    };
+    let gamma = match req.gamma.as_deref().unwrap_or("wavecast") {
+        "wavecast" => GammaSource::Wavecast,
+        "habitat" => GammaSource::Habitat,
+        other => return Err(Error::new(format!("unknown gamma '{other}' (wavecast or habitat)"))),
+    };
+    let opts = Options { form, gamma, predictor: predictor.as_deref() };
+    let steps = trace.profiler_steps.max(1) as f64;
+    let origin_ms = trace.kernel_time_us() / 1e3;
+    let destinations = dests.iter().map(|d| destination(scale_trace(&trace, from, d, &opts), steps, origin_ms, d)).collect();
+    Ok(ScaleReport {
+        trace: req.trace.display().to_string(),
+        kernels: trace.kernels.len(),
+        steps: trace.profiler_steps.max(1),
+        shapes_recorded: trace.has_shapes(),
+        method: if predictor.is_some() { "hybrid" } else { "wave" },
+        predictor: predictor.as_ref().map(|p| p.name().to_string()),
+        wave_form: form,
+        gamma,
+        origin: Origin {
+            gpu: from.id.clone(),
+            matched,
+            kernel_ms: origin_ms,
+            per_step_ms: origin_ms / steps,
+            transfer_ms: trace.transfer_time_us() / 1e3,
+            usd_per_hour: price(from),
+        },
+        destinations,
+    })
+}

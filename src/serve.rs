@@ -1,0 +1,54 @@
+//! LLM serving questions: one static batch on one GPU or a TP group, and the same workload
+//! compared across GPUs and TP degrees.
+
+use crate::request::{CompareRequest, ConfigArg, ServeRequest};
+use crate::{Error, Result};
+use wavecast_gpu::{Catalog, Gpu};
+use wavecast_ir::DType;
+use wavecast_sim::serve::weight_dtype;
+use wavecast_sim::{CompareReport, ServeReport};
+use wavecast_workload::{ServeOptions, Source, TransformerSpec};
+
+/// The transformer a serving request names.
+fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
+    let text;
+    let source = match (config, model) {
+        (Some(ConfigArg::Path(path)), _) => Source::ConfigFile(path),
+        (Some(ConfigArg::Inline(map)), _) => {
+            text = serde_json::to_string(map)?;
+            Source::ConfigText { text: &text, name: "config" }
+        }
+        (None, Some(name)) => Source::Preset(name),
+        (None, None) => return Err(Error::new("give --model NAME or --config FILE")),
+    };
+    Ok(wavecast_workload::transformer_spec(source)?)
+}
+
+fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>) -> Result<ServeOptions> {
+    let dtype: DType = dtype.parse()?;
+    let mut o = ServeOptions::new(batch, input_len, output_len, dtype);
+    o.weights = weight_dtype(weights, dtype)?;
+    Ok(o)
+}
+
+/// Answers a [`ServeRequest`]: prefill, decode steps, memory and cost of one static batch.
+pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
+    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let gpu = catalog.get(&req.gpu)?;
+    let spec = spec(&req.model, &req.config)?;
+    let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref())?;
+    o.tp = req.tp;
+    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    Ok(wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?)
+}
+
+/// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
+pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
+    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    // Unknown GPU names are input errors, not rows to skip.
+    let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
+    let spec = spec(&req.model, &req.config)?;
+    let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref())?;
+    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    Ok(wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?)
+}

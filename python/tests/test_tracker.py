@@ -1,17 +1,23 @@
-"""Tracker logic without torch: step schedule, trace writing, checks. Run from `python/`:
-`python3 -m unittest discover -s tests` (or `python3 -m pytest tests`)."""
+"""wavecast.torch without torch: step schedule, trace writing, checks. Run from `python/`:
+`python3 -m unittest discover -s tests -p test_tracker.py` (what `cargo test` does, on the
+source tree), or with pytest on the installed package."""
 
+import contextlib
 import gzip
+import io
 import json
 import os
 import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+try:  # the installed package, or python/ when run from there with `python3 -m unittest`
+    import wavecast.torch  # noqa: F401
+except ImportError:  # the source tree (wavecast.torch needs no compiled extension)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from wavecast_tracker import Tracker, TrackerError, record, summarize, write_trace  # noqa: E402
-from wavecast_tracker.__main__ import main  # noqa: E402
+from wavecast.torch import Tracker, TrackerError, record, summarize, write_trace  # noqa: E402
+from wavecast.torch.__main__ import main  # noqa: E402
 
 TRACE = {
     "deviceProperties": [{"id": 0, "name": "NVIDIA L4", "numSms": 58}],
@@ -134,6 +140,60 @@ class TrackerTest(unittest.TestCase):
         self.assertEqual(main(["check", cut]), 2)
         self.assertEqual(main(["check", p]), 0)
         self.assertEqual(main([]), 2)
+
+    def check(self, content):
+        """`check` on a file with these bytes: (exit code, stderr)."""
+        p = self.path("f.json")
+        with open(p, "wb") as f:
+            f.write(content)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["check", p])
+        return code, err.getvalue()
+
+    def test_check_on_a_binary_or_odd_file_is_one_line_and_exit_2(self):
+        for content in (bytes(range(256)) * 8, gzip.compress(bytes(range(256))), b"\x1f\x8b\x08garbage",
+                        b"[" * 100000, b'{"traceEvents": 5}', b"\xff\xfe{}"):
+            code, err = self.check(content)
+            self.assertEqual(code, 2, (content[:20], err))
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertTrue(err.startswith("wavecast.torch: error: "), err)
+        code, err = self.check(b'{"traceEvents": [{"cat": "kernel", "dur": "x", "args": 3}], "deviceProperties": 7}')
+        self.assertEqual(code, 0, err)
+        code, err = self.check(b"")
+        self.assertEqual(code, 2, err)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(main(["check", self.dir]), 2)  # a folder
+        self.assertEqual(len(err.getvalue().strip().splitlines()), 1)
+
+
+class WithoutTorchTest(unittest.TestCase):
+    """Recording without torch: an ImportError naming torch, before any iteration runs."""
+
+    def setUp(self):
+        self.saved = sys.modules.get("torch", False)
+        sys.modules["torch"] = None  # makes `import torch` fail, installed or not
+
+    def tearDown(self):
+        if self.saved is False:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved
+
+    def test_tracker_and_record_say_torch_is_needed(self):
+        path = os.path.join(tempfile.mkdtemp(), "t.json")
+        with self.assertRaises(ImportError) as e:
+            with Tracker(path):
+                self.fail("the block does not run without torch")
+        self.assertIn("pip install torch", str(e.exception))
+        self.assertEqual(e.exception.name, "torch")
+        runs = []
+        with self.assertRaises(ImportError) as e:
+            record(lambda: runs.append(1), path)
+        self.assertIn("PyTorch", str(e.exception))
+        self.assertEqual(runs, [], "fails before running the step")
+        self.assertFalse(os.path.exists(path))
 
 
 if __name__ == "__main__":

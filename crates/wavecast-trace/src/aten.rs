@@ -83,7 +83,7 @@ pub fn to_ir(op: &CpuOp) -> Option<Op> {
             Some(Op::Embedding(Embedding { tokens, hidden, vocab, dtype: dt }))
         }
         "sum" | "mean" => Some(Op::Reduction(Reduction { elements_in: c.numel(0)?, elements_out: 1, dtype: dt })),
-        "fill" | "zero" => Some(Op::MemCopy(MemCopy { bytes: (c.numel(0)? * dt.size_bytes()) as f64 })),
+        "fill" | "zero" => Some(Op::MemCopy(MemCopy::touch(c.numel(0)?, dt))),
         // copy_(dst, src): read the source once, write the destination once.
         "copy" => Some(ew(EwKind::Copy, c.numel(1).or(c.numel(0))?, 1, dt)),
         "to" | "_to_copy" | "clone" | "contiguous" => Some(ew(EwKind::Copy, c.numel(0)?, 1, dt)),

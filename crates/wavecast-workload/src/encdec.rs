@@ -190,13 +190,13 @@ fn experts(cx: &Cx, e: &mut Out) -> Result<(), WorkloadError> {
     e.op("moe.router", cx.linear(t, d, moe.experts)?);
     e.op("moe.router_softmax", Op::Softmax(Softmax::new(t, moe.experts, DType::Fp32)));
     let rows = expert_rows(cx.batch, cx.seq, moe.top_k, moe.experts, cx.ed.expert_capacity);
-    let moved = 2.0 * (rows * moe.experts * d) as f64 * cx.dtype.size_bytes() as f64;
-    e.op("moe.dispatch", Op::MemCopy(MemCopy { bytes: moved }));
+    let moved = MemCopy::copy(rows * moe.experts * d, cx.dtype);
+    e.op("moe.dispatch", Op::MemCopy(moved.clone()));
     let mut per_expert = Out { g: &mut *e.g, prefix: e.prefix, repeat: e.repeat * moe.experts };
     per_expert.op("moe.expert.wi", cx.linear(rows, d, f)?);
     per_expert.op("moe.expert.relu", cx.ew(EwKind::Relu, rows * f, 1));
     per_expert.op("moe.expert.wo", cx.linear(rows, f, d)?);
-    e.op("moe.combine", Op::MemCopy(MemCopy { bytes: moved }));
+    e.op("moe.combine", Op::MemCopy(moved));
     e.dropout(cx, "moe.dropout", t * d);
     e.op("moe.residual", cx.ew(EwKind::Add, t * d, 2));
     Ok(())

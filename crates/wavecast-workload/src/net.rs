@@ -214,8 +214,7 @@ impl Net {
     }
 
     pub fn copy(&mut self, name: &str, elements: u64) {
-        let bytes = 2.0 * elements as f64 * self.dtype.size_bytes() as f64;
-        self.op(name, Op::MemCopy(MemCopy { bytes }));
+        self.op(name, Op::MemCopy(MemCopy::copy(elements, self.dtype)));
     }
 
     /// Whether attention runs as one fused kernel: as the transformer builder decides, eager
@@ -293,8 +292,7 @@ impl Net {
             g.add_backward();
             for (name, vocab, hidden) in &self.shared_tables {
                 let table = vocab * hidden;
-                let bytes = table as f64 * self.dtype.size_bytes() as f64;
-                g.push(format!("{name}.grad_table"), Op::MemCopy(MemCopy { bytes }), Phase::Backward, 1);
+                g.push(format!("{name}.grad_table"), Op::MemCopy(MemCopy::touch(table, self.dtype)), Phase::Backward, 1);
                 g.push(format!("{name}.grad_accumulate"), Op::Elementwise(Elementwise::new(EwKind::Add, table, 2, self.dtype)), Phase::Backward, 1);
             }
             g.add_optimizer(optimizer);

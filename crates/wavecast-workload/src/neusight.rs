@@ -168,12 +168,12 @@ fn primitive(v: &PyVal) -> Result<Op, String> {
         "MEM" => {
             let shapes = args.as_seq().ok_or("MEM args are not a tuple of shapes")?;
             let total = shapes.iter().map(elements).try_fold(0u64, |a, n| n.map(|n| a + n))?;
-            Op::MemCopy(MemCopy { bytes: 4.0 * total as f64 })
+            Op::MemCopy(MemCopy::touch(total, DT))
         }
         "ALLREDUCE" | "ALLREDUCE_ASYNC" | "SENDRECV" => {
             let n = comm_elements(args)?;
             let kind_ir = if kind == "SENDRECV" { CommKind::SendRecv } else { CommKind::AllReduce };
-            Op::Comm(Comm { kind: kind_ir, bytes: 4.0 * n as f64, group: 4, dtype: DT, overlappable: kind == "ALLREDUCE_ASYNC" })
+            Op::Comm(Comm { kind: kind_ir, bytes: n as f64 * DT.size_bytes() as f64, group: 4, dtype: DT, overlappable: kind == "ALLREDUCE_ASYNC" })
         }
         k if k.starts_with("VEC") => {
             let d = dims()?;

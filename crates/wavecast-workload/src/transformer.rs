@@ -300,8 +300,7 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     }
     if cx.o.past > 0 {
         // Appending this step's keys and values to the cache.
-        let bytes = 2.0 * 2.0 * (t * kv_dim) as f64 * cx.dt().size_bytes() as f64;
-        e.op("kv_cache_write", Op::MemCopy(MemCopy { bytes }));
+        e.op("kv_cache_write", Op::MemCopy(MemCopy::copy(2 * t * kv_dim, cx.dt())));
     }
     if cx.fused {
         e.op(
@@ -347,8 +346,7 @@ fn eager_attention(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("softmax", Op::Softmax(Softmax::new(bh * cx.o.seq, cx.kv_len, cx.dt())));
     cx.dropout(e, "attn_probs_dropout", scores);
     e.op("context", Op::Gemm(Gemm::bmm(bh, cx.o.seq, cx.kv_len, s.head_dim, cx.dt())?));
-    let ctx_bytes = 2.0 * (t * cx.shard.heads * s.head_dim) as f64 * cx.dt().size_bytes() as f64;
-    e.op("context_contiguous", Op::MemCopy(MemCopy { bytes: ctx_bytes }));
+    e.op("context_contiguous", Op::MemCopy(MemCopy::copy(t * cx.shard.heads * s.head_dim, cx.dt())));
     Ok(())
 }
 
@@ -391,7 +389,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("router", cx.linear_unquantised(t, h, moe.experts, false)?);
     e.op("router_softmax", Op::Softmax(Softmax::new(t, moe.experts, cx.dt())));
     let routed = checked_mul("routed tokens", &[t, moe.top_k])?;
-    e.op("dispatch", Op::MemCopy(MemCopy { bytes: 2.0 * (routed * h) as f64 * cx.dt().size_bytes() as f64 }));
+    e.op("dispatch", Op::MemCopy(MemCopy::copy(routed * h, cx.dt())));
     let active = active_experts(t, moe.top_k, moe.experts);
     let rows = routed.div_ceil(active);
     let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };

@@ -29,10 +29,9 @@ impl Embedding {
 
     /// The dense gradient table is zeroed, then the token gradients are scatter-added into it.
     pub fn backward(&self) -> Vec<Op> {
-        let e = self.dtype.size_bytes() as f64;
-        let table = self.vocab as f64 * self.hidden as f64 * e;
-        let scatter = 3.0 * self.tokens as f64 * self.hidden as f64 * e;
-        vec![Op::MemCopy(MemCopy { bytes: table }), Op::MemCopy(MemCopy { bytes: scatter })]
+        let table = MemCopy::touch(self.vocab * self.hidden, self.dtype);
+        let scatter = MemCopy::touch(3 * self.tokens * self.hidden, self.dtype);
+        vec![Op::MemCopy(table), Op::MemCopy(scatter)]
     }
 }
 

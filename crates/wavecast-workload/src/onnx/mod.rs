@@ -364,7 +364,7 @@ impl<'a> Importer<'a> {
     }
 
     fn copy(&self, elements: u64) -> Op {
-        Op::MemCopy(MemCopy { bytes: 2.0 * elements as f64 * self.dtype.vector_storage().size_bytes() as f64 })
+        Op::MemCopy(MemCopy::copy(elements, self.dtype.vector_storage()))
     }
 
     fn input<'n>(&self, node: &'n NodeProto, i: usize) -> Option<&'n str> {

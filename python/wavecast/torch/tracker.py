@@ -7,8 +7,10 @@ ones. Kineto already writes what wavecast needs for every kernel: name, duration
 registers per thread, shared memory, and the launching op through correlation ids, plus the
 device's properties.
 
-Only :meth:`Tracker.__enter__` and the default profiler factory import torch, so this module
-imports, and its step logic can be tested, without torch.
+Only the default profiler factory imports torch, so this module imports, and its step logic
+can be tested, without torch. Without torch, entering a :class:`Tracker` (or calling
+:func:`record`) with the default profiler raises an :class:`ImportError` that says so, before
+any iteration runs.
 """
 
 from __future__ import annotations
@@ -24,10 +26,25 @@ class TrackerError(ValueError):
     """Bad tracker arguments or an unusable trace."""
 
 
+TORCH_MISSING = (
+    "recording a trace needs PyTorch, which is not installed here: `pip install torch` "
+    "(checking a trace with `python -m wavecast.torch check` and everything else in wavecast "
+    "work without it)"
+)
+
+
+def _import_torch() -> Any:
+    """``import torch``, or an ImportError naming torch and how to get it."""
+    try:
+        import torch  # type: ignore[import-not-found,unused-ignore]  # only when recording
+    except ImportError:
+        raise ImportError(TORCH_MISSING, name="torch") from None
+    return torch
+
+
 def _torch_profiler(warmup: int, steps: int, on_trace_ready: Callable[[Any], None]) -> Any:
     """The real profiler: CPU + CUDA activities, shapes on, wait 0 / warmup / active steps."""
-    import torch  # imported here so that the package works without torch
-
+    torch = _import_torch()
     activities = [torch.profiler.ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -72,7 +89,8 @@ class Tracker:
     then, or when the ``with`` block ends.
 
     ``profiler_factory(warmup, steps, on_trace_ready)`` builds the profiler; the default uses
-    ``torch.profiler``. Tests pass a fake one.
+    ``torch.profiler`` (an :class:`ImportError` naming torch here when it is not installed).
+    Tests pass a fake one.
     """
 
     def __init__(

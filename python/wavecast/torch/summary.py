@@ -36,8 +36,12 @@ def _load(path: str) -> Dict[str, Any]:
             data = json.load(f)
     except (OSError, EOFError) as e:
         raise TrackerError(f"{path}: cannot read ({e})") from e
+    except UnicodeDecodeError as e:
+        raise TrackerError(f"{path}: not a JSON trace (binary content at byte {e.start})") from e
     except json.JSONDecodeError as e:
         raise TrackerError(f"{path}: not valid JSON, truncated or damaged ({e})") from e
+    except RecursionError as e:
+        raise TrackerError(f"{path}: JSON nested too deeply to be a profiler trace") from e
     if isinstance(data, list):
         data = {"traceEvents": data}
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
@@ -45,21 +49,32 @@ def _load(path: str) -> Dict[str, Any]:
     return data
 
 
+def _args(event: Dict[str, Any]) -> Dict[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, dict) else {}
+
+
+def _number(v: Any) -> float:
+    """A duration as a float; anything that is not a number counts as 0."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
 def summarize(path: str) -> TraceSummary:
     data = _load(path)
     events = [e for e in data["traceEvents"] if isinstance(e, dict)]
     kernels = [e for e in events if str(e.get("cat", "")).lower() == "kernel"]
     ops = [e for e in events if str(e.get("cat", "")).lower() in ("cpu_op", "operator")]
-    shaped = sum(1 for o in ops if any((o.get("args") or {}).get("Input Dims") or []))
-    launched = sum(1 for k in kernels if "grid" in (k.get("args") or {}) and "block" in (k.get("args") or {}))
+    shaped = sum(1 for o in ops if any(_args(o).get("Input Dims") or []))
+    launched = sum(1 for k in kernels if "grid" in _args(k) and "block" in _args(k))
     steps = sum(1 for e in events if str(e.get("name", "")).startswith("ProfilerStep#"))
-    devices = data.get("deviceProperties") or []
-    device = devices[0].get("name") if devices and isinstance(devices[0], dict) else None
+    devices = data.get("deviceProperties")
+    first = devices[0] if isinstance(devices, list) and devices else None
+    device = first.get("name") if isinstance(first, dict) else None
     s = TraceSummary(
         path=path,
         device=device,
         kernels=len(kernels),
-        kernel_time_us=float(sum(float(k.get("dur", 0.0)) for k in kernels)),
+        kernel_time_us=float(sum(_number(k.get("dur")) for k in kernels)),
         ops_with_shapes=shaped,
         kernels_with_launch=launched,
         profiler_steps=steps,

@@ -1,0 +1,47 @@
+"""wavecast: predict how long deep-learning work takes on a GPU, including GPUs you do not have.
+
+    import wavecast
+
+    p = wavecast.predict("gpt2-large", gpu="h100", batch=4, seq=1024, mode="train")
+    print(p.total_ms, p.phases.forward)                    # milliseconds
+    s = wavecast.serve("qwen2.5-14b", gpu="h100", batch=8, input_len=2000, output_len=128)
+    rows = wavecast.compare("qwen3-32b", gpus=["h100", "l40s"], tp=[1, 2],
+                            batch=8, input_len=1000, output_len=100)   # pandas.DataFrame(rows)
+
+Every function returns what the CLI prints with ``--json`` for the same inputs, as dicts whose
+keys are also attributes (``.to_dict()`` for plain ones); bad input raises
+:class:`WavecastError`, a ``ValueError`` with the CLI's one-line message. The GPU catalog,
+presets and trained predictors are compiled in: no GPU and no download needed.
+
+``wavecast.torch`` records PyTorch profiler traces for :func:`scale` (needs torch to record).
+"""
+
+from ._api import WavecastError, compare, gpus, models, predict, scale, serve
+from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("wavecast")
+    except Exception:  # a source checkout, not an installed package
+        return "0+unknown"
+
+
+__version__ = _version()
+
+__all__ = [
+    "predict",
+    "serve",
+    "compare",
+    "scale",
+    "gpus",
+    "models",
+    "WavecastError",
+    "Report",
+    "Prediction",
+    "ServeReport",
+    "CompareResult",
+    "ScaleReport",
+]

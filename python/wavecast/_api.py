@@ -1,0 +1,315 @@
+"""wavecast's Python functions: each builds the request the Rust facade takes, as JSON, calls
+the compiled extension ``wavecast._native`` and wraps the JSON it returns.
+
+The extension is imported on the first call, not on ``import wavecast``, so that
+``wavecast.torch`` (which needs no Rust) also works from a source checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from collections.abc import Iterable as _Iterable
+from collections.abc import Mapping as _Mapping
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+
+from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class WavecastError(ValueError):
+    """Bad input (unknown GPU or model, malformed config, zero or huge sizes, …) or a workload
+    that cannot run. The message is the CLI's one-line error message."""
+
+    __module__ = "wavecast"
+
+
+def _native() -> Any:
+    try:
+        from . import _native as native
+    except ImportError as e:
+        raise ImportError(
+            "wavecast's compiled extension (wavecast._native) is not installed: install the "
+            "package with `pip install ./python` from the repository instead of importing it "
+            "from the source tree"
+        ) from e
+    return native
+
+
+def _call(fn_name: str, *args: Any) -> Any:
+    try:
+        out = getattr(_native(), fn_name)(*args)
+    except ValueError as e:
+        raise WavecastError(str(e)) from None
+    return json.loads(out, object_hook=Report)
+
+
+def _request(fn_name: str, fields: Dict[str, Any]) -> Any:
+    """Runs ``fn_name`` on ``fields`` (None values left out, as the CLI's absent flags)."""
+    req = {k: v for k, v in fields.items() if v is not None}
+    try:
+        text = json.dumps(req, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise WavecastError(f"the request cannot be written as JSON: {e}") from None
+    return _call(fn_name, text)
+
+
+# ---- argument checks: wrong Python types are WavecastError (a ValueError) with one line ----
+
+def _int(name: str, value: Any) -> Optional[int]:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise WavecastError(f"{name} must be an integer, got {value!r}") from None
+    if n < 0:
+        raise WavecastError(f"{name} must be at least 1, got {n}")
+    return n
+
+
+def _str(name: str, value: Any) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    raise WavecastError(f"{name} must be a string, got {value!r}")
+
+
+def _path(name: str, value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    try:
+        return os.fsdecode(os.fspath(value))
+    except TypeError:
+        raise WavecastError(f"{name} must be a path, got {value!r}") from None
+
+
+def _config(value: Any) -> Union[None, str, Dict[str, Any]]:
+    """A config.json path, or an inline config (a mapping: the parsed config.json)."""
+    if isinstance(value, _Mapping):
+        return dict(value)
+    return _path("config", value)
+
+
+def _strs(name: str, value: Any) -> List[str]:
+    """A list of names from a list or a comma-separated string (as the CLI's flags)."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, _Iterable):
+        items = list(value)
+    else:
+        raise WavecastError(f"{name} must be a list of names, got {value!r}")
+    for v in items:
+        _str(name, v)
+    if not items or any(not v for v in items):
+        raise WavecastError(f"{name} must name at least one GPU, got {value!r}")
+    return items
+
+
+def _ints(name: str, value: Any) -> List[int]:
+    if isinstance(value, str):
+        parts: Iterable[Any] = [p.strip() for p in value.split(",")]
+        try:
+            parts = [int(p) for p in parts]
+        except ValueError:
+            raise WavecastError(f"{name} must be integers, got {value!r}") from None
+    elif isinstance(value, _Iterable):
+        parts = value
+    else:
+        parts = [value]
+    out = [_int(name, v) for v in parts]
+    if not out:
+        raise WavecastError(f"{name} must not be empty")
+    return out  # type: ignore[return-value]
+
+
+# ---- the API ----
+
+def predict(
+    model: Optional[str] = None,
+    *,
+    gpu: str,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    onnx: Optional[PathLike] = None,
+    batch: int = 1,
+    seq: int = 1024,
+    mode: str = "inference",
+    dtype: Optional[str] = None,
+    predictor: str = "wavecast",
+    attention: str = "auto",
+    optimizer: str = "adam",
+    image_size: Optional[int] = None,
+    gpu_file: Optional[PathLike] = None,
+) -> Prediction:
+    """Predicts one training step or forward pass on one GPU (``wavecast predict --json``).
+
+    Give exactly one workload: ``model`` (a built-in preset, see :func:`models`), ``config``
+    (a Hugging Face ``config.json`` path, or the parsed config as a dict) or ``onnx`` (an ONNX
+    file path).
+
+    Args:
+        gpu: GPU name or alias (see :func:`gpus`), e.g. ``"h100"``, ``"NVIDIA L4"``.
+        batch: samples per step. seq: tokens per sample (ignored by image models).
+        mode: ``"inference"`` (or ``"infer"``) or ``"train"`` (forward, backward, optimizer).
+        dtype: ``"fp32"`` (default), ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``.
+        predictor: ``"wavecast"``, ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
+        attention: ``"auto"``, ``"eager"`` or ``"fused"``.
+        optimizer: ``"adam"``, ``"sgd"`` or ``"sgd-momentum"`` (training).
+        image_size: input side in pixels for vision models and symbolic ONNX height/width.
+        gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
+
+    Returns:
+        A :class:`Prediction`: ``total_ms``, ``interval_ms``, ``phases.forward``, ``classes``, …
+
+    Raises:
+        WavecastError: (a ``ValueError``) with the CLI's one-line message on bad input.
+    """
+    return Prediction(_request("predict", {
+        "model": _str("model", model),
+        "config": _config(config),
+        "onnx": _path("onnx", onnx),
+        "gpu": _str("gpu", gpu),
+        "gpu_file": _path("gpu_file", gpu_file),
+        "batch": _int("batch", batch),
+        "seq": _int("seq", seq),
+        "mode": _str("mode", mode),
+        "dtype": _str("dtype", dtype),
+        "attention": _str("attention", attention),
+        "optimizer": _str("optimizer", optimizer),
+        "predictor": _str("predictor", predictor),
+        "image_size": _int("image_size", image_size),
+    }))
+
+
+def serve(
+    model: Optional[str] = None,
+    *,
+    gpu: str,
+    input_len: int,
+    output_len: int,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    batch: int = 1,
+    tp: int = 1,
+    dtype: str = "bf16",
+    weights: Optional[str] = None,
+    predictor: str = "wavecast",
+    gpu_file: Optional[PathLike] = None,
+) -> ServeReport:
+    """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
+    ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
+    steps, on ``tp`` GPUs (tensor parallelism).
+
+    Give ``model`` (a decoder preset) or ``config`` (a Llama, Mistral, Qwen2/3 or Mixtral
+    ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
+    FP8. Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
+    ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
+    (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
+    """
+    return ServeReport(_request("serve", {
+        "model": _str("model", model),
+        "config": _config(config),
+        "gpu": _str("gpu", gpu),
+        "gpu_file": _path("gpu_file", gpu_file),
+        "batch": _int("batch", batch),
+        "input_len": _int("input_len", input_len),
+        "output_len": _int("output_len", output_len),
+        "tp": _int("tp", tp),
+        "dtype": _str("dtype", dtype),
+        "weights": _str("weights", weights),
+        "predictor": _str("predictor", predictor),
+    }))
+
+
+def compare(
+    model: Optional[str] = None,
+    *,
+    gpus: Union[str, Iterable[str]],
+    input_len: int,
+    output_len: int,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    tp: Union[int, Iterable[int]] = 1,
+    batch: int = 1,
+    dtype: str = "bf16",
+    weights: Optional[str] = None,
+    predictor: str = "wavecast",
+    gpu_file: Optional[PathLike] = None,
+) -> CompareResult:
+    """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
+    ``tp`` (``wavecast compare --json``).
+
+    Returns a :class:`CompareResult`: a list with one :class:`ServeReport` row per combination
+    that can run (``pandas.DataFrame(result)`` takes it as is); the others, with the reason,
+    are in ``result.skipped``. ``gpus`` and ``tp`` take lists or comma-separated strings.
+    Raises :class:`WavecastError` on bad input (an unknown GPU), or when no combination can
+    serve the workload.
+    """
+    return CompareResult(_request("compare", {
+        "model": _str("model", model),
+        "config": _config(config),
+        "gpus": _strs("gpus", gpus),
+        "tp": _ints("tp", tp),
+        "gpu_file": _path("gpu_file", gpu_file),
+        "batch": _int("batch", batch),
+        "input_len": _int("input_len", input_len),
+        "output_len": _int("output_len", output_len),
+        "dtype": _str("dtype", dtype),
+        "weights": _str("weights", weights),
+        "predictor": _str("predictor", predictor),
+    }))
+
+
+def scale(
+    trace: PathLike,
+    to: Union[str, Iterable[str]],
+    *,
+    from_: Optional[str] = None,
+    method: Optional[str] = None,
+    wave_form: Optional[str] = None,
+    gamma: Optional[str] = None,
+    predictor: Optional[str] = None,
+    gpu_file: Optional[PathLike] = None,
+) -> ScaleReport:
+    """Carries a PyTorch profiler trace recorded on one GPU to other GPUs
+    (``wavecast scale --json``; Habitat's method).
+
+    Args:
+        trace: the Chrome-trace JSON ``torch.profiler`` exported (plain or ``.gz``), e.g.
+            one written by :class:`wavecast.torch.Tracker`.
+        to: destination GPUs (a list, or a comma-separated string).
+        from_: the GPU the trace was recorded on (default: the trace's ``deviceProperties``).
+        method: ``"hybrid"`` (default) or ``"wave"``. wave_form: ``"wavecast"`` (default),
+            ``"eq1"``, ``"eq2"`` or ``"habitat-code"``. gamma: ``"wavecast"`` or ``"habitat"``.
+        predictor: per-op predictor for the hybrid method.
+
+    Returns a :class:`ScaleReport` (``origin``, ``destinations[i].per_step_ms``, ``speedup``…).
+    """
+    return ScaleReport(_request("scale", {
+        "trace": _path("trace", trace),
+        "to": _strs("to", to),
+        "from": _str("from_", from_),
+        "method": _str("method", method),
+        "wave_form": _str("wave_form", wave_form),
+        "gamma": _str("gamma", gamma),
+        "predictor": _str("predictor", predictor),
+        "gpu_file": _path("gpu_file", gpu_file),
+    }))
+
+
+def gpus(gpu_file: Optional[PathLike] = None) -> List[Report]:
+    """The GPU catalog (``wavecast gpus --json``): one dict per GPU (``id``, ``name``,
+    ``aliases``, ``architecture``, ``sm_count``, ``memory_gb``, ``peak_tflops``, ``price``…),
+    with ``gpu_file``'s GPUs merged over the built-in ones when given."""
+    return list(_call("gpus", _path("gpu_file", gpu_file)))
+
+
+def models() -> List[Report]:
+    """The built-in model presets (``wavecast models --json``): one dict per model (``name``,
+    ``arch``, ``params``, and ``layers``/``hidden``/``heads``… for transformers or ``input``/
+    ``macs`` for vision models)."""
+    return list(_call("models"))
+
+
+__all__ = ["predict", "serve", "compare", "scale", "gpus", "models", "WavecastError"]

@@ -1,0 +1,79 @@
+//! The `wavecast` library as another Rust program uses it: the step-by-step flow and the
+//! one-call requests give the same numbers as the CLI's `--json`, and bad input is an `Error`
+//! with one line.
+
+use std::process::Command;
+use wavecast::{estimate, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
+
+fn cli_json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn step_by_step_flow_equals_the_one_call_request_and_the_cli() {
+    let workload = Workload::load(Source::Preset("gpt2"), &LoadOptions::new(4, 512, Mode::Training)).unwrap();
+    let gpu = Gpu::find("NVIDIA A100-SXM4-80GB").unwrap();
+    let predictor = Predictors::get(Predictors::DEFAULT).unwrap();
+    let step = estimate(&workload, &gpu, predictor.as_ref()).unwrap();
+
+    let mut req = PredictRequest::new("gpt2", "a100-sxm-80gb");
+    req.batch = 4;
+    req.seq = 512;
+    req.mode = "train".into();
+    let one_call = wavecast::predict(&req).unwrap();
+    assert_eq!(serde_json::to_value(&step).unwrap(), serde_json::to_value(&one_call).unwrap());
+
+    let cli = cli_json(&["predict", "--model", "gpt2", "--gpu", "a100-sxm-80gb", "--batch", "4", "--seq", "512", "--mode", "train"]);
+    assert_eq!(serde_json::to_value(&one_call).unwrap(), cli);
+    assert!(step.total_ms > 0.0 && step.phases.backward.is_some());
+}
+
+#[test]
+fn requests_deserialize_with_the_cli_defaults_and_an_inline_config() {
+    let req: PredictRequest = serde_json::from_str(
+        r#"{"config": {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
+            "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000}, "gpu": "h100"}"#,
+    )
+    .unwrap();
+    assert_eq!((req.batch, req.seq, req.mode.as_str(), req.predictor.as_str()), (1, 1024, "inference", "wavecast"));
+    let p = wavecast::predict(&req).unwrap();
+    assert_eq!(p.mode, "inference");
+    assert!(p.params > 100_000_000 && p.total_ms > 0.0, "{} params, {} ms", p.params, p.total_ms);
+    assert!(serde_json::from_str::<PredictRequest>(r#"{"gpu": "h100", "bogus": 1}"#).is_err(), "unknown fields are rejected");
+}
+
+#[test]
+fn serve_request_matches_the_cli() {
+    let req: ServeRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpu": "l4", "batch": 2, "input_len": 256, "output_len": 16}"#).unwrap();
+    let r = wavecast::serve(&req).unwrap();
+    let cli = cli_json(&["predict", "--model", "llama-3.2-1b", "--gpu", "l4", "--mode", "serve", "--batch", "2", "--input-len", "256", "--output-len", "16"]);
+    assert_eq!(serde_json::to_value(&r).unwrap(), cli);
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_problem() {
+    let cases: Vec<(PredictRequest, &str)> = vec![
+        (PredictRequest::new("gpt2", "no-such-gpu"), "no-such-gpu"),
+        (PredictRequest::new("no-such-model", "h100"), "no-such-model"),
+        (PredictRequest { predictor: "oracle".into(), ..PredictRequest::new("gpt2", "h100") }, "oracle"),
+        (PredictRequest { dtype: Some("fp7".into()), ..PredictRequest::new("gpt2", "h100") }, "fp7"),
+        (PredictRequest { mode: "sideways".into(), ..PredictRequest::new("gpt2", "h100") }, "sideways"),
+        (PredictRequest { batch: 0, ..PredictRequest::new("gpt2", "h100") }, "batch"),
+    ];
+    for (req, needle) in cases {
+        let e = wavecast::predict(&req).unwrap_err().to_string();
+        assert!(e.contains(needle), "expected '{needle}' in: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
+
+#[test]
+fn listings_name_every_gpu_model_and_predictor() {
+    assert!(wavecast::gpus(None).unwrap().iter().any(|g| g.id == "h100-sxm"));
+    let models = wavecast::models().unwrap();
+    assert!(models.iter().any(|m| m.name == "resnet50") && models.iter().any(|m| m.name == "llama-3-8b"));
+    let names: Vec<&str> = Predictors::list().into_iter().map(|(n, _)| n).collect();
+    assert!(names.contains(&Predictors::DEFAULT) && names.contains(&"roofline"), "{names:?}");
+}

@@ -56,9 +56,9 @@ pub use wavecast_predict::Predictor;
 pub use wavecast_sim::{CompareReport, ServeReport, Skipped};
 pub use wavecast_workload::{LoadOptions, LoadedWorkload, Mode, Source};
 
-/// The accuracy benchmarks: end to end, per op, GPU pairs.
+/// The accuracy benchmarks: end to end, per op, GPU pairs, convolutions.
 pub mod eval {
-    pub use wavecast_eval::{e2e, ops, pairs, EvalError};
+    pub use wavecast_eval::{conv, e2e, ops, pairs, EvalError};
 }
 
 /// Loading workloads: the one entry point for every front-end.

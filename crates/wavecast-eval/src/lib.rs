@@ -3,12 +3,15 @@
 //! - [`e2e`]: whole measured runs (NeuSight's labels), each GPU predicted by the model trained
 //!   without any of its measurements unless asked otherwise.
 //! - [`ops`]: per-op error by op family on one left-out GPU, and every prediction as a row.
+//! - [`conv`]: the convolution model against a linear baseline and the roofline, each GPU
+//!   left out in turn.
 //! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
 //!   measured GPUs on the same op shapes.
 //!
 //! Statistics come from `wavecast-stats`; reports are plain serializable structs that the CLI
 //! and the Python package print as they are.
 
+pub mod conv;
 pub mod e2e;
 pub mod ops;
 pub mod pairs;

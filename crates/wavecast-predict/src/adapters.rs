@@ -5,10 +5,11 @@
 //!   `conv.rs`. Depthwise-like convolutions (groups > 1 with at most 8 input channels per
 //!   group) are memory-bound and run in PyTorch's own depthwise kernels, not cuDNN's GEMM-like
 //!   algorithms; they are priced as a vector kernel moving the same bytes.
-//! - Recurrent layers: through the kernels cuDNN launches ([`Rnn::kernels`]) — the gate GEMMs
-//!   as GEMMs and the gate math as element-wise kernels, each priced by the wrapped predictor,
-//!   summed one time step after the other (no measured LSTM data exist yet; this is roofline
-//!   physics plus the learned GEMM and vector models).
+//! - Recurrent layers: through the kernels cuDNN launches
+//!   ([`Rnn::kernels`](wavecast_ir::ops::Rnn::kernels)) — the gate GEMMs as GEMMs and the gate
+//!   math as element-wise kernels, each priced by the wrapped predictor, summed one time step
+//!   after the other (no measured LSTM data exist yet; this is roofline physics plus the learned
+//!   GEMM and vector models).
 //! - Pooling, batch/group norm, concatenation and upsampling: memory-bound, priced as the
 //!   wrapped predictor's element-wise kernel with the same bytes and FLOPs per element.
 //! - Everything else: the wrapped predictor unchanged.

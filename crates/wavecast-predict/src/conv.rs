@@ -74,7 +74,7 @@ fn sustained_peak(c: &Conv, gpu: &Gpu) -> f64 {
 }
 
 /// (compute seconds, memory seconds) at the sustained peak and full bandwidth.
-fn roofline_terms(c: &Conv, gpu: &Gpu) -> (f64, f64) {
+pub fn roofline_terms(c: &Conv, gpu: &Gpu) -> (f64, f64) {
     (2.0 * c.macs() / sustained_peak(c, gpu), c.bytes() / gpu.bandwidth())
 }
 

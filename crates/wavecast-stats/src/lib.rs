@@ -2,6 +2,8 @@
 //! input gives 0 (or `None` where a caller must tell "no data" apart), never a panic, and
 //! non-finite values sort with `f64::total_cmp` instead of breaking the order.
 
+pub mod fit;
+
 use serde::Serialize;
 
 /// Absolute percentage error of `predicted` against `measured`, in percent.

@@ -1,16 +1,14 @@
 //! Fitting the convolution model (`wavecast_predict::conv`): per-GPU offsets over mid-sized
 //! convolutions, an MLP on the rest of ln(kernel time / bound), the all-GPU model and one per
-//! left-out GPU with the interval their errors give. Also the Li-style linear baseline that
-//! `wavecast eval conv` compares against.
+//! left-out GPU with the interval their errors give.
 
-use crate::fit::relative_least_squares;
 use crate::logo::leave_one_gpu_out;
 use crate::mlp::{compact, train as train_mlp, TrainConfig};
 use std::collections::BTreeMap;
-use wavecast_ir::OpClass;
 use wavecast_predict::calibration::{arch_key, group_offsets, trimmed_mean};
 use wavecast_predict::conv::{bound, default_interval, features, ConvModel, ConvSample, ConvWeights};
 use wavecast_predict::mlp::Rng;
+use wavecast_stats::{quantile_sorted, rank_sorted, sorted};
 
 /// Rows whose latency exceeds this multiple of their GPU's floor train the kernel model.
 const KERNEL_DOMINATED: f64 = 2.5;
@@ -30,9 +28,9 @@ pub fn train(samples: &[ConvSample], seed: u64, progress: Option<&dyn Fn(&str)>)
     for (g, model) in &models.holdout {
         residuals.extend(samples.iter().filter(|s| &s.gpu.id == g).map(|s| (s.latency_s / model.isolated_seconds(&s.conv, &s.gpu)).ln()));
     }
-    residuals.sort_by(f64::total_cmp);
+    let residuals = sorted(&residuals);
     let interval = if residuals.len() >= 10 {
-        let q = |p: f64| residuals[((residuals.len() - 1) as f64 * p) as usize];
+        let q = |p: f64| quantile_sorted(&residuals, p).unwrap_or(0.0);
         [q(0.1), q(0.9)]
     } else {
         default_interval()
@@ -40,27 +38,9 @@ pub fn train(samples: &[ConvSample], seed: u64, progress: Option<&dyn Fn(&str)>)
     Ok(ConvWeights { seed, all: models.all, holdout: models.holdout, interval })
 }
 
-/// The Li-style linear baseline's features of a convolution: [FLOPs/peak, bytes/bandwidth, 1].
-pub fn linear_terms(s: &ConvSample) -> [f64; 3] {
-    let c = &s.conv;
-    [2.0 * c.macs() / s.gpu.peak_flops(OpClass::Conv, c.dtype), c.bytes() / s.gpu.bandwidth(), 1.0]
-}
-
-/// t = α·FLOPs/peak + β·bytes/bandwidth + γ over the training GPUs (Li et al.'s transfer form),
-/// fitted by relative least squares.
-pub fn fit_linear(train: &[&ConvSample]) -> [f64; 3] {
-    let (x, y): (Vec<Vec<f64>>, Vec<f64>) = train.iter().map(|s| (linear_terms(s).to_vec(), s.latency_s)).unzip();
-    let b = relative_least_squares(&x, &y);
-    [b[0], b[1], b[2]]
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        0.0
-    } else {
-        v[v.len() / 2]
-    }
+/// The upper middle of `v` (the figure the shipped weights were trained with).
+fn upper_median(v: &[f64]) -> f64 {
+    rank_sorted(&sorted(v), 0.5).unwrap_or(0.0)
 }
 
 /// Per GPU: the isolated-call floor, the fastest convolution measured (0.07–0.11 ms: launch of
@@ -92,7 +72,7 @@ pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
     for s in rows.iter().filter(|s| (1e8..=1e10).contains(&(2.0 * s.conv.macs()))) {
         by.entry(s.gpu.id.clone()).or_default().push(ratio(s));
     }
-    let mut per_gpu: BTreeMap<String, f64> = by.into_iter().map(|(g, v)| (g, median(v))).collect();
+    let mut per_gpu: BTreeMap<String, f64> = by.into_iter().map(|(g, v)| (g, upper_median(&v))).collect();
     let fallback = trimmed_mean(per_gpu.values().copied().collect());
     for s in samples {
         per_gpu.entry(s.gpu.id.clone()).or_insert(fallback);
@@ -111,9 +91,8 @@ pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
     let cfg = TrainConfig { seed, epochs: 100, hidden: 128, depth: 3, ..TrainConfig::default() };
     let mut mlp = train_mlp(&x, &y, cfg, None)?;
     compact(&mut mlp);
-    let mut sorted = y.clone();
-    sorted.sort_by(f32::total_cmp);
-    let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize] as f64;
+    let targets = sorted(&y.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
+    let pick = |q: f64| quantile_sorted(&targets, q).unwrap_or(0.0);
     let mut trained_on: Vec<String> = per_gpu.keys().cloned().collect();
     trained_on.sort();
     Ok(ConvModel {
@@ -122,7 +101,7 @@ pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
         default_offset: trimmed_mean(per_gpu.values().copied().collect()),
         per_gpu,
         per_arch,
-        floor_s: median(floor.values().copied().collect()),
+        floor_s: upper_median(&floor.values().copied().collect::<Vec<_>>()),
         floors: floor,
         trained_on,
     })

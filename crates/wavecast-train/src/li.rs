@@ -2,7 +2,7 @@
 //! t = a·FLOPs + b·bytes + c by relative least squares, plus the cross-GPU transfer
 //! t = α·FLOPs/peak + β·bytes/bandwidth + γ for GPUs without measurements.
 
-use crate::fit::relative_least_squares;
+use wavecast_stats::fit::relative_least_squares;
 use crate::samples::{isolated_floors, kernel_dominated};
 use std::collections::BTreeMap;
 use wavecast_predict::li::{Li, LiFamily};

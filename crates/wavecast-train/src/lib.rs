@@ -2,19 +2,18 @@
 //! candle. Prediction (`wavecast-predict`) reads what this crate writes — the parameters of
 //! each learned predictor as JSON — and never trains.
 //!
-//! - [`fit`]: one learned predictor on a set of samples, through an exhaustive `match` on
+//! - [`fit()`]: one learned predictor on a set of samples, through an exhaustive `match` on
 //!   [`LearnedKind`] (a new learned predictor does not compile until it has its arm here).
 //! - [`train`]: the leave-one-GPU-out trainer ([`logo`]) for any learned predictor: on every
 //!   GPU, then once per left-out GPU (no row of that GPU reaches its model), with `wavecast`'s
 //!   run-level calibration and held-out intervals ([`calibrate`]) and each left-out model's
 //!   error on its GPU.
 //! - [`conv`]: the convolution model behind the registry's vision fallbacks.
-//! - Building blocks: [`mlp`] (candle training of the MLPs), [`fit`](mod@fit) (relative least
-//!   squares), [`samples`] (floors, kernel-dominated rows, balancing), [`progress`] bars.
+//! - Building blocks: [`mlp`] (candle training of the MLPs), `wavecast_stats::fit` (relative
+//!   least squares), [`samples`] (floors, kernel-dominated rows, balancing), [`progress`] bars.
 
 pub mod calibrate;
 pub mod conv;
-pub mod fit;
 pub mod li;
 pub mod logo;
 pub mod mlp;

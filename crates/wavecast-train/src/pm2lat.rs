@@ -2,7 +2,7 @@
 //! recorded kernels and grids, and per GPU and kernel configuration a non-negative relative
 //! least-squares fit of time on the configuration's features.
 
-use crate::fit::nonnegative_fit;
+use wavecast_stats::fit::nonnegative_fit;
 use crate::samples::{isolated_floors, kernel_dominated};
 use std::collections::BTreeMap;
 use wavecast_predict::kernels::{kernel_function, Entry, KernelTable};

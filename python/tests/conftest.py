@@ -1,7 +1,7 @@
 """Shared fixtures of the Python tests: the CLI binary the bindings are checked against.
 
-Set WAVECAST_TEST_STRICT=1 (as `.ci/run` does) to make a missing compiled extension or a
-missing CLI binary a failure instead of a skip.
+Set WAVECAST_TEST_STRICT=1 (as `.ci/run` does) to make a missing compiled extension, CLI binary
+or pandas a failure instead of a skip.
 """
 
 import json
@@ -14,7 +14,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 STRICT = os.environ.get("WAVECAST_TEST_STRICT") == "1"
 
 
-def _missing(reason):
+def missing(reason):
     if STRICT:
         pytest.fail(reason + " (WAVECAST_TEST_STRICT=1)", pytrace=False)
     pytest.skip(reason)
@@ -28,7 +28,7 @@ def wavecast():
     try:
         from wavecast import _native  # noqa: F401
     except ImportError:
-        _missing(f"wavecast._native is not built (imported {wc.__file__}); `pip install ./python` "
+        missing(f"wavecast._native is not built (imported {wc.__file__}); `pip install ./python` "
                  "and run pytest from outside python/")
     return wc
 
@@ -58,5 +58,5 @@ class Cli:
 def cli():
     path = os.environ.get("WAVECAST_BIN") or os.path.join(ROOT, "target", "release", "wavecast")
     if not os.path.isfile(path):
-        _missing(f"no wavecast binary at {path} (cargo build --release, or set WAVECAST_BIN)")
+        missing(f"no wavecast binary at {path} (cargo build --release, or set WAVECAST_BIN)")
     return Cli(path)

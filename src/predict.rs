@@ -1,13 +1,13 @@
 //! One workload on one GPU: the step time, per phase and per op class (`wavecast predict`).
 
-use crate::request::{ConfigArg, PredictRequest};
+use crate::request::{with_source, PredictRequest};
 use crate::{Error, Result};
 use serde::Serialize;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::{DType, OpClass, Phase};
 use wavecast_predict::Predictor;
 use wavecast_sim::Breakdown;
-use wavecast_workload::{AttentionImpl, Kind, LoadOptions, LoadedWorkload, Mode, Source};
+use wavecast_workload::{AttentionImpl, Kind, LoadOptions, LoadedWorkload, Mode};
 
 /// A predicted step (the `--json` output of `predict`). Times in milliseconds.
 #[derive(Debug, Clone, Serialize)]
@@ -85,18 +85,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let options = load_options(req)?;
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
-    let config_text;
-    let source = match (&req.onnx, &req.config, &req.model) {
-        (Some(path), _, _) => Source::Onnx(path),
-        (None, Some(ConfigArg::Path(path)), _) => Source::ConfigFile(path),
-        (None, Some(ConfigArg::Inline(map)), _) => {
-            config_text = serde_json::to_string(map)?;
-            Source::ConfigText { text: &config_text, name: "config" }
-        }
-        (None, None, Some(name)) => Source::Preset(name),
-        (None, None, None) => return Err(Error::new("give --model NAME, --config FILE or --onnx FILE")),
-    };
-    let workload = wavecast_workload::load(source, &options)?;
+    let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
     estimate(&workload, gpu, predictor.as_ref())
 }

@@ -1,8 +1,10 @@
 //! What a caller asks for, one struct per question. The CLI fills them from flags, the Python
 //! package from keyword arguments (as JSON); field names and defaults are the CLI's.
 
+use crate::{Error, Result};
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use wavecast_workload::Source;
 
 /// A Hugging Face `config.json`: a path to the file, or the config itself.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -10,6 +12,26 @@ use std::path::PathBuf;
 pub enum ConfigArg {
     Path(PathBuf),
     Inline(serde_json::Map<String, serde_json::Value>),
+}
+
+/// Calls `use_source` with the one workload a request names: a preset `model`, a `config`
+/// (file or inline) or an `onnx` file. Naming none or several is an input error, so a request
+/// never silently prefers one of two workloads.
+pub(crate) fn with_source<T>(model: Option<&str>, config: Option<&ConfigArg>, onnx: Option<&Path>, use_source: impl FnOnce(Source<'_>) -> Result<T>) -> Result<T> {
+    let named = [model.is_some(), config.is_some(), onnx.is_some()].into_iter().filter(|&n| n).count();
+    if named > 1 {
+        return Err(Error::new("name one workload: a model, a config or an ONNX file, not several"));
+    }
+    match (model, config, onnx) {
+        (Some(name), _, _) => use_source(Source::Preset(name)),
+        (_, Some(ConfigArg::Path(path)), _) => use_source(Source::ConfigFile(path)),
+        (_, Some(ConfigArg::Inline(map)), _) => {
+            let text = serde_json::to_string(map)?;
+            use_source(Source::ConfigText { text: &text, name: "config" })
+        }
+        (_, _, Some(path)) => use_source(Source::Onnx(path)),
+        (None, None, None) => Err(Error::new("no workload: name a model (a preset), a config (a Hugging Face config.json) or an ONNX file")),
+    }
 }
 
 fn one() -> u64 {

@@ -1,27 +1,17 @@
 //! LLM serving questions: one static batch on one GPU or a TP group, and the same workload
 //! compared across GPUs and TP degrees.
 
-use crate::request::{CompareRequest, ConfigArg, ServeRequest};
-use crate::{Error, Result};
+use crate::request::{with_source, CompareRequest, ConfigArg, ServeRequest};
+use crate::Result;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::DType;
 use wavecast_sim::serve::weight_dtype;
 use wavecast_sim::{CompareReport, ServeReport};
-use wavecast_workload::{ServeOptions, Source, TransformerSpec};
+use wavecast_workload::{ServeOptions, TransformerSpec};
 
 /// The transformer a serving request names.
 fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
-    let text;
-    let source = match (config, model) {
-        (Some(ConfigArg::Path(path)), _) => Source::ConfigFile(path),
-        (Some(ConfigArg::Inline(map)), _) => {
-            text = serde_json::to_string(map)?;
-            Source::ConfigText { text: &text, name: "config" }
-        }
-        (None, Some(name)) => Source::Preset(name),
-        (None, None) => return Err(Error::new("give --model NAME or --config FILE")),
-    };
-    Ok(wavecast_workload::transformer_spec(source)?)
+    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
 }
 
 fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>) -> Result<ServeOptions> {

@@ -3,7 +3,7 @@
 //! with one line.
 
 use std::process::Command;
-use wavecast::{estimate, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
+use wavecast::{estimate, ConfigArg, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
 
 fn cli_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).arg("--json").output().unwrap();
@@ -61,6 +61,8 @@ fn bad_input_is_one_line_naming_the_problem() {
         (PredictRequest { dtype: Some("fp7".into()), ..PredictRequest::new("gpt2", "h100") }, "fp7"),
         (PredictRequest { mode: "sideways".into(), ..PredictRequest::new("gpt2", "h100") }, "sideways"),
         (PredictRequest { batch: 0, ..PredictRequest::new("gpt2", "h100") }, "batch"),
+        (PredictRequest { config: Some(ConfigArg::Path("gpt2.json".into())), ..PredictRequest::new("gpt2", "h100") }, "not several"),
+        (PredictRequest { model: None, ..PredictRequest::new("gpt2", "h100") }, "no workload"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();

@@ -140,12 +140,12 @@ def test_gpu_file(wavecast, cli, tmp_path):
 
 
 def test_bad_gpu_file(wavecast, cli, tmp_path):
-    # (The TOML parser's message spans several lines, in the CLI too.)
     bad = tmp_path / "gpus.toml"
     bad.write_text("this is not [valid toml\n")
     with pytest.raises(ValueError) as e:
         wavecast.gpus(gpu_file=bad)
     assert str(e.value) == cli.error("gpus", "--gpu-file", bad)
+    assert "\n" not in str(e.value) and "line 1" in str(e.value)
 
 
 def test_scale(wavecast, cli):
@@ -199,6 +199,10 @@ def test_bad_python_arguments_are_one_line_value_errors(wavecast):
         assert "\n" not in str(e.value) and str(e.value)
     with pytest.raises(ValueError):
         wavecast.predict(config=42, gpu="h100")
+    with pytest.raises(ValueError, match="not several"):
+        wavecast.predict("gpt2", config={"model_type": "gpt2"}, gpu="h100")
+    with pytest.raises(ValueError, match="no workload"):
+        wavecast.predict(gpu="h100")
     with pytest.raises(ValueError):
         wavecast.compare("gpt2", gpus=[], input_len=1, output_len=1)
     with pytest.raises(ValueError):

@@ -27,6 +27,21 @@ fn suggestions(closest: &[String]) -> String {
     }
 }
 
+/// The TOML parser's message and where it happened, on one line (its own rendering quotes the
+/// offending source lines, and errors here are one line).
+fn one_line_toml_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim().replace('\n', "; ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.chars().rev().take_while(|&c| c != '\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
 #[derive(Deserialize)]
 struct CatalogFile {
     gpu: Vec<Gpu>,
@@ -50,7 +65,7 @@ impl Catalog {
 
     pub fn parse(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
         let file: CatalogFile = toml::from_str(text)
-            .map_err(|e| CatalogError::Parse { path: origin.to_string(), reason: e.to_string() })?;
+            .map_err(|e| CatalogError::Parse { path: origin.to_string(), reason: one_line_toml_error(&e, text) })?;
         for g in &file.gpu {
             g.validate().map_err(|reason| CatalogError::Parse { path: origin.to_string(), reason })?;
         }
@@ -215,6 +230,8 @@ mod tests {
 
         let garbage = dir.join("garbage.toml");
         std::fs::write(&garbage, "[[gpu]]\nid = 3").unwrap();
-        assert!(matches!(Catalog::with_user_file(&garbage), Err(CatalogError::Parse { .. })));
+        let err = Catalog::with_user_file(&garbage).unwrap_err();
+        assert!(matches!(err, CatalogError::Parse { .. }));
+        assert_eq!(err.to_string().lines().count(), 1, "{err}");
     }
 }

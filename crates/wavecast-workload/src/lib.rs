@@ -3,6 +3,7 @@
 //! one entry point; the modules below are the front-ends and builders behind it.
 
 pub mod encdec;
+pub mod gnmt;
 pub mod hf;
 pub mod load;
 pub mod net;
@@ -10,10 +11,9 @@ pub mod neusight;
 pub mod onnx;
 pub mod presets;
 pub mod pylit;
-pub mod rnn;
-pub mod seq2seq;
 pub mod serve;
 pub mod transformer;
+pub mod transformer_base;
 pub mod vision;
 pub mod zoo;
 

@@ -1,5 +1,5 @@
 //! A small shape-tracking graph builder for the built-in vision and sequence models
-//! (`vision.rs`, `rnn.rs`, `seq2seq.rs`): each call emits the operator PyTorch launches for one
+//! (`vision.rs`, `gnmt.rs`, `transformer_base.rs`): each call emits the operator PyTorch launches for one
 //! layer and returns the shape of its output, so model definitions read like their PyTorch
 //! modules. Forward nodes only; training adds the backward pass and the optimizer step.
 

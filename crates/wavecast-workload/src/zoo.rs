@@ -1,5 +1,5 @@
 //! The built-in models that are not Hugging Face transformers: CNNs, ViT, DCGAN, GNMT and the
-//! original Transformer, built in code (`vision.rs`, `rnn.rs`, `seq2seq.rs`). `predict --model
+//! original Transformer, built in code (`vision.rs`, `gnmt.rs`, `transformer_base.rs`). `predict --model
 //! NAME` looks here after the transformer presets.
 //!
 //! Each entry carries the published parameter count and, for the image models, the published
@@ -8,7 +8,7 @@
 //! them.
 
 use crate::transformer::{AttentionImpl, Mode};
-use crate::{rnn, seq2seq, vision, WorkloadError};
+use crate::{gnmt, transformer_base, vision, WorkloadError};
 use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::{DType, Graph, Phase};
 
@@ -110,7 +110,7 @@ pub const MODELS: &[ZooModel] = &[
         params: 160_671_297,
         macs: None,
         source: "architecture of NVIDIA's GNMT v2 (MLPerf): ~160M parameters",
-        build: rnn::gnmt,
+        build: gnmt::gnmt,
     },
     ZooModel {
         name: "transformer-base",
@@ -119,7 +119,7 @@ pub const MODELS: &[ZooModel] = &[
         params: 63_082_496,
         macs: None,
         source: "architecture of Vaswani et al. Table 3 with a 37,000-token shared vocabulary (the paper rounds to 65M)",
-        build: seq2seq::transformer_base,
+        build: transformer_base::transformer_base,
     },
 ];
 

@@ -44,6 +44,19 @@ fn readme_example_prints_a_table_and_json_parses() {
 }
 
 #[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    for args in [&["gpus"][..], &["predict", "--model", "gpt2", "--gpu", "h100"][..], &["models", "--json"][..]] {
+        // The reader is gone before wavecast writes a byte.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).stdout(writer).output().unwrap();
+        let err = stderr(&o);
+        assert_ne!(o.status.code(), Some(101), "{args:?} panicked: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn gpus_and_models_list_and_json() {
     let o = wavecast(&["gpus", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

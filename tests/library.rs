@@ -3,7 +3,7 @@
 //! with one line.
 
 use std::process::Command;
-use wavecast::{estimate, ConfigArg, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
+use wavecast::{estimate, CompareRequest, ConfigArg, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
 
 fn cli_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).arg("--json").output().unwrap();
@@ -63,12 +63,22 @@ fn bad_input_is_one_line_naming_the_problem() {
         (PredictRequest { batch: 0, ..PredictRequest::new("gpt2", "h100") }, "batch"),
         (PredictRequest { config: Some(ConfigArg::Path("gpt2.json".into())), ..PredictRequest::new("gpt2", "h100") }, "not several"),
         (PredictRequest { model: None, ..PredictRequest::new("gpt2", "h100") }, "no workload"),
+        (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("gpt2", "t4") }, "no bf16 units; it runs fp32, fp16"),
+        (PredictRequest { dtype: Some("fp8".into()), ..PredictRequest::new("gpt2", "a100") }, "no fp8 units"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();
         assert!(e.contains(needle), "expected '{needle}' in: {e}");
         assert_eq!(e.lines().count(), 1, "{e}");
     }
+}
+
+#[test]
+fn compare_skips_gpus_without_units_for_the_dtype() {
+    let req: CompareRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpus": ["h100", "t4"], "input_len": 128, "output_len": 8}"#).unwrap();
+    let r = wavecast::compare(&req).unwrap();
+    assert!(!r.results.is_empty() && r.results.iter().all(|row| row.gpu == "h100-sxm"), "only the H100 runs bf16");
+    assert!(r.skipped.iter().any(|s| s.gpu == "t4" && s.reason.contains("no bf16 units")), "{:?}", r.skipped);
 }
 
 #[test]

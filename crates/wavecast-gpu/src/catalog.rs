@@ -164,6 +164,7 @@ impl Gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wavecast_ir::DType;
 
     #[test]
     fn builtin_catalog_loads_and_covers_required_gpus() {
@@ -227,11 +228,35 @@ mod tests {
         std::fs::write(&bad, toml::to_string(&F { gpu: vec![&t4] }).unwrap()).unwrap();
         let err = Catalog::with_user_file(&bad).unwrap_err().to_string();
         assert!(err.contains("memory_bandwidth_gbs"), "{err}");
+        t4.memory_bandwidth_gbs = 320.0;
+        // Fields a prediction divides by (occupancy) and a price that would print negative.
+        let mut zero_warp = t4.clone();
+        zero_warp.occupancy.warp_size = 0;
+        let mut negative_price = t4.clone();
+        negative_price.price = Some(crate::spec::Price { usd_per_hour: -1.0, ..Default::default() });
+        for (gpu, field) in [(zero_warp, "occupancy.warp_size"), (negative_price, "price.usd_per_hour")] {
+            std::fs::write(&bad, toml::to_string(&F { gpu: vec![&gpu] }).unwrap()).unwrap();
+            let err = Catalog::with_user_file(&bad).unwrap_err().to_string();
+            assert!(err.contains(field), "{err}");
+        }
 
         let garbage = dir.join("garbage.toml");
         std::fs::write(&garbage, "[[gpu]]\nid = 3").unwrap();
         let err = Catalog::with_user_file(&garbage).unwrap_err();
         assert!(matches!(err, CatalogError::Parse { .. }));
         assert_eq!(err.to_string().lines().count(), 1, "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dtypes_are_supported_only_where_the_datasheet_gives_a_rate() {
+        let cat = Catalog::builtin();
+        let runs = |gpu: &str, d: DType| cat.get(gpu).unwrap().supports(d);
+        assert!(cat.all().iter().all(|g| g.supports(DType::Fp32)));
+        assert!(runs("t4", DType::Fp16) && !runs("t4", DType::Bf16) && !runs("v100", DType::Bf16));
+        assert!(runs("a100", DType::Bf16) && !runs("a100", DType::Fp8) && runs("h100", DType::Fp8));
+        assert!(!runs("p4", DType::Fp16));
+        let err = cat.get("t4").unwrap().check_dtype(DType::Bf16).unwrap_err();
+        assert!(err.contains("t4") && err.contains("fp32, fp16"), "{err}");
     }
 }

@@ -139,6 +139,34 @@ impl Gpu {
         tflops * 1e12
     }
 
+    /// Whether the chip has units for `dtype` (a catalog peak for it): FP32 always; TF32, FP16,
+    /// BF16 and FP8 only where the datasheet gives a rate, so e.g. BF16 on a T4 or FP8 on an
+    /// A100 is not priced as if it ran.
+    pub fn supports(&self, dtype: DType) -> bool {
+        let p = &self.peak_tflops;
+        match dtype {
+            DType::Fp32 => true,
+            DType::Tf32 => p.tf32.is_some(),
+            DType::Fp16 => p.fp16.is_some(),
+            DType::Bf16 => p.bf16.is_some(),
+            DType::Fp8 => p.fp8.is_some(),
+        }
+    }
+
+    /// The dtypes this GPU runs, in [`DType::ALL`]'s order.
+    pub fn supported_dtypes(&self) -> Vec<DType> {
+        DType::ALL.into_iter().filter(|&d| self.supports(d)).collect()
+    }
+
+    /// `Ok` if the GPU runs `dtype`; otherwise the one-line reason, naming what it does run.
+    pub fn check_dtype(&self, dtype: DType) -> Result<(), String> {
+        if self.supports(dtype) {
+            return Ok(());
+        }
+        let runs: Vec<&str> = self.supported_dtypes().into_iter().map(DType::as_str).collect();
+        Err(format!("{} ({}) has no {dtype} units; it runs {}", self.id, self.name, runs.join(", ")))
+    }
+
     /// Volta and later NVIDIA parts, and CDNA matrix cores.
     pub fn has_tensor_cores(&self) -> bool {
         self.peak_tflops.tf32.is_some() || self.peak_tflops.bf16.is_some() || self.compute_major() >= 7
@@ -163,32 +191,54 @@ impl Gpu {
         std::iter::once(self.id.as_str()).chain(std::iter::once(self.name.as_str())).chain(self.aliases.iter().map(|s| s.as_str()))
     }
 
-    /// Checks the figures are physically meaningful (positive, finite).
+    /// Checks the figures are physically meaningful: every count, clock, size and rate that a
+    /// prediction divides by or scales with is positive and finite, the rest non-negative.
     pub fn validate(&self) -> Result<(), String> {
-        let checks = [
-            ("sm_count", self.sm_count as f64),
+        let o = &self.occupancy;
+        let positive = [
+            ("sm_count", f64::from(self.sm_count)),
+            ("fp32_lanes_per_sm", f64::from(self.fp32_lanes_per_sm)),
+            ("base_clock_mhz", self.base_clock_mhz),
             ("boost_clock_mhz", self.boost_clock_mhz),
             ("memory_gb", self.memory_gb),
             ("memory_bandwidth_gbs", self.memory_bandwidth_gbs),
-            ("peak_tflops.fp32", self.peak_tflops.fp32),
             ("tdp_w", self.tdp_w),
+            ("process_nm", self.process_nm),
+            ("peak_tflops.fp32", self.peak_tflops.fp32),
+            ("occupancy.warp_size", f64::from(o.warp_size)),
+            ("occupancy.max_threads_per_sm", f64::from(o.max_threads_per_sm)),
+            ("occupancy.max_warps_per_sm", f64::from(o.max_warps_per_sm)),
+            ("occupancy.max_blocks_per_sm", f64::from(o.max_blocks_per_sm)),
+            ("occupancy.max_threads_per_block", f64::from(o.max_threads_per_block)),
+            ("occupancy.registers_per_sm", f64::from(o.registers_per_sm)),
+            ("occupancy.max_registers_per_block", f64::from(o.max_registers_per_block)),
+            ("occupancy.max_registers_per_thread", f64::from(o.max_registers_per_thread)),
+            ("occupancy.shared_mem_per_sm_kb", o.shared_mem_per_sm_kb),
+            ("occupancy.max_shared_mem_per_block_kb", o.max_shared_mem_per_block_kb),
+            ("occupancy.register_alloc_unit", f64::from(o.register_alloc_unit)),
+            ("occupancy.shared_mem_alloc_unit_bytes", f64::from(o.shared_mem_alloc_unit_bytes)),
         ];
-        for (field, v) in checks {
+        for (field, v) in positive {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("GPU '{}': {field} must be a positive number, got {v}", self.id));
             }
         }
-        let optional = [
-            ("tf32", self.peak_tflops.tf32),
-            ("fp16", self.peak_tflops.fp16),
-            ("bf16", self.peak_tflops.bf16),
-            ("fp8", self.peak_tflops.fp8),
-        ];
+        let p = &self.peak_tflops;
+        let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
         for (field, v) in optional {
-            if let Some(v) = v {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(format!("GPU '{}': peak_tflops.{field} must be positive, got {v}", self.id));
-                }
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(format!("GPU '{}': peak_tflops.{field} must be positive, got {v}", self.id));
+            }
+        }
+        let non_negative = [
+            ("l2_cache_mb", self.l2_cache_mb),
+            ("interconnect.nvlink_gbs", self.interconnect.nvlink_gbs),
+            ("interconnect.pcie_gbs", self.interconnect.pcie_gbs),
+            ("price.usd_per_hour", self.price.as_ref().map_or(0.0, |p| p.usd_per_hour)),
+        ];
+        for (field, v) in non_negative {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("GPU '{}': {field} must be zero or positive, got {v}", self.id));
             }
         }
         Ok(())

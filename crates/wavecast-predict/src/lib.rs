@@ -63,6 +63,9 @@ pub enum PredictError {
     Load { name: String, reason: String },
     #[error("predictor '{name}' produced a non-finite time for {op}")]
     NonFinite { name: String, op: String },
+    /// The work cannot run on this GPU as asked (e.g. a dtype it has no units for).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// Where an operator runs, which decides what its time includes.

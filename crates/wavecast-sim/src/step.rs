@@ -40,6 +40,18 @@ pub struct Breakdown {
     pub unpriced: Vec<Unpriced>,
 }
 
+/// Every compute dtype of `graph` must be one `gpu` has units for: pricing BF16 on a T4 or FP8
+/// on an A100 as if it ran would be wrong with confidence.
+fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
+    let compute = graph.nodes.iter().filter(|n| !matches!(n.op, Op::Comm(_))).map(|n| n.op.dtype());
+    // Newest dtype first: an FP8 graph also holds BF16 element-wise ops, and the FP8 GEMMs are
+    // what the user asked about.
+    for dtype in compute.collect::<std::collections::BTreeSet<_>>().into_iter().rev() {
+        gpu.check_dtype(dtype).map_err(PredictError::Unsupported)?;
+    }
+    Ok(())
+}
+
 /// Prices `graph` on `gpu` with `predictor`; communication is left unpriced.
 pub fn estimate(graph: &Graph, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Breakdown, PredictError> {
     estimate_with(graph, gpu, predictor, None)
@@ -53,6 +65,7 @@ pub fn estimate_with(
     predictor: &dyn Predictor,
     comm: Option<&CommModel>,
 ) -> Result<Breakdown, PredictError> {
+    check_dtypes(graph, gpu)?;
     let mut b = Breakdown {
         predictor: predictor.name().to_string(),
         gpu: gpu.id.clone(),

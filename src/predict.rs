@@ -76,6 +76,7 @@ pub struct ClassRow {
 
 /// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
 pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
+    wavecast_sim::check_fits(&workload.graph, gpu)?;
     let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
     Ok(report(workload, &b))
 }

@@ -1,5 +1,6 @@
 //! Every preset on every catalog GPU in both modes predicts a finite, positive time with the
-//! default predictor, and nothing is left unpriced on a single GPU.
+//! default predictor (in BF16, or the narrowest dtype the GPU has units for), and nothing is left
+//! unpriced on a single GPU.
 
 use wavecast_gpu::Catalog;
 use wavecast_ir::DType;
@@ -13,8 +14,9 @@ fn every_preset_on_every_gpu_in_both_modes() {
     for name in presets::names() {
         let spec = presets::preset(name).unwrap();
         for mode in [Mode::Inference, Mode::Training] {
-            let graph = build(&spec, &BuildOptions::new(2, 128, mode, DType::Bf16)).unwrap();
             for gpu in cat.all() {
+                let dtype = [DType::Bf16, DType::Fp16, DType::Fp32].into_iter().find(|&d| gpu.supports(d)).unwrap();
+                let graph = build(&spec, &BuildOptions::new(2, 128, mode, dtype)).unwrap();
                 let b = wavecast_sim::estimate(&graph, gpu, predictor.as_ref()).unwrap();
                 assert!(b.total_ms.is_finite() && b.total_ms > 0.0, "{name} {mode:?} {}", gpu.id);
                 assert!(b.unpriced.is_empty(), "{name} {mode:?} {}: {:?}", gpu.id, b.unpriced);

@@ -65,6 +65,8 @@ fn bad_input_is_one_line_naming_the_problem() {
         (PredictRequest { model: None, ..PredictRequest::new("gpt2", "h100") }, "no workload"),
         (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("gpt2", "t4") }, "no bf16 units; it runs fp32, fp16"),
         (PredictRequest { dtype: Some("fp8".into()), ..PredictRequest::new("gpt2", "a100") }, "no fp8 units"),
+        (PredictRequest { mode: "train".into(), ..PredictRequest::new("llama-3.1-70b", "l4") }, "does not fit in memory: needs at least"),
+        (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("llama-3.1-70b", "l4") }, "activations not counted"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();

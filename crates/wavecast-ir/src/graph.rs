@@ -24,6 +24,23 @@ impl Phase {
     }
 }
 
+/// Bytes a step cannot do without: the weights, and when training a gradient per weight, the
+/// optimizer's states and (mixed precision) an FP32 master copy. Activations, workspaces and the
+/// CUDA context are left out, so a set-up whose floor exceeds a GPU's memory surely does not fit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ResidentFloor {
+    pub weights: f64,
+    pub gradients: f64,
+    pub optimizer_states: f64,
+    pub master_weights: f64,
+}
+
+impl ResidentFloor {
+    pub fn total(&self) -> f64 {
+        self.weights + self.gradients + self.optimizer_states + self.master_weights
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
@@ -64,6 +81,25 @@ impl Graph {
     /// Trainable parameters owned by the forward operators.
     pub fn params(&self) -> u64 {
         self.forward().map(|n| n.op.params() * n.repeat).sum()
+    }
+
+    /// What must be resident on the GPU during a step, at least (see [`ResidentFloor`]).
+    pub fn resident_floor(&self) -> ResidentFloor {
+        let weights: f64 = self.forward().map(|n| n.op.params() as f64 * n.repeat as f64 * n.op.dtype().size_bytes() as f64).sum();
+        let training = self.nodes.iter().any(|n| n.phase == Phase::Backward);
+        let params = self.params() as f64;
+        let mut floor = ResidentFloor { weights, gradients: if training { weights } else { 0.0 }, ..ResidentFloor::default() };
+        for n in &self.nodes {
+            if let Op::Optimizer(o) = &n.op {
+                let state = o.state_dtype.size_bytes() as f64;
+                floor.optimizer_states += o.kind.states_per_param() as f64 * o.params as f64 * state;
+                // Mixed precision keeps a full-precision master copy of weights stored narrower.
+                if params > 0.0 && weights / params < state {
+                    floor.master_weights += o.params as f64 * state;
+                }
+            }
+        }
+        floor
     }
 
     /// Appends the backward operators of every forward node, in reverse order, as autograd runs them.

@@ -11,5 +11,5 @@ pub mod ops;
 
 pub use dims::{checked_mul, dim, DimError};
 pub use dtype::DType;
-pub use graph::{Graph, Node, Phase};
+pub use graph::{Graph, Node, Phase, ResidentFloor};
 pub use ops::{Op, OpClass};

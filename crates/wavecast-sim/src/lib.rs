@@ -15,7 +15,7 @@ pub mod step;
 
 pub use compare::{compare, CompareReport, Skipped};
 pub use serve::{serve, ServeReport};
-pub use step::{estimate, estimate_with, Breakdown, ClassTotal, Unpriced};
+pub use step::{check_fits, estimate, estimate_with, Breakdown, ClassTotal, Unpriced};
 
 use thiserror::Error;
 

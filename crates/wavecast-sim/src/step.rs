@@ -7,6 +7,7 @@ use wavecast_gpu::Gpu;
 use wavecast_ir::{Graph, Op, OpClass, Phase};
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::{Estimate, OpTime, PredictError, Predictor};
+use wavecast_workload::serve::USABLE_MEMORY_FRACTION;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ClassTotal {
@@ -50,6 +51,33 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
         gpu.check_dtype(dtype).map_err(PredictError::Unsupported)?;
     }
     Ok(())
+}
+
+/// Errors when `graph`'s step surely cannot run on one `gpu`: its resident floor (weights, and
+/// when training gradients, optimizer states and master weights; activations not counted)
+/// exceeds the GPU's usable memory.
+pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
+    let floor = graph.resident_floor();
+    let usable = USABLE_MEMORY_FRACTION * gpu.memory_gb * 1e9;
+    if floor.total() <= usable {
+        return Ok(());
+    }
+    let gb = |b: f64| b / 1e9;
+    let mut parts = vec![format!("weights {:.1} GB", gb(floor.weights))];
+    for (what, bytes) in [("gradients", floor.gradients), ("optimizer states", floor.optimizer_states), ("FP32 master weights", floor.master_weights)] {
+        if bytes > 0.0 {
+            parts.push(format!("{what} {:.1} GB", gb(bytes)));
+        }
+    }
+    let remedy = if floor.gradients > 0.0 { "a smaller model, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, or a narrower dtype (--dtype)" };
+    Err(PredictError::Unsupported(format!(
+        "does not fit in memory: needs at least {:.1} GB ({}; activations not counted) but {} has {:.1} GB ({:.1} GB usable); use a GPU with more memory, {remedy}",
+        gb(floor.total()),
+        parts.join(" + "),
+        gpu.id,
+        gpu.memory_gb,
+        gb(usable)
+    )))
 }
 
 /// Prices `graph` on `gpu` with `predictor`; communication is left unpriced.

@@ -79,8 +79,14 @@ pub struct TransformerSpec {
     pub encdec: Option<EncDec>,
 }
 
-fn field(cfg: &Value, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| cfg.get(*k)).and_then(|v| v.as_u64())
+/// An optional non-negative integer field: absent or `null` is `None`; any other non-integer
+/// value is an error rather than silently replaced by the default.
+fn field(cfg: &Value, keys: &[&str], origin: &str) -> Result<Option<u64>, WorkloadError> {
+    let Some((key, value)) = keys.iter().find_map(|k| cfg.get(*k).map(|v| (*k, v))) else { return Ok(None) };
+    match value {
+        Value::Null => Ok(None),
+        v => v.as_u64().map(Some).ok_or_else(|| WorkloadError::Config { origin: origin.into(), reason: format!("'{key}' must be a non-negative integer, got {v}") }),
+    }
 }
 
 fn required(cfg: &Value, keys: &[&str], origin: &str) -> Result<u64, WorkloadError> {
@@ -143,18 +149,46 @@ impl TransformerSpec {
     }
 
     fn check(&self, origin: &str) -> Result<(), WorkloadError> {
+        let invalid = |reason: String| Err(WorkloadError::Config { origin: origin.into(), reason });
+        // Bounds far above any published model (the largest have ~200 layers, hidden 25,600,
+        // vocabularies of ~260,000): beyond them a config is a typo, and shape products would
+        // leave the range where times and byte counts are exact.
+        let sizes = [
+            ("number of layers", self.layers, 10_000),
+            ("hidden size", self.hidden, 1 << 20),
+            ("attention heads", self.heads, 1 << 14),
+            ("key/value heads", self.kv_heads, 1 << 14),
+            ("head dimension", self.head_dim, 1 << 14),
+            ("feed-forward size", self.ffn, 1 << 22),
+            ("vocabulary", self.vocab, 1 << 24),
+        ];
+        for (what, value, most) in sizes {
+            if value == 0 || value > most {
+                return invalid(format!("{what} must be in 1..={most}, got {value}"));
+            }
+        }
+        // Only learned position tables are sized by max_position_embeddings (Switch's relative
+        // positions leave it unbounded).
+        if (self.learned_positions && self.max_positions > 1 << 30) || self.type_vocab > 1 << 20 {
+            return invalid("max_position_embeddings or type_vocab_size is implausibly large".into());
+        }
         if !self.hidden.is_multiple_of(self.heads) && self.head_dim * self.heads == 0 {
-            return Err(WorkloadError::Config { origin: origin.into(), reason: "hidden size is not divisible by the head count".into() });
+            return invalid("hidden size is not divisible by the head count".into());
         }
         if !self.heads.is_multiple_of(self.kv_heads) {
-            return Err(WorkloadError::Config {
-                origin: origin.into(),
-                reason: format!("num_attention_heads {} is not a multiple of num_key_value_heads {}", self.heads, self.kv_heads),
-            });
+            return invalid(format!("num_attention_heads {} is not a multiple of num_key_value_heads {}", self.heads, self.kv_heads));
         }
         if let Some(m) = self.moe {
+            if m.experts == 0 || m.experts > 1 << 16 {
+                return invalid(format!("number of experts must be in 1..={}, got {}", 1 << 16, m.experts));
+            }
             if m.top_k == 0 || m.top_k > m.experts {
-                return Err(WorkloadError::Config { origin: origin.into(), reason: format!("top-k {} must be in 1..={}", m.top_k, m.experts) });
+                return invalid(format!("top-k {} must be in 1..={}", m.top_k, m.experts));
+            }
+        }
+        if let Some(e) = self.encdec {
+            if e.decoder_layers == 0 || e.decoder_layers > 10_000 {
+                return invalid(format!("decoder layers must be in 1..=10000, got {}", e.decoder_layers));
             }
         }
         Ok(())
@@ -171,7 +205,7 @@ impl TransformerSpec {
             heads,
             kv_heads: heads,
             head_dim: hidden / heads,
-            ffn: field(cfg, &["n_inner"]).unwrap_or(4 * hidden),
+            ffn: field(cfg, &["n_inner"], origin)?.unwrap_or(4 * hidden),
             vocab: required(cfg, &["vocab_size"], origin)?,
             max_positions: required(cfg, &["n_positions", "n_ctx", "max_position_embeddings"], origin)?,
             activation: Activation::Gelu,
@@ -193,7 +227,7 @@ impl TransformerSpec {
     fn opt(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
         let hidden = required(cfg, &["hidden_size"], origin)?;
         let heads = required(cfg, &["num_attention_heads"], origin)?;
-        if let Some(p) = field(cfg, &["word_embed_proj_dim"]) {
+        if let Some(p) = field(cfg, &["word_embed_proj_dim"], origin)? {
             if p != hidden {
                 return Err(WorkloadError::Config {
                     origin: origin.into(),
@@ -252,7 +286,7 @@ impl TransformerSpec {
             qk_norm: false,
             learned_positions: true,
             position_offset: 0,
-            type_vocab: field(cfg, &["type_vocab_size"]).unwrap_or(2),
+            type_vocab: field(cfg, &["type_vocab_size"], origin)?.unwrap_or(2),
             moe: None,
             causal: false,
             encdec: None,
@@ -262,16 +296,20 @@ impl TransformerSpec {
     fn llama(cfg: &Value, origin: &str, name: String, model_type: &str) -> Result<TransformerSpec, WorkloadError> {
         let hidden = required(cfg, &["hidden_size"], origin)?;
         let heads = required(cfg, &["num_attention_heads"], origin)?;
-        let kv_heads = field(cfg, &["num_key_value_heads"]).filter(|&k| k > 0).unwrap_or(heads);
-        let head_dim = field(cfg, &["head_dim"]).filter(|&d| d > 0).unwrap_or(hidden / heads);
-        let experts = field(cfg, &["num_local_experts", "num_experts"]).unwrap_or(0);
+        let kv_heads = field(cfg, &["num_key_value_heads"], origin)?.unwrap_or(heads);
+        let head_dim = field(cfg, &["head_dim"], origin)?.unwrap_or(hidden / heads);
+        let experts = field(cfg, &["num_local_experts", "num_experts"], origin)?.unwrap_or(0);
+        let sparse_type = matches!(model_type, "mixtral" | "qwen2_moe" | "qwen3_moe");
+        if sparse_type && experts == 0 {
+            return Err(WorkloadError::Config { origin: origin.into(), reason: format!("a {model_type} config needs num_experts ≥ 1, got 0") });
+        }
         let moe = if experts > 1 {
-            Some(Moe { experts, top_k: field(cfg, &["num_experts_per_tok"]).unwrap_or(2) })
+            Some(Moe { experts, top_k: field(cfg, &["num_experts_per_tok"], origin)?.unwrap_or(2) })
         } else {
             None
         };
         let ffn = if moe.is_some() {
-            field(cfg, &["moe_intermediate_size"]).map(Ok).unwrap_or_else(|| required(cfg, &["intermediate_size"], origin))?
+            field(cfg, &["moe_intermediate_size"], origin)?.map(Ok).unwrap_or_else(|| required(cfg, &["intermediate_size"], origin))?
         } else {
             required(cfg, &["intermediate_size"], origin)?
         };
@@ -289,7 +327,7 @@ impl TransformerSpec {
             head_dim,
             ffn,
             vocab: required(cfg, &["vocab_size"], origin)?,
-            max_positions: field(cfg, &["max_position_embeddings"]).unwrap_or(4096),
+            max_positions: field(cfg, &["max_position_embeddings"], origin)?.unwrap_or(4096),
             activation: Activation::SwiGlu,
             norm: NormKind::RmsNorm,
             tied_embeddings: flag(cfg, "tie_word_embeddings", false),
@@ -310,15 +348,16 @@ impl TransformerSpec {
         let hidden = required(cfg, &["d_model"], origin)?;
         let heads = required(cfg, &["num_heads"], origin)?;
         let layers = required(cfg, &["num_layers"], origin)?;
-        let decoder_layers = field(cfg, &["num_decoder_layers"]).unwrap_or(layers);
+        let decoder_layers = field(cfg, &["num_decoder_layers"], origin)?.unwrap_or(layers);
         let experts = required(cfg, &["num_experts"], origin)?;
-        let sparse = |count_key: &str, step_key: &str, total: u64| {
-            field(cfg, &[count_key]).unwrap_or_else(|| match field(cfg, &[step_key]) {
-                Some(step) if step > 0 => total / step,
+        let sparse = |count_key: &str, step_key: &str, total: u64| -> Result<u64, WorkloadError> {
+            Ok(match (field(cfg, &[count_key], origin)?, field(cfg, &[step_key], origin)?) {
+                (Some(count), _) => count,
+                (None, Some(step)) if step > 0 => total / step,
                 _ => 0,
             })
         };
-        let top_k = field(cfg, &["num_selected_experts"]).unwrap_or(1);
+        let top_k = field(cfg, &["num_selected_experts"], origin)?.unwrap_or(1);
         Ok(TransformerSpec {
             name,
             arch: Arch::Switch,
@@ -344,10 +383,10 @@ impl TransformerSpec {
             causal: false,
             encdec: Some(EncDec {
                 decoder_layers,
-                sparse_encoder_layers: sparse("num_sparse_encoder_layers", "encoder_sparse_step", layers).min(layers),
-                sparse_decoder_layers: sparse("num_sparse_decoder_layers", "decoder_sparse_step", decoder_layers).min(decoder_layers),
-                expert_capacity: field(cfg, &["expert_capacity"]).filter(|&c| c > 0),
-                relative_buckets: field(cfg, &["relative_attention_num_buckets"]).unwrap_or(32),
+                sparse_encoder_layers: sparse("num_sparse_encoder_layers", "encoder_sparse_step", layers)?.min(layers),
+                sparse_decoder_layers: sparse("num_sparse_decoder_layers", "decoder_sparse_step", decoder_layers)?.min(decoder_layers),
+                expert_capacity: field(cfg, &["expert_capacity"], origin)?.filter(|&c| c > 0),
+                relative_buckets: field(cfg, &["relative_attention_num_buckets"], origin)?.unwrap_or(32),
             }),
         })
     }
@@ -380,5 +419,36 @@ mod tests {
         let cfg = r#"{"model_type":"llama","hidden_size":64,"num_attention_heads":8,"num_key_value_heads":3,
             "num_hidden_layers":2,"intermediate_size":128,"vocab_size":100}"#;
         assert!(TransformerSpec::from_json(cfg, "x").unwrap_err().to_string().contains("multiple"));
+    }
+
+    #[test]
+    fn impossible_or_absurd_llama_configs_are_rejected_with_the_field() {
+        let base = serde_json::json!({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 8,
+            "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100});
+        let cases = [
+            ("num_key_value_heads", serde_json::json!(0), "key/value heads"),
+            ("head_dim", serde_json::json!(0), "head dimension"),
+            ("num_hidden_layers", serde_json::json!(u64::MAX), "number of layers"),
+            ("num_hidden_layers", serde_json::json!(1_000_000_000u64), "number of layers"),
+            ("vocab_size", serde_json::json!(1u64 << 40), "vocabulary"),
+            ("head_dim", serde_json::json!("wide"), "'head_dim' must be a non-negative integer"),
+            ("num_key_value_heads", serde_json::json!(-2), "'num_key_value_heads'"),
+        ];
+        for (key, value, needle) in cases {
+            let mut cfg = base.clone();
+            cfg[key] = value;
+            let e = TransformerSpec::from_json(&cfg.to_string(), "x").unwrap_err().to_string();
+            assert!(e.contains(needle), "{key}: {e}");
+        }
+        let mut moe = base.clone();
+        moe["model_type"] = "mixtral".into();
+        moe["num_local_experts"] = 0.into();
+        assert!(TransformerSpec::from_json(&moe.to_string(), "x").unwrap_err().to_string().contains("num_experts"));
+        moe["num_local_experts"] = 8.into();
+        moe["num_experts_per_tok"] = 9.into();
+        assert!(TransformerSpec::from_json(&moe.to_string(), "x").unwrap_err().to_string().contains("top-k 9"));
+        let mut nulls = base.clone();
+        nulls["num_key_value_heads"] = serde_json::Value::Null;
+        assert_eq!(TransformerSpec::from_json(&nulls.to_string(), "x").unwrap().kv_heads, 8, "null means the default");
     }
 }

@@ -135,6 +135,10 @@ fn load_transformer(spec: TransformerSpec, o: &LoadOptions) -> Result<LoadedWork
     })
 }
 
+/// Largest square image side accepted: 16K pixels, four times the largest inputs published
+/// for these networks; beyond it the size is a typo.
+const MAX_IMAGE_SIDE: u64 = 16_384;
+
 fn load_zoo(name: &str, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadError> {
     let m = zoo::find(name).ok_or_else(|| WorkloadError::Invalid(format!("unknown model '{name}'")))?;
     let mut z = ZooOptions::new(o.batch, o.seq, o.mode, o.dtype.unwrap_or(DType::Fp32));
@@ -143,6 +147,9 @@ fn load_zoo(name: &str, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadError
     z.attention = o.attention;
     if o.image.is_some() && !matches!(m.input, Input::Image(_)) {
         return Err(WorkloadError::Invalid(format!("--image-size does not apply to {} (its input is {})", m.name, m.describe_input(&z))));
+    }
+    if let Some(side) = o.image.filter(|&s| s == 0 || s > MAX_IMAGE_SIDE) {
+        return Err(WorkloadError::Invalid(format!("image size must be in 1..={MAX_IMAGE_SIDE} pixels, got {side}")));
     }
     let graph = m.build(&z)?;
     Ok(LoadedWorkload {

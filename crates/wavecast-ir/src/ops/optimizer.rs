@@ -21,6 +21,15 @@ impl OptimizerKind {
         }
     }
 
+    /// State tensors kept per parameter between steps: Adam's two moments, SGD's momentum.
+    pub fn states_per_param(self) -> u64 {
+        match self {
+            OptimizerKind::Adam => 2,
+            OptimizerKind::SgdMomentum => 1,
+            OptimizerKind::Sgd => 0,
+        }
+    }
+
     fn flops_per_param(self) -> f64 {
         match self {
             OptimizerKind::Adam => 12.0,

@@ -111,6 +111,9 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     if trace.kernels.is_empty() {
         return Err(Error::new(format!("{}: the trace has no GPU kernel events (was the profiler run with ProfilerActivity.CUDA?)", req.trace.display())));
     }
+    if trace.kernel_time_us() <= 0.0 {
+        return Err(Error::new(format!("{}: the trace's {} GPU kernels last 0 µs in all; there is no time to scale", req.trace.display(), trace.kernels.len())));
+    }
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
     let method = req.method.as_deref().unwrap_or("hybrid");
     let predictor: Option<Box<dyn Predictor>> = match method {

@@ -86,6 +86,14 @@ fn bad_input_is_one_line_and_exit_code_two() {
     fails_with(&["scale", "--trace", &cut, "--from", "a100", "--to", "h100"], "truncated: it ends inside event traceEvents[1]");
     let empty = tiny_trace("empty.json", r#"{"traceEvents": []}"#);
     fails_with(&["scale", "--trace", &empty, "--from", "a100", "--to", "h100"], "no GPU kernel events");
+    // All-zero durations would give a NaN speedup and infinite steps/s; 1e300 µs is corrupt.
+    let zero = tiny_trace("zero.json", &TINY.replace("\"dur\": 250", "\"dur\": 0").replace("\"dur\": 750.5", "\"dur\": 0"));
+    fails_with(&["scale", "--trace", &zero, "--from", "a100", "--to", "h100"], "last 0 µs");
+    let huge = tiny_trace("huge.json", &TINY.replace("\"dur\": 250", "\"dur\": 1e300"));
+    fails_with(&["scale", "--trace", &huge, "--from", "a100", "--to", "h100"], "longer than a day");
+    for f in [cut, empty, zero, huge] {
+        std::fs::remove_file(f).unwrap();
+    }
 }
 
 #[test]

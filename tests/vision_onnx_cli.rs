@@ -135,3 +135,16 @@ fn unsupported_onnx_ops_are_reported_with_their_share() {
     assert!((share - 1.0 / (2.0 * 512.0 + 2.0)).abs() < 1e-6, "{share}");
     std::fs::remove_file(path).ok();
 }
+
+#[test]
+fn an_onnx_file_with_only_unsupported_ops_is_an_error_not_infinite_throughput() {
+    let mut b = Builder::new("all-odd", 13);
+    b.input("x", elem::FLOAT, &[D::S("batch"), D::N(512)]);
+    b.node("CumSum", &["x", "x"], &["out"], vec![]);
+    let path = temp("all-odd.onnx", &b.encode());
+    let o = wavecast(&["predict", "--onnx", path.to_str().unwrap(), "--gpu", "l4"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing to predict: every operator is unsupported (CumSum×1)"), "{err}");
+    std::fs::remove_file(path).ok();
+}

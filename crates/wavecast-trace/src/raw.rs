@@ -354,10 +354,15 @@ impl Sink {
     }
 }
 
+/// Longest event accepted, in µs: a day. Profiler traces cover a few steps; anything longer is
+/// a corrupt field, and sums of such values would stop being exact or finite.
+const MAX_EVENT_US: f64 = 86_400e6;
+
 fn duration(dur: Num) -> Result<f64, String> {
     match dur.0 {
         None => Err("missing or non-numeric 'dur'".into()),
         Some(d) if !d.is_finite() || d < 0.0 => Err(format!("duration {d} is not a non-negative number")),
+        Some(d) if d > MAX_EVENT_US => Err(format!("duration {d} µs is longer than a day")),
         Some(d) => Ok(d),
     }
 }

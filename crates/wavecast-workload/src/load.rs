@@ -102,12 +102,23 @@ pub fn transformer_spec(source: Source) -> Result<TransformerSpec, WorkloadError
 
 /// Loads `source` as an operator graph run as `o` says.
 pub fn load(source: Source, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadError> {
-    match source {
+    let w = match source {
         Source::Preset(name) if is_zoo_model(name) => load_zoo(name, o),
         Source::Onnx(path) => load_onnx(path, o),
         Source::OpGraph { path, layers } => load_opgraph(path, layers, o),
         _ => load_transformer(transformer_spec(source)?, o),
+    }?;
+    require_priceable(w)
+}
+
+/// A workload with no operator to price would report a zero time and infinite throughput.
+fn require_priceable(w: LoadedWorkload) -> Result<LoadedWorkload, WorkloadError> {
+    if !w.graph.nodes.is_empty() {
+        return Ok(w);
     }
+    let skipped: Vec<String> = w.unsupported.iter().map(|u| format!("{}×{}", u.op, u.count)).collect();
+    let why = if skipped.is_empty() { "it has no operators".to_string() } else { format!("every operator is unsupported ({})", skipped.join(", ")) };
+    Err(WorkloadError::Invalid(format!("{}: nothing to predict: {why}", w.name)))
 }
 
 fn load_transformer(spec: TransformerSpec, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadError> {

@@ -278,6 +278,9 @@ pub struct EvalConvArgs {
     /// (needs the `train` feature).
     #[arg(long, value_name = "FILE")]
     pub retrain: Option<PathBuf>,
+    /// Overwrite the --retrain FILE if it exists (e.g. the shipped weights).
+    #[arg(long, requires = "retrain")]
+    pub force: bool,
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
     /// Print the report as Markdown tables.
@@ -298,9 +301,12 @@ pub struct TrainArgs {
     /// Data folder laid out like NeuSight's (trains on ops/train).
     #[arg(long)]
     pub data: PathBuf,
-    /// Where to write the weights (JSON).
+    /// Where to write the weights (JSON); its folder must exist.
     #[arg(long)]
     pub out: PathBuf,
+    /// Overwrite --out if it exists (e.g. the shipped weights).
+    #[arg(long)]
+    pub force: bool,
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
     /// Train only the all-GPU model, not the leave-one-GPU-out ones.

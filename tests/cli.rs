@@ -57,6 +57,31 @@ fn output_into_a_closed_pipe_ends_quietly() {
 }
 
 #[test]
+fn train_creates_no_folder_and_overwrites_nothing_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("wavecast-train-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("no-such-folder/w.json");
+    assert_clear_error(&["train", "--predictor", "li", "--data", "unused", "--out", missing.to_str().unwrap()], "does not exist");
+    assert!(!dir.join("no-such-folder").exists(), "no folder is created");
+    let existing = dir.join("w.json");
+    std::fs::write(&existing, "keep").unwrap();
+    assert_clear_error(&["train", "--predictor", "li", "--data", "unused", "--out", existing.to_str().unwrap()], "pass --force");
+    assert_clear_error(&["eval", "conv", "--data", "unused", "--retrain", existing.to_str().unwrap()], "pass --force");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn eval_e2e_with_nothing_predictable_is_an_error_not_zero_percent() {
+    let dir = std::env::temp_dir().join(format!("wavecast-e2e-empty-{}", std::process::id()));
+    let gpu = dir.join("label/NVIDIA_A100-SXM4-40GB");
+    std::fs::create_dir_all(&gpu).unwrap();
+    std::fs::write(gpu.join("nosuchmodel-inf-512-16.json"), r#"{"e2e_latency": 10.0}"#).unwrap();
+    assert_clear_error(&["eval", "e2e", "--data", dir.to_str().unwrap(), "--predictor", "roofline"], "could be predicted");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn gpus_and_models_list_and_json() {
     let o = wavecast(&["gpus", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -11,6 +11,9 @@ use wavecast::Catalog;
 use wavecast_predict::conv::{ConvSample, ConvWeights};
 
 pub fn run(a: EvalConvArgs) -> Result<()> {
+    if let Some(out) = &a.retrain {
+        super::check_output_path(out, a.force)?;
+    }
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let (samples, summary) = load_samples(&a.data, &cat)?;
     eprintln!("{summary}");
@@ -65,7 +68,7 @@ fn retrain(a: &EvalConvArgs, samples: &[ConvSample]) -> Result<Option<ConvWeight
     let Some(out) = &a.retrain else { return Ok(None) };
     let say = |m: &str| eprintln!("training conv model ({m})");
     let w = wavecast_train::conv::train(samples, a.seed, Some(&say))?;
-    std::fs::write(out, serde_json::to_string(&w)? + "\n").map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    super::write_atomically(out, &(serde_json::to_string(&w)? + "\n"))?;
     eprintln!("wrote {}", out.display());
     Ok(Some(w))
 }

@@ -36,6 +36,34 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Checks, before any work, that `path` can receive an output file: its folder exists (none is
+/// created unasked) and, unless `force`, no file is there to be overwritten (the shipped weights
+/// live at the paths a retrain would write to).
+pub fn check_output_path(path: &std::path::Path, force: bool) -> Result<()> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !folder.is_dir() {
+        return Err(format!("cannot write {}: folder {} does not exist", path.display(), folder.display()).into());
+    }
+    if path.exists() && !force {
+        return Err(format!("{} exists; pass --force to overwrite it", path.display()).into());
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so an
+/// interrupted run never leaves half a weights file.
+#[cfg(feature = "train")]
+pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, path));
+    if let Err(e) = written {
+        std::fs::remove_file(&temporary).ok();
+        return Err(format!("cannot write {}: {e}", path.display()).into());
+    }
+    Ok(())
+}
+
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())

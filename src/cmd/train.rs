@@ -2,20 +2,18 @@
 //! `--no-holdout`) once per left-out GPU, and report its own held-out error. The training is
 //! `wavecast-train`'s; this module reads the arguments, writes the weights and prints.
 
-use super::Result;
+use super::{check_output_path, write_atomically, Result};
 use crate::cli::TrainArgs;
 use crate::table;
 use wavecast::Catalog;
 
 pub fn run(a: TrainArgs) -> Result<()> {
+    check_output_path(&a.out, a.force)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let kind = wavecast_train::trainable(&a.predictor)?;
     let samples = wavecast_train::load_samples(&a.data, &cat, &|line| eprintln!("{line}"))?;
     let trained = wavecast_train::train(kind, &samples, &a.data, &cat, a.seed, !a.no_holdout, true)?;
-    if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(&a.out, serde_json::to_string(&trained.weights)?)?;
+    write_atomically(&a.out, &serde_json::to_string(&trained.weights)?)?;
     eprintln!("wrote {} ({} models)", a.out.display(), trained.models());
     if !trained.validation.is_empty() {
         println!("validation: each GPU predicted by the model trained without it (isolated latency)");

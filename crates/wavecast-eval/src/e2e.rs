@@ -121,6 +121,10 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
             Err(reason) => unpredicted.push(Unpredicted { gpu: l.gpu_dir.clone(), workload: l.workload.clone(), reason }),
         }
     }
+    if workloads.is_empty() {
+        let first = unpredicted.first().map_or(String::new(), |u: &Unpredicted| format!(" (e.g. {} on {}: {})", u.workload, u.gpu, u.reason));
+        return Err(EvalError::Invalid(format!("none of the {} labels under {} could be predicted{first}; an error of 0 % would be meaningless", labels.len(), data.display())));
+    }
     let mut by_gpu: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut by_mode: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     for w in &workloads {

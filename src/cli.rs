@@ -105,19 +105,20 @@ pub struct PredictArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
-    /// Sequence length in tokens.
-    #[arg(long, default_value_t = 1024)]
-    pub seq: u64,
+    /// Sequence length in tokens [default: 1024].
+    #[arg(long)]
+    pub seq: Option<u64>,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
     /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode].
     #[arg(long)]
     pub dtype: Option<String>,
-    /// Attention kernels: eager (separate BMMs and softmax) or fused (flash).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub attention: AttentionArg,
-    #[arg(long, value_enum, default_value = "adam")]
-    pub optimizer: OptimizerArg,
+    /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
+    #[arg(long, value_enum)]
+    pub attention: Option<AttentionArg>,
+    /// Optimizer of the training step [default: adam].
+    #[arg(long, value_enum)]
+    pub optimizer: Option<OptimizerArg>,
     #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     #[command(flatten)]
@@ -136,13 +137,26 @@ impl PredictArgs {
             gpu: self.gpu.clone(),
             gpu_file: self.gpu_file.gpu_file.clone(),
             batch: self.batch,
-            seq: self.seq,
+            seq: self.seq.unwrap_or(1024),
             mode: value_name(self.mode),
             dtype: self.dtype.clone(),
-            attention: value_name(self.attention),
-            optimizer: value_name(self.optimizer),
+            attention: value_name(self.attention.unwrap_or(AttentionArg::Auto)),
+            optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             predictor: self.predictor.clone(),
             image_size: self.image_size,
+        }
+    }
+
+    /// Flags the chosen mode would silently ignore are errors: the serving lengths outside
+    /// serve mode, --seq/--attention/--optimizer in serve mode, --optimizer without training.
+    pub fn reject_flags_of_other_modes(&self) -> Result<(), String> {
+        match self.mode {
+            ModeArg::Serve if self.seq.is_some() || self.attention.is_some() || self.optimizer.is_some() => {
+                Err("--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)".into())
+            }
+            ModeArg::Serve => Ok(()),
+            ModeArg::Inference if self.optimizer.is_some() => Err("--optimizer applies to --mode train only".into()),
+            _ => self.serve.reject_outside_serve_mode(),
         }
     }
 

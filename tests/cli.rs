@@ -72,6 +72,17 @@ fn train_creates_no_folder_and_overwrites_nothing_unless_forced() {
 }
 
 #[test]
+fn flags_the_mode_would_ignore_are_errors() {
+    let serve = ["predict", "--model", "gpt2", "--gpu", "h100", "--mode", "serve", "--input-len", "10", "--output-len", "5"];
+    for extra in [&["--seq", "512"][..], &["--optimizer", "sgd"][..], &["--attention", "eager"][..]] {
+        assert_clear_error(&[&serve[..], extra].concat(), "do not apply to --mode serve");
+    }
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--optimizer", "sgd"], "--optimizer applies to --mode train only");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--input-len", "5"], "apply to --mode serve only");
+    assert!(wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--optimizer", "sgd", "--mode", "train"]).status.success());
+}
+
+#[test]
 fn eval_e2e_with_nothing_predictable_is_an_error_not_zero_percent() {
     let dir = std::env::temp_dir().join(format!("wavecast-e2e-empty-{}", std::process::id()));
     let gpu = dir.join("label/NVIDIA_A100-SXM4-40GB");

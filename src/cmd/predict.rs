@@ -6,7 +6,7 @@ use crate::table;
 use wavecast::{Catalog, ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
-    a.serve.reject_outside_serve_mode()?;
+    a.reject_flags_of_other_modes()?;
     let p = wavecast::predict(&a.request())?;
     for note in &p.notes {
         eprintln!("note: {note}");

@@ -8,6 +8,7 @@ use wavecast::ServeReport;
 use wavecast_ir::OpClass;
 
 pub fn run(a: PredictArgs) -> Result<()> {
+    a.reject_flags_of_other_modes()?;
     let r = wavecast::serve(&a.serve_request()?)?;
     if a.json {
         return print_json(&r);

@@ -93,6 +93,20 @@ fn eval_e2e_with_nothing_predictable_is_an_error_not_zero_percent() {
 }
 
 #[test]
+fn the_same_input_gives_byte_identical_output() {
+    let commands: [&[&str]; 3] = [
+        &["predict", "--model", "llama-3.2-1b", "--gpu", "l4", "--dtype", "bf16", "--mode", "train", "--seq", "512", "--json"],
+        &["predict", "--model", "qwen3-32b", "--gpu", "h100", "--mode", "serve", "--tp", "2", "--input-len", "500", "--output-len", "50", "--json"],
+        &["compare", "--model", "llama-3-8b", "--gpus", "h100,a100,l40s,t4", "--input-len", "500", "--output-len", "50", "--json"],
+    ];
+    for args in commands {
+        let (a, b) = (wavecast(args), wavecast(args));
+        assert!(a.status.success(), "{args:?}: {}", stderr(&a));
+        assert_eq!(a.stdout, b.stdout, "{args:?}");
+    }
+}
+
+#[test]
 fn gpus_and_models_list_and_json() {
     let o = wavecast(&["gpus", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -1,7 +1,6 @@
 //! `predict` on the built-in vision, GAN and recurrent models and on ONNX files the test builds
 //! itself: every model works in both modes, output parses, bad files give one clear error.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use wavecast_workload::onnx::proto::elem;
 use wavecast_workload::onnx::samples::{self, Builder, D};
@@ -15,12 +14,11 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("--json output is JSON")
 }
 
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wavecast-onnx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
+/// A temporary file holding `bytes`, deleted when dropped (also when a test fails).
+fn temp(name: &str, bytes: &[u8]) -> tempfile::TempPath {
+    let mut f = tempfile::Builder::new().prefix("wavecast-").suffix(&format!("-{name}")).tempfile().unwrap();
+    std::io::Write::write_all(&mut f, bytes).unwrap();
+    f.into_temp_path()
 }
 
 #[test]
@@ -79,8 +77,6 @@ fn onnx_cnn_and_transformer_files_predict() {
     let short = json(&wavecast(&["predict", "--onnx", block.to_str().unwrap(), "--gpu", "h100", "--batch", "8", "--seq", "64", "--json"]));
     let long = json(&wavecast(&["predict", "--onnx", block.to_str().unwrap(), "--gpu", "h100", "--batch", "8", "--seq", "1024", "--json"]));
     assert!(long["flops"].as_f64().unwrap() > 16.0 * short["flops"].as_f64().unwrap(), "attention grows faster than linearly");
-    std::fs::remove_file(cnn).ok();
-    std::fs::remove_file(block).ok();
 }
 
 #[test]
@@ -98,7 +94,6 @@ fn bad_onnx_input_is_one_clear_error() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle) && !err.contains("panicked"), "{args:?}: {err}");
     }
-    std::fs::remove_file(garbage).ok();
 }
 
 #[test]
@@ -133,7 +128,6 @@ fn unsupported_onnx_ops_are_reported_with_their_share() {
     // 16·512 of 2·16·512² + 2·16·512 FLOPs.
     let share = u["share"].as_f64().unwrap();
     assert!((share - 1.0 / (2.0 * 512.0 + 2.0)).abs() < 1e-6, "{share}");
-    std::fs::remove_file(path).ok();
 }
 
 #[test]
@@ -146,5 +140,4 @@ fn an_onnx_file_with_only_unsupported_ops_is_an_error_not_infinite_throughput() 
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("nothing to predict: every operator is unsupported (CumSum×1)"), "{err}");
-    std::fs::remove_file(path).ok();
 }

@@ -222,7 +222,7 @@ def test_report_objects_behave_like_dicts(wavecast):
     assert "total_ms" in dir(p)
     with pytest.raises(AttributeError, match="no field 'nope'"):
         p.nope  # noqa: B018
-    rows = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8)
+    rows = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8, dtype="fp16")
     assert pickle.loads(pickle.dumps(rows)).to_dict() == rows.to_dict()
 
 

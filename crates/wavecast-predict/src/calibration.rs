@@ -4,13 +4,6 @@
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 
-/// Mean without the smallest and largest value (plain mean when fewer than three).
-pub fn trimmed_mean(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let core = if v.len() >= 3 { &v[1..v.len() - 1] } else { &v[..] };
-    core.iter().sum::<f64>() / core.len().max(1) as f64
-}
-
 /// Architecture and power class: boards of one architecture run the same library kernels, but
 /// a power-capped board's efficiency says nothing about a full-power one's.
 pub fn arch_key(gpu: &Gpu) -> String {

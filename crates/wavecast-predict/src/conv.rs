@@ -17,6 +17,7 @@
 
 use crate::calibration::arch_key;
 use crate::mlp::Mlp;
+use crate::physics::roofline;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wavecast_data::{Measurement, OpShape};
@@ -65,17 +66,13 @@ pub fn canonical(c: &Conv) -> Conv {
     }
 }
 
-/// Peak FLOP/s of a convolution: the spec figure. (Unlike GEMMs, the measured convolutions of
-/// the power-capped boards, P4 and T4, sit as far from their spec roofline as those of the
-/// full-power ones: applying the GEMM predictors' sustained-clock prior would split the GPUs'
-/// calibration offsets into two groups, ~0.15 and ~0.8, and mispredict a held-out GPU.)
-fn sustained_peak(c: &Conv, gpu: &Gpu) -> f64 {
-    gpu.peak_flops(OpClass::Conv, c.dtype)
-}
-
-/// (compute seconds, memory seconds) at the sustained peak and full bandwidth.
+/// (compute seconds, memory seconds) of a convolution (2 FLOPs per MAC): [`roofline`] at the
+/// spec peak. (Unlike GEMMs, the measured convolutions of the power-capped boards, P4 and T4,
+/// sit as far from their spec roofline as those of the full-power ones: applying the GEMM
+/// predictors' sustained-clock prior would split the GPUs' calibration offsets into two groups,
+/// ~0.15 and ~0.8, and mispredict a held-out GPU.)
 pub fn roofline_terms(c: &Conv, gpu: &Gpu) -> (f64, f64) {
-    (2.0 * c.macs() / sustained_peak(c, gpu), c.bytes() / gpu.bandwidth())
+    roofline(2.0 * c.macs(), c.bytes(), OpClass::Conv, c.dtype, gpu)
 }
 
 /// The physical bound of a convolution (seconds).

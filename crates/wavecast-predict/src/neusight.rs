@@ -25,7 +25,7 @@
 
 use crate::kernels::{sgemm_tile, KernelTable};
 use crate::mlp::{Dense, Mlp};
-use crate::physics::{gemm_dims, vector_dims, Family};
+use crate::physics::{gemm_dims, roofline, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
 use crate::sample::LAUNCH_GAP_S;
@@ -104,7 +104,7 @@ pub fn decompose(op: &Op, family: Family, gpu: &Gpu, tile: Tile) -> Option<Waves
         Tile::Gemm { rows, cols } => {
             let (b, m, n, k) = gemm_dims(op)?;
             let e = op.dtype().size_bytes() as f64;
-            (b * (m / rows).ceil() * (n / cols).ceil(), 2.0 * rows * cols * k, e * (rows * k + k * cols + rows * cols))
+            (tiles(b, m, n, rows, cols), 2.0 * rows * cols * k, e * (rows * k + k * cols + rows * cols))
         }
         Tile::Vector(t) => {
             if family.is_gemm() {
@@ -117,15 +117,14 @@ pub fn decompose(op: &Op, family: Family, gpu: &Gpu, tile: Tile) -> Option<Waves
             (blocks.max(1.0), op.flops() / elements * t, op.bytes() / elements * t)
         }
     };
-    Some(Waves { blocks, waves: (blocks / sms).ceil().max(1.0), tile_flops, tile_bytes })
+    Some(Waves { blocks, waves: waves(blocks, sms, 1.0), tile_flops, tile_bytes })
 }
 
 /// Roofline time of the wave-padded work, W·F_w / R with R = min(P, AI·BW): every wave slot
 /// computes a full tile, and the op's bytes stretch by the same slots-per-block ratio.
 pub fn ideal_seconds(op: &Op, gpu: &Gpu, w: &Waves) -> f64 {
     let slots = w.waves * gpu.sm_count.max(1) as f64;
-    let compute = slots * w.tile_flops / gpu.peak_flops(op.class(), op.dtype());
-    let memory = slots / w.blocks.max(1.0) * op.bytes() / gpu.bandwidth();
+    let (compute, memory) = roofline(slots * w.tile_flops, slots / w.blocks.max(1.0) * op.bytes(), op.class(), op.dtype(), gpu);
     compute.max(memory)
 }
 

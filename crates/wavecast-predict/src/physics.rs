@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::GemmKind;
-use wavecast_ir::{Op, OpClass};
+use wavecast_ir::{DType, Op, OpClass};
 
 /// The five kernel families the shared measurements cover; every IR op is priced as one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -65,9 +65,16 @@ pub fn peak_flops(op: &Op, gpu: &Gpu) -> f64 {
     gpu.peak_flops(op.class(), op.dtype())
 }
 
-/// Seconds at peak compute and at peak bandwidth.
+/// The roofline, the one place it is written: (seconds for `flops` at the GPU's peak for this
+/// op class and dtype, seconds for `bytes` at full memory bandwidth). Every predictor's bound,
+/// feature and baseline derives from it.
+pub fn roofline(flops: f64, bytes: f64, class: OpClass, dtype: DType, gpu: &Gpu) -> (f64, f64) {
+    (flops / gpu.peak_flops(class, dtype), bytes / gpu.bandwidth())
+}
+
+/// [`roofline`] of one op: seconds at peak compute and at peak bandwidth.
 pub fn roofline_terms(op: &Op, gpu: &Gpu) -> (f64, f64) {
-    (op.flops() / peak_flops(op, gpu), op.bytes() / gpu.bandwidth())
+    roofline(op.flops(), op.bytes(), op.class(), op.dtype(), gpu)
 }
 
 /// Board power a GPU needs per TFLOP/s of FP32 CUDA-core math to hold its boost clock, at a
@@ -88,18 +95,15 @@ pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
     (have / need).min(1.0)
 }
 
-/// Thread-block waves for `blocks` blocks with `per_sm` resident per SM.
+/// Thread-block waves for `blocks` blocks with `per_sm` resident per SM: at least one.
 pub fn waves(blocks: f64, sms: f64, per_sm: f64) -> f64 {
     (blocks / (sms * per_sm)).ceil().max(1.0)
 }
 
-/// Output tiles of a GEMM for a nominal tile size (what cuBLAS picks for mid-size FP32 GEMMs).
-pub fn gemm_tiles(op: &Op, tile_m: f64, tile_n: f64) -> f64 {
-    match op {
-        Op::Gemm(g) => g.batch as f64 * (g.m as f64 / tile_m).ceil() * (g.n as f64 / tile_n).ceil(),
-        Op::Attention(a) => (a.batch * a.heads) as f64 * (a.q_len as f64 / tile_m).ceil() * (a.head_dim as f64 / tile_n).ceil(),
-        _ => 1.0,
-    }
+/// Output tiles of `batch` GEMMs of `m`×`n` cut into `tile_m`×`tile_n` tiles (partial tiles
+/// count whole).
+pub fn tiles(batch: f64, m: f64, n: f64, tile_m: f64, tile_n: f64) -> f64 {
+    batch * (m / tile_m).ceil() * (n / tile_n).ceil()
 }
 
 /// The (batch, m, n, k) of a GEMM-like op; fused attention counts as its score matmul.

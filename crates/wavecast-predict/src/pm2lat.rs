@@ -23,7 +23,7 @@
 //! Kernel time is predicted; isolated calls add the measured launch floor.
 
 use crate::kernels::{is_sliced, sgemm_tile, KernelTable};
-use crate::physics::{gemm_dims, vector_dims, Family};
+use crate::physics::{gemm_dims, roofline, roofline_terms, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
 use crate::sample::LAUNCH_GAP_S;
@@ -66,7 +66,7 @@ impl GemmConfig {
     /// Output tiles of `op` under this configuration.
     fn tiles(&self, op: &Op) -> Option<f64> {
         let (b, m, n, _) = gemm_dims(op)?;
-        Some(b * (m / self.rows as f64).ceil() * (n / self.cols as f64).ceil())
+        Some(tiles(b, m, n, self.rows as f64, self.cols as f64))
     }
 
     /// What the kernel-choice table stores: `128x64`, `32x32_sliced`, `128x32_splitk5`.
@@ -113,21 +113,18 @@ pub fn gemm_features(op: &Op, gpu: &Gpu, cfg: GemmConfig) -> Option<Vec<f64>> {
     let sms = gpu.sm_count.max(1) as f64;
     let split = cfg.split.max(1) as f64;
     let blocks = cfg.tiles(op)? * split;
-    let waves = (blocks / sms).ceil().max(1.0);
+    let waves = waves(blocks, sms, 1.0);
     let tile_flops = 2.0 * cfg.rows as f64 * cfg.cols as f64 * k / split;
     // A split reduction writes and re-reads one partial output per split.
     let partials = if cfg.split > 1 { 2.0 * split * b * m * n * op.dtype().size_bytes() as f64 } else { 0.0 };
-    Some(vec![
-        MICROSECOND,
-        waves / (gpu.boost_clock_mhz.max(1.0) * 1e6),
-        waves * sms * tile_flops / gpu.peak_flops(op.class(), op.dtype()),
-        (op.bytes() + partials) / gpu.bandwidth(),
-    ])
+    let (compute, memory) = roofline(waves * sms * tile_flops, op.bytes() + partials, op.class(), op.dtype(), gpu);
+    Some(vec![MICROSECOND, waves / (gpu.boost_clock_mhz.max(1.0) * 1e6), compute, memory])
 }
 
 /// Features of a memory-bound op, in seconds: [1 µs, FLOPs/peak, bytes/BW].
 pub fn vector_features(op: &Op, gpu: &Gpu) -> Vec<f64> {
-    vec![MICROSECOND, op.flops() / gpu.peak_flops(op.class(), op.dtype()), op.bytes() / gpu.bandwidth()]
+    let (compute, memory) = roofline_terms(op, gpu);
+    vec![MICROSECOND, compute, memory]
 }
 
 /// The shape kernel choices are keyed on.

@@ -2,6 +2,7 @@
 //! class, and at least its bytes at full memory bandwidth. No learned part; the floor every
 //! other predictor must respect.
 
+use crate::physics::roofline_terms;
 use crate::{Context, Estimate, OpTime, Predictor};
 use wavecast_gpu::Gpu;
 use wavecast_ir::{Op, OpClass};
@@ -10,8 +11,7 @@ pub struct Roofline;
 
 /// Roofline time in seconds of `op` on `gpu`.
 pub fn roofline_seconds(op: &Op, gpu: &Gpu) -> f64 {
-    let compute = op.flops() / gpu.peak_flops(op.class(), op.dtype());
-    let memory = op.bytes() / gpu.bandwidth();
+    let (compute, memory) = roofline_terms(op, gpu);
     compute.max(memory)
 }
 

@@ -16,7 +16,7 @@
 
 use crate::calibration::arch_key;
 use crate::mlp::Mlp;
-use crate::physics::{gemm_dims, sustained_clock_fraction, vector_dims, Family};
+use crate::physics::{gemm_dims, roofline_terms, sustained_clock_fraction, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
 use crate::sample::LAUNCH_GAP_S;
@@ -107,12 +107,12 @@ fn wave_padded_flops(op: &Op, family: Family, gpu: &Gpu) -> f64 {
         return op.flops();
     }
     let (batch, m, n, k) = gemm_dims(op).unwrap_or((1.0, 1.0, 1.0, 1.0));
-    let tiles = batch * (m / TILE).ceil() * (n / TILE).ceil();
+    let tiles = tiles(batch, m, n, TILE, TILE);
     let sms = gpu.sm_count as f64;
     // With fewer tiles than SMs, libraries split the reduction (split-K) to fill the GPU.
     let splits = (sms / tiles).floor().min((k / 256.0).floor()).max(1.0);
     let units = tiles * splits;
-    let slots = (units / sms).ceil() * sms;
+    let slots = waves(units, sms, 1.0) * sms;
     // Tiles are padded to whole tiles and waves to whole waves.
     let padded_tile_work = (m / TILE).ceil() * TILE * (n / TILE).ceil() * TILE / (m * n);
     op.flops() * padded_tile_work * slots / units
@@ -121,7 +121,7 @@ fn wave_padded_flops(op: &Op, family: Family, gpu: &Gpu) -> f64 {
 /// The physical bound (seconds) of `op` on `gpu`.
 pub fn bound(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
     let compute = wave_padded_flops(op, family, gpu) / sustained_peak(op, family, gpu, watts);
-    let memory = op.bytes() / gpu.bandwidth();
+    let (_, memory) = roofline_terms(op, gpu);
     KERNEL_RAMP_S + compute.max(memory)
 }
 

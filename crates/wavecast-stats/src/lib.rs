@@ -56,6 +56,20 @@ pub fn rank_sorted(sorted_values: &[f64], p: f64) -> Option<f64> {
     sorted_values.get(rank.min(last)).copied()
 }
 
+/// The upper middle value (index ⌊n/2⌋ of the sorted values, no averaging): the median the
+/// shipped weights were fitted with; 0 for no values.
+pub fn upper_median(values: &[f64]) -> f64 {
+    rank_sorted(&sorted(values), 0.5).unwrap_or(0.0)
+}
+
+/// The 10th and 90th percentiles ([`quantile_sorted`]): the interval given around a prediction
+/// from its model's residuals; zeros for no values.
+pub fn decile_interval(values: &[f64]) -> [f64; 2] {
+    let v = sorted(values);
+    let q = |p: f64| quantile_sorted(&v, p).unwrap_or(0.0);
+    [q(0.1), q(0.9)]
+}
+
 /// Mean without the single lowest and highest value (when there are at least three): robust
 /// to one outlier on either side with few values; 0 for no values.
 pub fn trimmed_mean(values: &[f64]) -> f64 {
@@ -92,6 +106,8 @@ mod tests {
         assert_eq!(trimmed_mean(&[]), 0.0);
         assert_eq!(quantile_sorted(&[], 0.5), None);
         assert_eq!(rank_sorted(&[], 0.5), None);
+        assert_eq!(upper_median(&[]), 0.0);
+        assert_eq!(decile_interval(&[]), [0.0, 0.0]);
         assert_eq!(Summary::of(&[]), Summary { n: 0, mean_ape: 0.0, median_ape: 0.0, max_ape: 0.0 });
     }
 

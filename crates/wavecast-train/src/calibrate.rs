@@ -13,6 +13,7 @@ use wavecast_predict::registry::{Learned, LearnedKind, ModelFile};
 use wavecast_predict::sample::Sample;
 use wavecast_predict::wavecast::Wavecast;
 use wavecast_predict::{Context, Estimate, Predictor};
+use wavecast_stats::decile_interval;
 use wavecast_workload::neusight::WorkloadName;
 
 fn is_wavecast(model: &ModelFile) -> bool {
@@ -66,17 +67,13 @@ pub fn with_heldout_intervals(
         }
     }
     let mut w = Wavecast::load(&full.params)?;
-    let mut runs = heldout_run_residuals(holdout, data, cat)?;
+    let runs = heldout_run_residuals(holdout, data, cat)?;
     if runs.len() >= 5 {
-        runs.sort_by(f64::total_cmp);
-        let q = |p: f64| runs[((runs.len() - 1) as f64 * p) as usize];
-        w.run_interval = [q(0.1), q(0.9)];
+        w.run_interval = decile_interval(&runs);
     }
-    for (family, mut r) in residuals {
-        r.sort_by(f64::total_cmp);
-        let q = |p: f64| r[((r.len() - 1) as f64 * p) as usize];
+    for (family, r) in residuals {
         if let Some(m) = w.families.get_mut(&family) {
-            m.interval = [q(0.1), q(0.9)];
+            m.interval = decile_interval(&r);
         }
     }
     Ok(ModelFile { params: w.save()?, ..full })
@@ -102,3 +99,4 @@ pub fn heldout_run_residuals(holdout: &BTreeMap<String, ModelFile>, data: &Path,
     }
     Ok(out)
 }
+

@@ -5,10 +5,10 @@
 use crate::logo::leave_one_gpu_out;
 use crate::mlp::{compact, train as train_mlp, TrainConfig};
 use std::collections::BTreeMap;
-use wavecast_predict::calibration::{arch_key, group_offsets, trimmed_mean};
+use wavecast_predict::calibration::{arch_key, group_offsets};
 use wavecast_predict::conv::{bound, default_interval, features, ConvModel, ConvSample, ConvWeights};
 use wavecast_predict::mlp::Rng;
-use wavecast_stats::{quantile_sorted, rank_sorted, sorted};
+use wavecast_stats::{decile_interval, quantile_sorted, sorted, trimmed_mean, upper_median};
 
 /// Rows whose latency exceeds this multiple of their GPU's floor train the kernel model.
 const KERNEL_DOMINATED: f64 = 2.5;
@@ -28,19 +28,12 @@ pub fn train(samples: &[ConvSample], seed: u64, progress: Option<&dyn Fn(&str)>)
     for (g, model) in &models.holdout {
         residuals.extend(samples.iter().filter(|s| &s.gpu.id == g).map(|s| (s.latency_s / model.isolated_seconds(&s.conv, &s.gpu)).ln()));
     }
-    let residuals = sorted(&residuals);
     let interval = if residuals.len() >= 10 {
-        let q = |p: f64| quantile_sorted(&residuals, p).unwrap_or(0.0);
-        [q(0.1), q(0.9)]
+        decile_interval(&residuals)
     } else {
         default_interval()
     };
     Ok(ConvWeights { seed, all: models.all, holdout: models.holdout, interval })
-}
-
-/// The upper middle of `v` (the figure the shipped weights were trained with).
-fn upper_median(v: &[f64]) -> f64 {
-    rank_sorted(&sorted(v), 0.5).unwrap_or(0.0)
 }
 
 /// Per GPU: the isolated-call floor, the fastest convolution measured (0.07–0.11 ms: launch of
@@ -73,7 +66,7 @@ pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
         by.entry(s.gpu.id.clone()).or_default().push(ratio(s));
     }
     let mut per_gpu: BTreeMap<String, f64> = by.into_iter().map(|(g, v)| (g, upper_median(&v))).collect();
-    let fallback = trimmed_mean(per_gpu.values().copied().collect());
+    let fallback = trimmed_mean(&per_gpu.values().copied().collect::<Vec<_>>());
     for s in samples {
         per_gpu.entry(s.gpu.id.clone()).or_insert(fallback);
     }
@@ -98,7 +91,7 @@ pub fn fit(samples: &[ConvSample], seed: u64) -> Result<ConvModel, String> {
     Ok(ConvModel {
         mlp,
         output_range: [pick(0.005), pick(0.995)],
-        default_offset: trimmed_mean(per_gpu.values().copied().collect()),
+        default_offset: trimmed_mean(&per_gpu.values().copied().collect::<Vec<_>>()),
         per_gpu,
         per_arch,
         floor_s: upper_median(&floor.values().copied().collect::<Vec<_>>()),

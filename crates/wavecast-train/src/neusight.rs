@@ -5,6 +5,7 @@
 use crate::mlp::{train_with_loss, TrainConfig};
 use crate::samples::{balanced, isolated_floors, kernel_dominated};
 use candle_core::Tensor;
+use wavecast_stats::{quantile_sorted, sorted};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use wavecast_predict::kernels::{Entry, KernelTable};
@@ -102,9 +103,8 @@ fn fit_family(usable: &[&Sample], fam: Family, seed: u64) -> Result<Option<Famil
     // budget); the learning rate was chosen on leave-one-GPU-out error of the training rows.
     let cfg = TrainConfig { hidden: 48, depth: 3, epochs: 40, batch: 256, lr: 5e-4, seed };
     let mlp = train_with_loss(&x, &targets, 2, smape_loss, cfg, None)?;
-    let mut util: Vec<f64> = targets.iter().map(|t| t[1] as f64 / t[2] as f64).collect();
-    util.sort_by(f64::total_cmp);
-    let util_floor = util[((util.len() - 1) as f64 * UTIL_FLOOR_QUANTILE) as usize];
+    let util: Vec<f64> = targets.iter().map(|t| t[1] as f64 / t[2] as f64).collect();
+    let util_floor = quantile_sorted(&sorted(&util), UTIL_FLOOR_QUANTILE).unwrap_or(0.0);
     Ok(Some(FamilyModel { net: Net::new(mlp), util_floor }))
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use wavecast_predict::physics::Family;
 use wavecast_predict::sample::Sample;
+use wavecast_stats::upper_median;
 
 /// Isolated floor per (family, GPU): the median latency of the smallest tenth of ops. It is a
 /// property of the host that drove the GPU (Python dispatch and launch), not of the GPU.
@@ -16,9 +17,8 @@ pub fn floors_per_gpu(samples: &[Sample]) -> BTreeMap<(Family, String), f64> {
     by.into_iter()
         .map(|(k, mut v)| {
             v.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut small: Vec<f64> = v[..(v.len() / 10).max(1)].iter().map(|x| x.1).collect();
-            small.sort_by(f64::total_cmp);
-            (k, small[small.len() / 2])
+            let small: Vec<f64> = v[..(v.len() / 10).max(1)].iter().map(|x| x.1).collect();
+            (k, upper_median(&small))
         })
         .collect()
 }
@@ -31,10 +31,7 @@ pub fn isolated_floors(samples: &[Sample]) -> BTreeMap<Family, f64> {
     }
     per_family
         .into_iter()
-        .map(|(f, mut v)| {
-            v.sort_by(f64::total_cmp);
-            (f, v[v.len() / 2])
-        })
+        .map(|(f, v)| (f, upper_median(&v)))
         .collect()
 }
 

@@ -7,9 +7,10 @@ use crate::samples::{balanced, isolated_floors, kernel_dominated};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
-use wavecast_predict::calibration::{arch_key, group_offsets, trimmed_mean};
+use wavecast_predict::calibration::{arch_key, group_offsets};
 use wavecast_predict::mlp::Rng;
-use wavecast_predict::physics::{Family, DEFAULT_WATTS_PER_TFLOP_12NM};
+use wavecast_predict::physics::{roofline_terms, Family, DEFAULT_WATTS_PER_TFLOP_12NM};
+use wavecast_stats::{rank_sorted, sorted, trimmed_mean};
 use wavecast_predict::sample::Sample;
 use wavecast_predict::wavecast::{bound, default_run_interval, features, generation, FamilyModel, Wavecast};
 
@@ -24,12 +25,9 @@ const MIN_MODEL_SHAPED_ROWS: usize = 10;
 /// Fits the power prior: each training GPU whose large FP32 BMMs run clearly below the
 /// efficiency of unconstrained boards implies a power need per TFLOP/s; their mean is used.
 fn fit_watts(samples: &[&Sample]) -> f64 {
-    let efficiency = |s: &Sample| s.op.flops() / s.gpu.peak_flops(s.op.class(), s.op.dtype()) / s.kernel_s();
+    let efficiency = |s: &Sample| roofline_terms(&s.op, &s.gpu).0 / s.kernel_s();
     let big = |s: &&&Sample| s.family == Family::Bmm && !s.model_shaped && s.op.flops() > 2e10;
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied()
-    };
+    let median = |v: Vec<f64>| rank_sorted(&sorted(&v), 0.5);
     let mut gpus: Vec<&Gpu> = samples.iter().map(|s| &s.gpu).collect();
     gpus.sort_by(|a, b| a.id.cmp(&b.id));
     gpus.dedup_by(|a, b| a.id == b.id);
@@ -84,7 +82,7 @@ fn gpu_offsets(rows: &[&Sample], fam: Family, watts: f64) -> BTreeMap<String, f6
         })
         .collect();
     // A GPU with no mid-sized rows is calibrated like the others on average.
-    let fallback = trimmed_mean(out.values().copied().collect());
+    let fallback = trimmed_mean(&out.values().copied().collect::<Vec<_>>());
     for s in rows {
         out.entry(s.gpu.id.clone()).or_insert(fallback);
     }
@@ -123,7 +121,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
                 (features(&s.op, fam, &s.gpu, watts), (raw - per_gpu[&s.gpu.id]) as f32)
             })
             .unzip();
-        let default_offset = trimmed_mean(per_gpu.values().copied().collect());
+        let default_offset = trimmed_mean(&per_gpu.values().copied().collect::<Vec<_>>());
         let gpu_of = |id: &str| rows.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu);
         let per_arch = group_offsets(&per_gpu, gpu_of, arch_key);
         let per_generation = group_offsets(&per_gpu, gpu_of, |g| generation(g).to_string());
@@ -167,6 +165,6 @@ pub fn calibrate_runs(w: &mut Wavecast, ratios: &[(String, f64)]) {
             (g, v[v.len() / 2])
         })
         .collect();
-    w.default_run_scale = if w.run_scale.is_empty() { 1.0 } else { trimmed_mean(w.run_scale.values().copied().collect()) };
+    w.default_run_scale = if w.run_scale.is_empty() { 1.0 } else { trimmed_mean(&w.run_scale.values().copied().collect::<Vec<_>>()) };
 }
 

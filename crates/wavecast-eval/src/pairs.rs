@@ -25,6 +25,7 @@ use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::{DType, Op, OpClass};
 use wavecast_predict::wave_scaling::{op_gamma, predictor_ratio, scale_kernel, Launch, WaveForm, Work};
 use wavecast_predict::Predictor;
+use wavecast_stats::{ape, mean, rank_sorted, sorted, Summary};
 
 /// γ for convolutions, which the IR has no operator for (same prior as for traces).
 const GAMMA_CONV: f64 = wavecast_trace::scale::GAMMA_UNKNOWN_COMPUTE;
@@ -81,13 +82,11 @@ impl Stat {
         if v.is_empty() {
             return Stat::default();
         }
-        let mut apes: Vec<f64> = v.iter().map(|m| m.ape).collect();
-        apes.sort_by(f64::total_cmp);
-        let n = apes.len();
-        let median = if n % 2 == 1 { apes[n / 2] } else { 0.5 * (apes[n / 2 - 1] + apes[n / 2]) };
+        let apes: Vec<f64> = v.iter().map(|m| m.ape).collect();
+        let summary = Summary::of(&apes);
         let measured: f64 = v.iter().map(|m| m.measured_ms).sum();
         let weighted = 100.0 * v.iter().map(|m| m.abs_ms).sum::<f64>() / measured;
-        Stat { n, mean_ape: apes.iter().sum::<f64>() / n as f64, median_ape: median, time_weighted_ape: weighted }
+        Stat { n: apes.len(), mean_ape: summary.mean_ape, median_ape: summary.median_ape, time_weighted_ape: weighted }
     }
 }
 
@@ -136,18 +135,14 @@ pub struct Report {
     pub paper_habitat_e2e: Vec<PaperHabitat>,
 }
 
-/// The origin's host floor per (GPU, op class): 1st percentile of its latencies.
+/// The origin's host floor per (GPU, op class): 1st percentile of its latencies (the fastest
+/// calls, with a little room for outliers that a minimum would not have).
 fn floors(train: &[Measurement]) -> HashMap<(String, &'static str), f64> {
     let mut by: HashMap<(String, &'static str), Vec<f64>> = HashMap::new();
     for m in train {
         by.entry((m.gpu.clone(), m.class_name())).or_default().push(m.latency_ms);
     }
-    by.into_iter()
-        .map(|(k, mut v)| {
-            v.sort_by(f64::total_cmp);
-            (k, v[v.len() / 100])
-        })
-        .collect()
+    by.into_iter().map(|(k, v)| (k, rank_sorted(&sorted(&v), 0.01).unwrap_or(0.0))).collect()
 }
 
 /// Shapes measured on more than one GPU: shape key → GPU id → measurement.
@@ -218,8 +213,8 @@ fn case_apes(mo: &Measurement, md: &Measurement, floor: f64, c: &Ctx) -> Vec<Opt
     let op = mo.to_op();
     let k_o = (mo.latency_ms - floor).max(0.0);
     let miss = |k_d: f64| {
-        let abs_ms = (floor + k_d - md.latency_ms).abs();
-        Miss { ape: 100.0 * abs_ms / md.latency_ms, abs_ms, measured_ms: md.latency_ms }
+        let predicted = floor + k_d;
+        Miss { ape: ape(predicted, md.latency_ms), abs_ms: (predicted - md.latency_ms).abs(), measured_ms: md.latency_ms }
     };
     methods(c.predictors.len()).into_iter().map(|m| scale_op(m, mo, op.as_ref(), k_o, c).map(miss)).collect()
 }
@@ -295,10 +290,10 @@ fn paper_habitat(data: &Path) -> Result<Vec<PaperHabitat>, EvalError> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.option.is_empty()) {
         if let Some(h) = r.habitat_ms {
-            by.entry(r.device.clone()).or_default().push(100.0 * (h - r.label_ms).abs() / r.label_ms);
+            by.entry(r.device.clone()).or_default().push(ape(h, r.label_ms));
         }
     }
-    Ok(by.into_iter().map(|(device, v)| PaperHabitat { device, n: v.len(), mean_ape: v.iter().sum::<f64>() / v.len() as f64 }).collect())
+    Ok(by.into_iter().map(|(device, v)| PaperHabitat { device, n: v.len(), mean_ape: mean(&v) }).collect())
 }
 
 /// Every ordered pair of GPUs measured in `data`: scaling methods and, for the hybrid, the

@@ -100,6 +100,12 @@ pub fn waves(blocks: f64, sms: f64, per_sm: f64) -> f64 {
     (blocks / (sms * per_sm)).ceil().max(1.0)
 }
 
+/// Whole waves of an integer grid (a trace's launch): `blocks` over `per_wave` resident at once,
+/// rounded up; the integer twin of [`waves`].
+pub fn whole_waves(blocks: u64, per_wave: u64) -> u64 {
+    blocks.div_ceil(per_wave.max(1))
+}
+
 /// Output tiles of `batch` GEMMs of `m`×`n` cut into `tile_m`×`tile_n` tiles (partial tiles
 /// count whole).
 pub fn tiles(batch: f64, m: f64, n: f64, tile_m: f64, tile_n: f64) -> f64 {

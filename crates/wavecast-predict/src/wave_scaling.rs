@@ -30,6 +30,7 @@
 //! the op's class and dtype and the intensity the op's analytic FLOPs and bytes (wavecast-ir,
 //! the one source of truth), so a BF16 GEMM is judged against the tensor-core roof.
 
+use crate::physics::whole_waves;
 use crate::{Context, Estimate, Predictor};
 use std::fmt;
 use std::str::FromStr;
@@ -183,7 +184,7 @@ pub fn scale_kernel(
                 WaveForm::HabitatCode => habitat_code(b, wo, wd, g, origin, dest),
                 WaveForm::Wavecast => wavecast(b, wo, wd, g, work, origin, dest),
             };
-            Scaled { seconds: t_origin * factor, gamma: g, waves_origin: Some(b.div_ceil(wo)), waves_dest: Some(b.div_ceil(wd)), note: None }
+            Scaled { seconds: t_origin * factor, gamma: g, waves_origin: Some(whole_waves(b, wo)), waves_dest: Some(whole_waves(b, wd)), note: None }
         }
         Err(note) => {
             Scaled { seconds: t_origin * no_launch(g, work, origin, dest, form), gamma: g, waves_origin: None, waves_dest: None, note: Some(note) }
@@ -207,7 +208,7 @@ fn per_sm_rate_ratio(work: Work, o: &Gpu, d: &Gpu) -> f64 {
 }
 
 fn eq1(b: u64, wo: u64, wd: u64, g: f64, o: &Gpu, d: &Gpu) -> f64 {
-    let waves = b.div_ceil(wd) as f64 / b.div_ceil(wo) as f64;
+    let waves = whole_waves(b, wd) as f64 / whole_waves(b, wo) as f64;
     waves * (bw_ratio(o, d) * wd as f64 / wo as f64).powf(g) * base_clock_ratio(o, d).powf(1.0 - g)
 }
 
@@ -217,7 +218,7 @@ fn eq2(wo: u64, wd: u64, g: f64, o: &Gpu, d: &Gpu) -> f64 {
 
 fn habitat_code(b: u64, wo: u64, wd: u64, g: f64, o: &Gpu, d: &Gpu) -> f64 {
     if b < wo && b < wd {
-        let sm_waves = b.div_ceil(d.sm_count as u64) as f64 / b.div_ceil(o.sm_count as u64) as f64;
+        let sm_waves = whole_waves(b, d.sm_count as u64) as f64 / whole_waves(b, o.sm_count as u64) as f64;
         return (base_clock_ratio(o, d) * sm_waves).powf(1.0 - g);
     }
     let sm = o.sm_count as f64 / d.sm_count as f64;
@@ -231,8 +232,8 @@ fn habitat_code(b: u64, wo: u64, wd: u64, g: f64, o: &Gpu, d: &Gpu) -> f64 {
 /// Compute part: waves × time per wave, each busy SM retiring `⌈W'/SM⌉` blocks
 /// (`W' = min(B, W)`) at its per-SM peak.
 fn wavecast(b: u64, wo: u64, wd: u64, g: f64, work: Work, o: &Gpu, d: &Gpu) -> f64 {
-    let per_sm_blocks = |w: u64, gpu: &Gpu| w.div_ceil(gpu.sm_count as u64) as f64;
-    let waves = b.div_ceil(wd) as f64 / b.div_ceil(wo) as f64;
+    let per_sm_blocks = |w: u64, gpu: &Gpu| whole_waves(w, gpu.sm_count as u64) as f64;
+    let waves = whole_waves(b, wd) as f64 / whole_waves(b, wo) as f64;
     let per_wave = per_sm_blocks(b.min(wd), d) / per_sm_blocks(b.min(wo), o) * per_sm_rate_ratio(work, o, d);
     let compute = waves * per_wave;
     // Fraction of the smaller wave the launch fills: a full GPU streams at DRAM bandwidth, a

@@ -6,7 +6,9 @@ use wavecast_gpu::Gpu;
 use wavecast_ir::ops::GemmKind;
 use wavecast_ir::{DType, Op, OpClass};
 
-/// The five kernel families the shared measurements cover; every IR op is priced as one.
+/// The five kernel families the shared measurements cover, each with its own learned model: a
+/// coarsening of the IR's one classification ([`OpClass`]), which splits linear layers from
+/// other matmuls and prices every memory-bound class as element-wise work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
@@ -21,16 +23,19 @@ impl Family {
     pub const ALL: [Family; 5] = [Family::Linear, Family::Bmm, Family::Elementwise, Family::Softmax, Family::LayerNorm];
 
     pub fn of(op: &Op) -> Option<Family> {
-        Some(match op {
-            Op::Gemm(g) if g.kind == GemmKind::Linear => Family::Linear,
-            Op::Gemm(_) | Op::Attention(_) => Family::Bmm,
-            Op::Softmax(_) => Family::Softmax,
-            Op::Norm(_) => Family::LayerNorm,
-            Op::Elementwise(_) | Op::Reduction(_) | Op::MemCopy(_) | Op::Embedding(_) | Op::Optimizer(_) => Family::Elementwise,
-            // Memory-bound image ops move data like element-wise kernels.
-            Op::Pool(_) | Op::ChannelNorm(_) | Op::Concat(_) | Op::Upsample(_) => Family::Elementwise,
-            // Priced by `adapters::WithConv` (convolution model; RNNs through their kernels).
-            Op::Comm(_) | Op::Conv(_) | Op::Rnn(_) => return None,
+        Some(match (op.class(), op) {
+            (OpClass::Gemm, Op::Gemm(g)) if g.kind == GemmKind::Linear => Family::Linear,
+            (OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention, _) => Family::Bmm,
+            (OpClass::Softmax, _) => Family::Softmax,
+            // Batch and group norms (class `Norm` too) normalise channels, not rows: they move
+            // data like element-wise kernels.
+            (OpClass::Norm, Op::Norm(_)) => Family::LayerNorm,
+            // Priced by `adapters::WithConv` (convolution model; RNNs through their kernels) or
+            // by a communication model.
+            (OpClass::Communication | OpClass::Conv | OpClass::Rnn, _) => return None,
+            // Every other class is memory-bound: copies, embeddings, reductions, optimizer
+            // steps, pooling, channel norms.
+            _ => Family::Elementwise,
         })
     }
 

@@ -5,14 +5,13 @@
 
 use wavecast_ir::{DType, OpClass};
 
-/// A kernel's family: an IR class, or one of the kinds the IR has no operator for.
+/// A kernel's family: an IR class (the one classification IR, predictors and trace share), or
+/// one of two kinds only a trace has: CNN kernels without an IR class of their own (cuDNN batch
+/// norm, pooling kernels seen without their op) and kernels no rule recognises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     Op(OpClass),
-    Conv,
-    /// LSTM/GRU/RNN layers (cuDNN persistent kernels): kernel-varying, no IR operator.
-    Rnn,
     /// Batch norm (cuDNN), pooling and other CNN layers the IR does not have.
     CnnOther,
     Other,
@@ -22,8 +21,6 @@ impl Family {
     pub fn label(self) -> &'static str {
         match self {
             Family::Op(c) => c.as_str(),
-            Family::Conv => "conv",
-            Family::Rnn => "rnn",
             Family::CnnOther => "cnn_other",
             Family::Other => "other",
         }
@@ -31,14 +28,14 @@ impl Family {
 
     /// Library-chosen kernels: the destination will likely run a different one.
     pub fn kernel_varying(self) -> bool {
-        matches!(self, Family::Conv | Family::Rnn | Family::Op(OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention))
+        matches!(self, Family::Op(OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention | OpClass::Conv | OpClass::Rnn))
     }
 
-    /// The IR class whose compute roof applies (conv is matmul work).
+    /// The IR class whose compute roof applies (convolutions and recurrent layers are matmul
+    /// work on the tensor units; the trace-only kinds are vector work).
     pub fn roof_class(self) -> OpClass {
         match self {
             Family::Op(c) => c,
-            Family::Conv | Family::Rnn => OpClass::Gemm,
             Family::CnnOther | Family::Other => OpClass::Elementwise,
         }
     }
@@ -56,10 +53,10 @@ pub fn family_by_name(op_name: Option<&str>, kernel: &str) -> Family {
         return Family::Op(OpClass::Communication);
     }
     if any(&op, &["lstm", "gru", "rnn_tanh", "rnn_relu", "_cudnn_rnn"]) || any(&k, &["lstm", "gru_", "rnn_", "rnn::", "persistrnn"]) {
-        return Family::Rnn;
+        return Family::Op(OpClass::Rnn);
     }
     if any(&op, &["conv"]) || any(&k, &["scudnn", "conv", "dgrad", "wgrad", "winograd", "implicit_gemm", "fprop", "cudnn::gemm"]) {
-        return Family::Conv;
+        return Family::Op(OpClass::Conv);
     }
     if any(&k, &["flash", "fmha", "attention", "attn"]) || any(&op, &["attention"]) {
         return Family::Op(OpClass::FusedAttention);
@@ -126,8 +123,8 @@ mod tests {
     fn library_kernels_are_classified() {
         assert_eq!(family_by_name(None, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), Family::Op(OpClass::Communication));
         assert_eq!(family_by_name(None, "volta_sgemm_64x64_nt"), Family::Op(OpClass::Gemm));
-        assert_eq!(family_by_name(None, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1"), Family::Conv);
-        assert_eq!(family_by_name(Some("aten::cudnn_convolution"), "volta_sgemm_64x64_nn"), Family::Conv);
+        assert_eq!(family_by_name(None, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1"), Family::Op(OpClass::Conv));
+        assert_eq!(family_by_name(Some("aten::cudnn_convolution"), "volta_sgemm_64x64_nn"), Family::Op(OpClass::Conv));
         assert_eq!(family_by_name(None, "void cudnn::bn_bw_1C11_kernel_new<float>"), Family::CnnOther);
         assert_eq!(
             family_by_name(None, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"),
@@ -135,9 +132,9 @@ mod tests {
         );
         assert_eq!(family_by_name(None, "void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>>"), Family::Op(OpClass::Optimizer));
         assert_eq!(family_by_name(None, "mystery"), Family::Other);
-        assert_eq!(family_by_name(Some("aten::_cudnn_rnn"), "void elemWiseRNNcell<float>"), Family::Rnn);
-        assert!(Family::Rnn.kernel_varying());
-        assert!(Family::Conv.kernel_varying() && !Family::Op(OpClass::Softmax).kernel_varying());
+        assert_eq!(family_by_name(Some("aten::_cudnn_rnn"), "void elemWiseRNNcell<float>"), Family::Op(OpClass::Rnn));
+        assert!(Family::Op(OpClass::Rnn).kernel_varying());
+        assert!(Family::Op(OpClass::Conv).kernel_varying() && !Family::Op(OpClass::Softmax).kernel_varying());
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use wavecast_data::{Measurement, OpShape};
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::ops::{Conv, ConvPass};
-use wavecast_ir::OpClass;
+use wavecast_ir::{DType, OpClass};
 
 /// Fixed ramp-up and drain of the kernels of one convolution (seconds).
 const RAMP_S: f64 = 2e-6;
@@ -73,6 +73,28 @@ pub fn canonical(c: &Conv) -> Conv {
 /// ~0.15 and ~0.8, and mispredict a held-out GPU.)
 pub fn roofline_terms(c: &Conv, gpu: &Gpu) -> (f64, f64) {
     roofline(2.0 * c.macs(), c.bytes(), OpClass::Conv, c.dtype, gpu)
+}
+
+/// How many times fewer multiplications than the direct count the library's fast algorithms can
+/// do on `c`. cuDNN runs Winograd (and FFT for larger kernels) on stride-1 convolutions of 3×3
+/// and up in FP32 and FP16 — 7–23 % of the measured FP32 convolutions run below the direct
+/// roofline — with at most F(4×4, 3×3) Winograd's saving; BF16, TF32 and FP8 run implicit-GEMM
+/// kernels on the tensor units, and 1×1 or strided convolutions have no fast algorithm.
+fn fast_algorithm_saving(c: &Conv) -> f64 {
+    let fast_dtype = matches!(c.dtype, DType::Fp32 | DType::Fp16);
+    let applies = c.stride == [1, 1] && c.kernel[0].min(c.kernel[1]) >= 3 && c.groups == 1 && !c.transposed;
+    if fast_dtype && applies {
+        WINOGRAD_MAX_SAVING
+    } else {
+        1.0
+    }
+}
+
+/// The least time `c` can take on `gpu`: its bytes at full bandwidth, and its direct FLOPs at
+/// peak divided by the fast algorithms' saving where they apply.
+pub fn physical_floor(c: &Conv, gpu: &Gpu) -> f64 {
+    let (compute, memory) = roofline_terms(c, gpu);
+    (compute / fast_algorithm_saving(c)).max(memory)
 }
 
 /// The physical bound of a convolution (seconds).
@@ -211,11 +233,7 @@ impl ConvModel {
         let [lo, hi] = self.output_range;
         let learned = (self.mlp.predict(&features(&canon, gpu)) as f64).clamp(lo, hi);
         let t = bound(&canon, gpu) * (learned + self.offset(gpu)).exp();
-        // Winograd and FFT algorithms do fewer multiplications than the direct MAC count (7–23 %
-        // of the measured convolutions run below the direct roofline), so the floor is the
-        // memory time and a quarter of the direct compute time (F(4×4, 3×3) Winograd's saving).
-        let (tc, tm) = roofline_terms(c, gpu);
-        t.max((tc / WINOGRAD_MAX_SAVING).max(tm))
+        t.max(physical_floor(c, gpu))
     }
 
     /// Time of one isolated call, as the microbenchmarks measured it: kernels plus the call's

@@ -10,6 +10,7 @@
 //! variant, and the compiler then asks `wavecast-train` for its trainer.
 
 pub mod adapters;
+pub mod bounds;
 pub mod calibration;
 pub mod conv;
 pub mod kernels;
@@ -104,5 +105,5 @@ pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
 pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    entry.with_fallbacks(holdout)
+    Ok(Box::new(bounds::Bounded(entry.with_fallbacks(holdout)?)))
 }

@@ -50,3 +50,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn vit_patch_embedding_in_bf16_runs_at_most_at_peak() {
+    // 16×16 stride-16 convolution, 3 → 768 channels: no fast algorithm applies.
+    let conv = Conv { stride: [16, 16], ..Conv::new(128, 3, 768, [384, 384], [16, 16], DType::Bf16) };
+    let catalog = Catalog::builtin();
+    let h100 = catalog.get("h100").unwrap();
+    let flops = 2.0 * conv.macs();
+    let Estimate::Time(t) = wavecast_predict::by_name("wavecast").unwrap().predict(&Op::Conv(conv), h100, &Context::IN_MODEL) else {
+        panic!("the wavecast predictor prices convolutions")
+    };
+    let effective = flops / t.seconds;
+    assert!(effective <= h100.peak_flops(wavecast_ir::OpClass::Conv, DType::Bf16) * (1.0 + 1e-9), "{:.0} TFLOP/s", effective / 1e12);
+}

@@ -380,12 +380,18 @@ fn triple(field: &str, v: &Option<serde_json::Value>) -> Result<Option<[u64; 3]>
 }
 
 /// One `Input Dims` entry: a list of sizes for a tensor; `None` for scalars, tensor lists, None.
+/// Most elements a recorded tensor can have (2^48, far beyond any GPU's memory): dims whose
+/// product exceeds it are corrupt and count as not recorded, so no shape product overflows.
+const MAX_TENSOR_ELEMENTS: u64 = 1 << 48;
+
 fn dims(v: &serde_json::Value) -> Option<Vec<u64>> {
     let arr = v.as_array()?;
     if arr.is_empty() {
         return None;
     }
-    arr.iter().map(|x| x.as_u64()).collect()
+    let dims: Vec<u64> = arr.iter().map(|x| x.as_u64()).collect::<Option<_>>()?;
+    let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
+    (elements <= MAX_TENSOR_ELEMENTS).then_some(dims)
 }
 
 /// Visits `traceEvents`, one event at a time.

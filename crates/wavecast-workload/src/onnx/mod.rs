@@ -422,7 +422,7 @@ impl<'a> Importer<'a> {
                 for out in node.output.iter().filter(|s| !s.is_empty()) {
                     match self.hints.get(out).cloned() {
                         Some((shape, elem)) if !shape.contains(&0) => {
-                            flops += shape.iter().product::<u64>() as f64;
+                            flops += self.numel(&shape)? as f64;
                             self.vals.insert(out.clone(), Val::new(shape, elem));
                         }
                         _ => {

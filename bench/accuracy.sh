@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/neusight}"
 cargo build --release --quiet
-BIN=target/release/wavecast
+BIN="${CARGO_TARGET_DIR:-target}/release/wavecast"
 OUT=bench/results
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT

@@ -9,9 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/neusight}"
 cargo build --release --quiet
-BIN=target/release/wavecast
+BIN="${CARGO_TARGET_DIR:-target}/release/wavecast"
 if [ "${2:-}" = "--retrain" ]; then
-  "$BIN" eval conv --data "$DATA" --retrain crates/wavecast-predict/weights/conv.json --seed 7 > /dev/null
+  "$BIN" eval conv --data "$DATA" --retrain crates/wavecast-predict/weights/conv.json --force --seed 7 > /dev/null
   cargo build --release --quiet
 fi
 OUT=bench/results/conv_accuracy.md

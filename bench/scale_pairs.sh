@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data="${1:-../shared/data/neusight}"
 cargo build --release --quiet
-bin=target/release/wavecast
+bin="${CARGO_TARGET_DIR:-target}/release/wavecast"
 predictors="roofline"
 for p in li wavecast; do
     # Only predictors that load (shipped weights) are compared.

@@ -21,9 +21,25 @@ fn die_quietly_on_closed_pipe() {
     }
 }
 
+/// clap's own errors span several lines (usage, a hint); ours are one: the message and, where
+/// clap lists them, the possible values.
+fn one_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let message: Vec<&str> = rendered.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    message.join(" ").trim_start_matches("error: ").to_string()
+}
+
 fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version (exit 0), and a bare `wavecast` (the help, exit 2): clap's own.
+        Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        Err(e) => {
+            eprintln!("wavecast: error: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
     match cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

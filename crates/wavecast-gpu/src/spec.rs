@@ -234,12 +234,15 @@ impl Gpu {
             ("l2_cache_mb", self.l2_cache_mb),
             ("interconnect.nvlink_gbs", self.interconnect.nvlink_gbs),
             ("interconnect.pcie_gbs", self.interconnect.pcie_gbs),
-            ("price.usd_per_hour", self.price.as_ref().map_or(0.0, |p| p.usd_per_hour)),
         ];
         for (field, v) in non_negative {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("GPU '{}': {field} must be zero or positive, got {v}", self.id));
             }
+        }
+        // Costs per token divide by the price: a free GPU is given by leaving `price` out.
+        if let Some(p) = self.price.as_ref().filter(|p| !(p.usd_per_hour.is_finite() && p.usd_per_hour > 0.0)) {
+            return Err(format!("GPU '{}': price.usd_per_hour must be a positive number (or leave [gpu.price] out), got {}", self.id, p.usd_per_hour));
         }
         Ok(())
     }

@@ -205,7 +205,8 @@ impl TransformerSpec {
             heads,
             kv_heads: heads,
             head_dim: hidden / heads,
-            ffn: field(cfg, &["n_inner"], origin)?.unwrap_or(4 * hidden),
+            // Saturating: `check` rejects an absurd hidden size after parsing.
+            ffn: field(cfg, &["n_inner"], origin)?.unwrap_or(hidden.saturating_mul(4)),
             vocab: required(cfg, &["vocab_size"], origin)?,
             max_positions: required(cfg, &["n_positions", "n_ctx", "max_position_embeddings"], origin)?,
             activation: Activation::Gelu,

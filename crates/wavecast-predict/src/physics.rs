@@ -132,7 +132,8 @@ pub fn vector_dims(op: &Op) -> (f64, f64) {
         Op::Softmax(s) => (s.rows as f64, s.cols as f64),
         Op::Norm(n) => (n.rows as f64, n.cols as f64),
         Op::Elementwise(e) => (1.0, e.elements as f64),
-        _ => (1.0, (op.bytes() / 4.0).max(1.0)),
+        // Other memory-bound ops: one flat row of the elements their bytes hold.
+        _ => (1.0, (op.bytes() / op.dtype().size_bytes() as f64).max(1.0)),
     }
 }
 

@@ -8,6 +8,9 @@
 //! list of predictor names — [`by_name`], [`DEFAULT_PREDICTOR`], the CLI's `--predictor` help
 //! and `wavecast train` read it. A learned predictor also adds a [`registry::LearnedKind`]
 //! variant, and the compiler then asks `wavecast-train` for its trainer.
+//!
+//! Every predictor [`by_name`] builds is wrapped in [`bounds::Bounded`]: no time or interval
+//! end it returns is below the op's physical floor, whatever the predictor computed.
 
 pub mod adapters;
 pub mod bounds;

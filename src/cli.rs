@@ -280,6 +280,27 @@ pub enum EvalCommand {
     /// Convolution model accuracy, leave-one-GPU-out, on NeuSight's conv measurements
     /// (`--retrain FILE` trains the model first and writes its weights).
     Conv(EvalConvArgs),
+    /// Held-out intervals of predictors that give none of their own: per op family, the 10th
+    /// and 90th percentiles of ln(measured / predicted), each GPU predicted without its data.
+    Intervals(EvalIntervalsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalIntervalsArgs {
+    /// Data folder laid out like NeuSight's (reads ops/train and ops/test).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Predictors to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "li,neusight,pm2lat")]
+    pub predictors: Vec<String>,
+    /// Write them as JSON to FILE (the shipped ones are crates/wavecast-predict/weights/intervals.json).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Overwrite --out if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
 }
 
 #[derive(Args, Debug)]

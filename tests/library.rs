@@ -76,6 +76,15 @@ fn bad_input_is_one_line_naming_the_problem() {
 }
 
 #[test]
+fn every_learned_predictor_gives_an_interval_around_its_time() {
+    for name in ["wavecast", "li", "neusight", "pm2lat"] {
+        let p = wavecast::predict(&PredictRequest { predictor: name.into(), ..PredictRequest::new("gpt2", "t4") }).unwrap();
+        let [lo, hi] = p.interval_ms;
+        assert!(lo < p.total_ms && p.total_ms < hi, "{name}: [{lo}, {hi}] around {}", p.total_ms);
+    }
+}
+
+#[test]
 fn compare_skips_gpus_without_units_for_the_dtype() {
     let req: CompareRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpus": ["h100", "t4"], "input_len": 128, "output_len": 8}"#).unwrap();
     let r = wavecast::compare(&req).unwrap();

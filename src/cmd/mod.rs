@@ -4,6 +4,7 @@
 mod compare;
 mod eval_conv;
 mod eval_e2e;
+mod eval_intervals;
 mod eval_ops;
 mod eval_pairs;
 mod gpus;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Scale(a) => scale::run(a),
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
         Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
+        Command::Eval(EvalCommand::Intervals(a)) => eval_intervals::run(a),
     }
 }
 
@@ -52,7 +54,6 @@ pub fn check_output_path(path: &std::path::Path, force: bool) -> Result<()> {
 
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so an
 /// interrupted run never leaves half a weights file.
-#[cfg(feature = "train")]
 pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));

@@ -5,7 +5,7 @@ use crate::EvalError;
 use serde::Serialize;
 use std::path::Path;
 use wavecast_gpu::Catalog;
-use wavecast_stats::{ape, Summary};
+use wavecast_stats::{ape, decile_interval, Summary};
 use std::collections::BTreeMap;
 use wavecast_data::load_neusight_dir;
 use wavecast_predict::physics::Family;
@@ -121,4 +121,32 @@ pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)
         all_preds.extend(preds);
     }
     Ok((EvalOps { predictor: predictor.name().to_string(), test_gpu: test_gpu.to_string(), sets: out }, all_preds))
+}
+
+/// Per family, the 10th and 90th percentiles of ln(measured / predicted) over every GPU under
+/// `data`, each GPU predicted by predictor `name`'s model trained without it: the interval a
+/// predictor without one of its own is given (`wavecast-predict/weights/intervals.json`).
+pub fn held_out_intervals(data: &Path, cat: &Catalog, name: &str, log: &dyn Fn(&str)) -> Result<BTreeMap<Family, [f64; 2]>, EvalError> {
+    let mut residuals: BTreeMap<Family, Vec<f64>> = BTreeMap::new();
+    for gpu in measured_gpus(data, cat)? {
+        log(&format!("{name}: predicting {gpu} without its measurements"));
+        let sets = load_gpu_sets(data, cat, &gpu, &|_| {})?;
+        let (_, preds) = evaluate(name, &gpu, &sets)?;
+        for p in preds.iter().filter(|p| p.predicted_s > 0.0) {
+            residuals.entry(p.sample.family).or_default().push((p.sample.latency_s / p.predicted_s).ln());
+        }
+    }
+    if residuals.is_empty() {
+        return Err(format!("no per-op measurements under {}", data.join("ops").display()).into());
+    }
+    Ok(residuals.into_iter().map(|(family, r)| (family, decile_interval(&r))).collect())
+}
+
+/// The catalog GPUs with per-op measurements under `data/ops/train`, in catalog order.
+fn measured_gpus(data: &Path, cat: &Catalog) -> Result<Vec<String>, EvalError> {
+    let report = load_neusight_dir(&data.join("ops").join("train"), cat)?;
+    let mut gpus: Vec<String> = samples(&report.rows, cat).into_iter().map(|s| s.gpu.id).collect();
+    gpus.sort_by_key(|g| cat.all().iter().position(|c| &c.id == g));
+    gpus.dedup();
+    Ok(gpus)
 }

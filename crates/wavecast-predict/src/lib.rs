@@ -10,11 +10,13 @@
 //! variant, and the compiler then asks `wavecast-train` for its trainer.
 //!
 //! Every predictor [`by_name`] builds is wrapped in [`bounds::Bounded`]: no time or interval
-//! end it returns is below the op's physical floor, whatever the predictor computed.
+//! end it returns is below the op's physical floor, whatever the predictor computed. One that
+//! returns bare times gets its held-out interval ([`interval::WithInterval`]).
 
 pub mod adapters;
 pub mod bounds;
 pub mod calibration;
+pub mod interval;
 pub mod conv;
 pub mod kernels;
 pub mod li;
@@ -108,5 +110,5 @@ pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
 pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    Ok(Box::new(bounds::Bounded(entry.with_fallbacks(holdout)?)))
+    Ok(Box::new(bounds::Bounded(interval::WithInterval::wrap(entry.with_fallbacks(holdout)?))))
 }

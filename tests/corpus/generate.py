@@ -162,6 +162,8 @@ def traces(out):
     for label, (a, b) in {"overflowing-dims": ("4294967296, 4294967296", "4294967296, 8"), "zero-dims": ("0, 64", "64, 0"),
                           "negative-dims": ("-64, 64", "64, 64"), "float-dims": ("1.5, 64", "64, 64")}.items():
         cases[label] = ok[:-2] + ", " + dims % (a, b) + "]}"
+    # Found by the `trace` fuzz target (bench/results/fuzz.md): a grid whose product overflows.
+    cases["fuzz-grid-overflow"] = '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementeswi_kernel<4>", "pid": 0, "t-d": 7, "ts": 10, "dur": 100, "args": {"correlation": 1, "registhared memory": 0, "grid": [18446744073709551615, 1, 2], "block": [128,71, 1]}}, {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_126x64_t_sgemm_ddddddddddddddddddddddddddddddddddddddddddddddddddd128xn", "pid": 0, "tid": 7, "ts": 155, "dur": 100, "args": {"correlation": 4, "regnmaers per thread": 32, "jhared memory": 0, "grid": [4294967296, 1, 1], "block": [128, 1, 1]}}]}'
     for name, text in cases.items():
         write(f"{out}/{name}.json", text)
     write(f"{out}/zero-durations.json.gz", gzip.compress(cases["zero-durations"].encode(), mtime=0))

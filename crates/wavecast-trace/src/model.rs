@@ -89,12 +89,17 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn blocks(&self) -> Option<u64> {
-        self.grid.map(|g| g[0] * g[1] * g[2])
+        self.grid.and_then(volume)
     }
 
     pub fn threads_per_block(&self) -> Option<u64> {
-        self.block.map(|b| b[0] * b[1] * b[2])
+        self.block.and_then(volume)
     }
+}
+
+/// x·y·z of a launch triple; `None` when it would overflow (the reader rejects such launches).
+fn volume(d: [u64; 3]) -> Option<u64> {
+    d[0].checked_mul(d[1])?.checked_mul(d[2])
 }
 
 /// A memory copy or memset on the GPU.

@@ -368,22 +368,27 @@ fn duration(dur: Num) -> Result<f64, String> {
 }
 
 /// A `grid`/`block` triple: absent is fine (ROCm), anything but three positive integers is not.
+/// Largest grid or block dimension CUDA and HIP launch (2^31 − 1, the grid's x limit).
+const MAX_LAUNCH_DIM: u64 = (1 << 31) - 1;
+
 fn triple(field: &str, v: &Option<serde_json::Value>) -> Result<Option<[u64; 3]>, String> {
     let Some(v) = v else { return Ok(None) };
-    let bad = || format!("'{field}' must be three positive integers, got {v}");
+    let bad = || format!("'{field}' must be three integers in 1..={MAX_LAUNCH_DIM} whose product fits in 64 bits, got {v}");
     let arr = v.as_array().filter(|a| a.len() == 3).ok_or_else(bad)?;
     let mut out = [0u64; 3];
     for (o, x) in out.iter_mut().zip(arr) {
-        *o = x.as_u64().filter(|&n| n >= 1).ok_or_else(bad)?;
+        *o = x.as_u64().filter(|&n| (1..=MAX_LAUNCH_DIM).contains(&n)).ok_or_else(bad)?;
     }
+    // Within the per-dimension limit, three dimensions still multiply past 64 bits.
+    out.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or_else(bad)?;
     Ok(Some(out))
 }
 
-/// One `Input Dims` entry: a list of sizes for a tensor; `None` for scalars, tensor lists, None.
 /// Most elements a recorded tensor can have (2^48, far beyond any GPU's memory): dims whose
 /// product exceeds it are corrupt and count as not recorded, so no shape product overflows.
 const MAX_TENSOR_ELEMENTS: u64 = 1 << 48;
 
+/// One `Input Dims` entry: a list of sizes for a tensor; `None` for scalars, tensor lists, None.
 fn dims(v: &serde_json::Value) -> Option<Vec<u64>> {
     let arr = v.as_array()?;
     if arr.is_empty() {

@@ -217,3 +217,23 @@ fn corrupted_files_never_panic() {
         }
     }
 }
+
+/// A one-layer time-major LSTM (ONNX's default layout) whose input dimensions are `dims`.
+fn time_major_lstm(dims: &[D]) -> Vec<u8> {
+    let mut b = Builder::new("tm_lstm", 14);
+    b.input("x", elem::FLOAT, dims);
+    let w = b.weight("W", &[1, 1024, 64]);
+    let r = b.weight("R", &[1, 1024, 256]);
+    b.node("LSTM", &["x", &w, &r], &["y", "h", "c"], vec![attr_int("hidden_size", 256)]);
+    b.encode()
+}
+
+#[test]
+fn time_major_lstm_inputs_bind_sequence_then_batch_whatever_their_names() {
+    // Fixed sizes as exported (50 steps × 32 sequences), and unnamed symbolic dimensions.
+    for dims in [vec![D::N(50), D::N(32), D::N(64)], vec![D::S("unk__0"), D::S("unk__1"), D::N(64)]] {
+        let m = import_bytes(&time_major_lstm(&dims), "tm.onnx", &opts(16, 35, Mode::Inference)).unwrap();
+        let rnns: Vec<_> = ops(&m.graph, |o| matches!(o, Op::Rnn(_)));
+        assert!(matches!(rnns[0], Op::Rnn(r) if (r.batch, r.seq) == (16, 35)), "{dims:?}: {:?}", rnns[0]);
+    }
+}

@@ -8,6 +8,8 @@
 //! (height, width) take `--image-size`; any other symbolic first dimension is the batch, any other
 //! later one the sequence. A fixed first dimension is the batch too: it is replaced by `--batch`,
 //! and a `Reshape` whose constant target still names the file's batch is rewritten to follow.
+//! Inputs feeding a time-major LSTM/GRU/RNN (ONNX's default layout) are the exception: their
+//! first dimension is the sequence and their second the batch, whatever the names say.
 //!
 //! Operators that only change a tensor's view (Reshape, Flatten, Squeeze, Unsqueeze, Shape,
 //! Constant, Identity, int-typed shape arithmetic) cost nothing. Operators without a mapping
@@ -214,6 +216,36 @@ struct Importer<'a> {
     /// The fixed batch written in the file, when it had one and it differs from ours.
     file_batch: Option<u64>,
     first_conv: bool,
+    /// Graph inputs that reach a time-major recurrent layer (dimension 0 is time, 1 batch).
+    time_major: HashSet<String>,
+}
+
+/// Graph inputs whose values reach the `X` input of a time-major (layout 0, ONNX's default)
+/// LSTM, GRU or RNN through ops that keep the leading dimensions (embedding lookups, casts,
+/// dropout): for those, dimension 0 is the sequence and dimension 1 the batch.
+fn time_major_inputs(g: &GraphProto) -> HashSet<String> {
+    let producer: HashMap<&str, &NodeProto> = g.node.iter().flat_map(|n| n.output.iter().map(move |o| (o.as_str(), n))).collect();
+    let inputs: HashSet<&str> = g.input.iter().map(|vi| vi.name.as_str()).collect();
+    let mut found = HashSet::new();
+    for rnn in g.node.iter().filter(|n| matches!(n.op_type.as_str(), "LSTM" | "GRU" | "RNN")) {
+        if Attrs(&rnn.attribute).int("layout").unwrap_or(0) != 0 {
+            continue;
+        }
+        let mut value = rnn.input.first().map(String::as_str);
+        while let Some(v) = value {
+            if inputs.contains(v) {
+                found.insert(v.to_string());
+                break;
+            }
+            value = producer.get(v).and_then(|n| match n.op_type.as_str() {
+                // Gather(table, indices): the indices carry the leading dimensions.
+                "Gather" => n.input.get(1).map(String::as_str),
+                "Cast" | "Dropout" | "Identity" => n.input.first().map(String::as_str),
+                _ => None,
+            });
+        }
+    }
+    found
 }
 
 impl<'a> Importer<'a> {
@@ -236,6 +268,7 @@ impl<'a> Importer<'a> {
             notes: Vec::new(),
             file_batch: None,
             first_conv: true,
+            time_major: time_major_inputs(g),
         };
         let mut file_dtype = None;
         for t in &g.initializer {
@@ -284,10 +317,17 @@ impl<'a> Importer<'a> {
         let dims = t.shape.as_ref().map(|s| s.dim.clone()).unwrap_or_default();
         let mut shape = Vec::new();
         let mut batch_dim = None;
+        let time_major = self.time_major.contains(&vi.name) && dims.len() >= 2;
         for (i, d) in dims.iter().enumerate() {
             let name = d.dim_param.clone().unwrap_or_default();
             let lower = name.to_ascii_lowercase();
             let v = match d.dim_value {
+                // Time-major recurrent input: [sequence, batch, ...] whatever the names say.
+                _ if time_major && i == 0 => self.o.seq,
+                _ if time_major && i == 1 => {
+                    batch_dim = Some(1);
+                    self.o.batch
+                }
                 Some(v) if v > 0 && i > 0 => v as u64,
                 Some(v) if v > 0 => {
                     if v as u64 != self.o.batch {

@@ -28,8 +28,8 @@ class TrackerError(ValueError):
 
 TORCH_MISSING = (
     "recording a trace needs PyTorch, which is not installed here: `pip install torch` "
-    "(checking a trace with `python -m wavecast.torch check` and everything else in wavecast "
-    "work without it)"
+    "(or `pip install 'wavecast[torch]'`); checking a trace with `python -m wavecast.torch "
+    "check` and everything else in wavecast work without it"
 )
 
 
@@ -37,8 +37,12 @@ def _import_torch() -> Any:
     """``import torch``, or an ImportError naming torch and how to get it."""
     try:
         import torch  # type: ignore[import-not-found,unused-ignore]  # only when recording
-    except ImportError:
-        raise ImportError(TORCH_MISSING, name="torch") from None
+    except ImportError as e:
+        if isinstance(e, ModuleNotFoundError) and e.name == "torch":
+            raise ImportError(TORCH_MISSING, name="torch") from None
+        # torch is there but one of its own imports failed (a CUDA library, a dependency):
+        # "install torch" would send the user the wrong way.
+        raise ImportError(f"PyTorch is installed but failed to import: {e}", name="torch") from e
     return torch
 
 

@@ -5,7 +5,7 @@ use crate::EvalError;
 use serde::Serialize;
 use std::path::Path;
 use wavecast_gpu::Catalog;
-use wavecast_stats::{ape, decile_interval, Summary};
+use wavecast_stats::{ape, decile_interval, rank_sorted, sorted, Summary};
 use std::collections::BTreeMap;
 use wavecast_data::load_neusight_dir;
 use wavecast_predict::physics::Family;
@@ -60,9 +60,8 @@ fn errors_of(preds: &[RowPrediction]) -> Vec<FamilyError> {
     by.into_iter()
         .map(|(family, v)| {
             let apes: Vec<f64> = v.iter().map(|p| ape(p.predicted_s, p.sample.latency_s)).collect();
-            let mut ratios: Vec<f64> = v.iter().map(|p| p.predicted_s / p.sample.latency_s).collect();
-            ratios.sort_by(f64::total_cmp);
-            FamilyError { family, stats: Summary::of(&apes), median_bias: (wavecast_stats::rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
+            let ratios = sorted(&v.iter().map(|p| p.predicted_s / p.sample.latency_s).collect::<Vec<_>>());
+            FamilyError { family, stats: Summary::of(&apes), median_bias: (rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
         })
         .collect()
 }

@@ -23,9 +23,11 @@ use wavecast_data::{load_neusight_dir, load_paper_predictions, Measurement};
 use wavecast_gpu::occupancy::KernelResources;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::{DType, Op, OpClass};
+use wavecast_predict::physics::Family;
+use wavecast_predict::sample::host_floor_percentile;
 use wavecast_predict::wave_scaling::{op_gamma, predictor_ratio, scale_kernel, Launch, WaveForm, Work};
 use wavecast_predict::Predictor;
-use wavecast_stats::{ape, mean, rank_sorted, sorted, Summary};
+use wavecast_stats::{ape, mean, Summary};
 
 /// γ for convolutions, which the IR has no operator for (same prior as for traces).
 const GAMMA_CONV: f64 = wavecast_trace::scale::GAMMA_UNKNOWN_COMPUTE;
@@ -45,8 +47,15 @@ fn methods(predictors: usize) -> Vec<Method> {
     m.extend((0..predictors).map(Method::Hybrid));
     m
 }
-/// The op classes reported, in table order.
-pub const CLASSES: [&str; 6] = ["elementwise", "softmax", "layernorm", "linear", "bmm", "conv"];
+/// The op classes reported (the measurements' class names), in table order.
+pub const CLASSES: [&str; 6] = [
+    Family::Elementwise.as_str(),
+    Family::Softmax.as_str(),
+    Family::LayerNorm.as_str(),
+    Family::Linear.as_str(),
+    Family::Bmm.as_str(),
+    OpClass::Conv.as_str(),
+];
 
 impl Method {
     fn label(self, predictors: &[String]) -> String {
@@ -135,14 +144,13 @@ pub struct Report {
     pub paper_habitat_e2e: Vec<PaperHabitat>,
 }
 
-/// The origin's host floor per (GPU, op class): 1st percentile of its latencies (the fastest
-/// calls, with a little room for outliers that a minimum would not have).
+/// The origin's host floor per (GPU, op class): [`host_floor_percentile`] of its latencies.
 fn floors(train: &[Measurement]) -> HashMap<(String, &'static str), f64> {
     let mut by: HashMap<(String, &'static str), Vec<f64>> = HashMap::new();
     for m in train {
         by.entry((m.gpu.clone(), m.class_name())).or_default().push(m.latency_ms);
     }
-    by.into_iter().map(|(k, v)| (k, rank_sorted(&sorted(&v), 0.01).unwrap_or(0.0))).collect()
+    by.into_iter().map(|(k, v)| (k, host_floor_percentile(&v))).collect()
 }
 
 /// Shapes measured on more than one GPU: shape key → GPU id → measurement.
@@ -280,7 +288,7 @@ fn method_report(i: usize, kind: Method, method: String, per_pair: &[((String, S
             pairs.push(PairReport { origin: o.clone(), dest: d.clone(), all: Stat::of(pair_all), per_class });
         }
     }
-    let mean_of_pairs = pairs.iter().map(|p| p.all.mean_ape).sum::<f64>() / pairs.len().max(1) as f64;
+    let mean_of_pairs = mean(&pairs.iter().map(|p| p.all.mean_ape).collect::<Vec<_>>());
     MethodReport { method, kind, all: Stat::of(all), mean_of_pairs, per_class: by_class.into_iter().map(|(k, v)| (k, Stat::of(v))).collect(), pairs }
 }
 

@@ -18,15 +18,12 @@
 //! [`crate::registry::Fallbacks`]) is wrapped by `by_name`.
 
 use crate::conv::{ConvModel, ConvWeights};
-use crate::sample::LAUNCH_GAP_S;
+use crate::sample::{KERNEL_GAP_S, LAUNCH_GAP_S};
 use crate::{Context, Estimate, OpTime, Predictor};
 use std::sync::OnceLock;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Conv, Elementwise, EwKind};
 use wavecast_ir::Op;
-
-/// Device-side gap between back-to-back kernels in a running model (seconds).
-const KERNEL_GAP_S: f64 = 1.5e-6;
 
 pub struct WithConv {
     inner: Box<dyn Predictor>,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
+use wavecast_stats::mean;
 
 /// Architecture and power class: boards of one architecture run the same library kernels, but
 /// a power-capped board's efficiency says nothing about a full-power one's.
@@ -22,5 +23,5 @@ pub fn group_offsets<'a>(
             by.entry(key(gpu)).or_default().push(*off);
         }
     }
-    by.into_iter().map(|(a, v)| (a, v.iter().sum::<f64>() / v.len() as f64)).collect()
+    by.into_iter().map(|(a, v)| (a, mean(&v))).collect()
 }

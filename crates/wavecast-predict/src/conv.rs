@@ -18,6 +18,7 @@
 use crate::calibration::arch_key;
 use crate::mlp::Mlp;
 use crate::physics::roofline;
+use crate::sample::kernel_time;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use wavecast_data::{Measurement, OpShape};
@@ -44,7 +45,7 @@ impl ConvSample {
     /// fastest convolution measured there: Python dispatch, cuDNN's per-call work and launches of
     /// several kernels, 0.07–0.11 ms) removed. Only rows well above it are used.
     pub fn kernel_s(&self, floor_s: f64) -> f64 {
-        (self.latency_s - floor_s).max(self.latency_s * 0.1)
+        kernel_time(self.latency_s, floor_s)
     }
 }
 
@@ -269,7 +270,7 @@ mod tests {
         assert!(ts > 0.0 && tb > ts * 4.0, "{ts} {tb}");
         // Within 3× of the direct roofline for a large, regular convolution on a measured GPU
         // (Winograd may run below it, never below a quarter of it).
-        let roof = 2.0 * big.macs() / v100.peak_flops(OpClass::Conv, DType::Fp32);
+        let (roof, _) = roofline_terms(&big, v100);
         assert!(tb >= roof / WINOGRAD_MAX_SAVING && tb < 3.0 * roof, "{tb} vs roofline {roof}");
         // Every held-out model exists and an unmeasured GPU gets a finite prediction.
         assert_eq!(w.holdout.len(), 4);

@@ -7,7 +7,7 @@
 
 use crate::physics::{roofline_terms, Family};
 use crate::registry::{Learned, LearnedKind};
-use crate::sample::LAUNCH_GAP_S;
+use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,7 +60,6 @@ impl Predictor for Li {
         if !ctx.isolated {
             return Estimate::Time(OpTime::exact(t));
         }
-        let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
-        Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor)))
+        Estimate::Time(OpTime::exact(isolated_seconds(t, family_floor(&self.floors, op))))
     }
 }

@@ -25,10 +25,10 @@
 
 use crate::kernels::{sgemm_tile, KernelTable};
 use crate::mlp::{Dense, Mlp};
-use crate::physics::{gemm_dims, roofline, tiles, vector_dims, waves, Family};
+use crate::physics::{gemm_dims, roofline, sm_count, tiles, tiles_along, vector_dims, waves, Family, Roof};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
-use crate::sample::LAUNCH_GAP_S;
+use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,7 +99,6 @@ pub struct Waves {
 /// Cuts `op` into tiles of `tile` and counts waves on `gpu`; `None` when the tile kind does
 /// not fit the op (a GEMM tile for a vector op).
 pub fn decompose(op: &Op, family: Family, gpu: &Gpu, tile: Tile) -> Option<Waves> {
-    let sms = gpu.sm_count.max(1) as f64;
     let (blocks, tile_flops, tile_bytes) = match tile {
         Tile::Gemm { rows, cols } => {
             let (b, m, n, k) = gemm_dims(op)?;
@@ -113,17 +112,17 @@ pub fn decompose(op: &Op, family: Family, gpu: &Gpu, tile: Tile) -> Option<Waves
             let (rows, cols) = vector_dims(op);
             let elements = (rows * cols).max(1.0);
             // Softmax and layer norm give each row to one block (t = H).
-            let blocks = if family == Family::Elementwise { (elements / t).ceil() } else { rows };
+            let blocks = if family == Family::Elementwise { tiles_along(elements, t) } else { rows };
             (blocks.max(1.0), op.flops() / elements * t, op.bytes() / elements * t)
         }
     };
-    Some(Waves { blocks, waves: waves(blocks, sms, 1.0), tile_flops, tile_bytes })
+    Some(Waves { blocks, waves: waves(blocks, sm_count(gpu), 1.0), tile_flops, tile_bytes })
 }
 
 /// Roofline time of the wave-padded work, W·F_w / R with R = min(P, AI·BW): every wave slot
 /// computes a full tile, and the op's bytes stretch by the same slots-per-block ratio.
 pub fn ideal_seconds(op: &Op, gpu: &Gpu, w: &Waves) -> f64 {
-    let slots = w.waves * gpu.sm_count.max(1) as f64;
+    let slots = w.waves * sm_count(gpu);
     let (compute, memory) = roofline(slots * w.tile_flops, slots / w.blocks.max(1.0) * op.bytes(), op.class(), op.dtype(), gpu);
     compute.max(memory)
 }
@@ -135,13 +134,12 @@ fn log2(v: f64) -> f32 {
 /// NeuSight's four inputs: tile FLOPs against per-SM peak, tile bytes against per-SM bandwidth,
 /// and the whole-wave footprint against each SM's share of DRAM and of L2.
 pub fn features(op: &Op, gpu: &Gpu, w: &Waves) -> Vec<f32> {
-    let sms = gpu.sm_count.max(1) as f64;
-    let per_sm_peak = gpu.peak_flops(op.class(), op.dtype()) / sms;
-    let per_sm_bw = gpu.bandwidth() / sms;
+    let sms = sm_count(gpu);
+    let (tile_compute, tile_memory) = Roof::of_op(op, gpu).per_sm(gpu).seconds(w.tile_flops, w.tile_bytes);
     let dram = gpu.memory_gb * 1e9 / sms;
     let l2 = gpu.l2_cache_mb * 1e6 / sms;
     let footprint = w.waves * w.tile_bytes;
-    vec![log2(w.tile_flops / per_sm_peak), log2(w.tile_bytes / per_sm_bw), log2(footprint / dram), log2(footprint / l2)]
+    vec![log2(tile_compute), log2(tile_memory), log2(footprint / dram), log2(footprint / l2)]
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -279,8 +277,7 @@ impl NeuSight {
         if !isolated {
             return Estimate::Time(OpTime::exact(t));
         }
-        let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
-        Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor)))
+        Estimate::Time(OpTime::exact(isolated_seconds(t, family_floor(&self.floors, op))))
     }
 }
 

@@ -1,5 +1,6 @@
-//! Physics shared by the learned predictors: which model class an op belongs to, the GPU's
-//! sustainable throughput, wave quantisation, and the isolated-launch floor.
+//! Physics shared by every predictor, each fact written once: which model family an op belongs
+//! to, the roofline (an op's seconds at the GPU's compute and memory roofs), the sustainable
+//! share of the compute roof on power-capped boards, and tiling and wave quantisation.
 
 use serde::{Deserialize, Serialize};
 use wavecast_gpu::Gpu;
@@ -25,7 +26,7 @@ impl Family {
     pub fn of(op: &Op) -> Option<Family> {
         Some(match (op.class(), op) {
             (OpClass::Gemm, Op::Gemm(g)) if g.kind == GemmKind::Linear => Family::Linear,
-            (OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention, _) => Family::Bmm,
+            (class, _) if class.is_gemm_like() => Family::Bmm,
             (OpClass::Softmax, _) => Family::Softmax,
             // Batch and group norms (class `Norm` too) normalise channels, not rows: they move
             // data like element-wise kernels.
@@ -39,18 +40,14 @@ impl Family {
         })
     }
 
+    /// The family of a measurement's class name (`Measurement::class_name`): the measurements
+    /// name their classes as the families do.
     pub fn from_measurement_class(name: &str) -> Option<Family> {
-        Some(match name {
-            "linear" => Family::Linear,
-            "bmm" => Family::Bmm,
-            "elementwise" => Family::Elementwise,
-            "softmax" => Family::Softmax,
-            "layernorm" => Family::LayerNorm,
-            _ => return None,
-        })
+        Family::ALL.into_iter().find(|f| f.as_str() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The family's name in reports and measurements (not its serde name: `layer_norm`).
+    pub const fn as_str(self) -> &'static str {
         match self {
             Family::Linear => "linear",
             Family::Bmm => "bmm",
@@ -65,16 +62,52 @@ impl Family {
     }
 }
 
-/// Peak FLOP/s for the op on the GPU (tensor cores where the dtype uses them).
-pub fn peak_flops(op: &Op, gpu: &Gpu) -> f64 {
-    gpu.peak_flops(op.class(), op.dtype())
+/// The two roofs an op runs under on one GPU: the peak FLOP/s of its class and dtype (tensor
+/// cores where the dtype uses them) and the memory bandwidth. Every compute or memory time in
+/// the predictors is work divided by one of these, through [`Roof::seconds`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Roof {
+    pub flops_per_s: f64,
+    pub bytes_per_s: f64,
+}
+
+impl Roof {
+    pub fn of(class: OpClass, dtype: DType, gpu: &Gpu) -> Roof {
+        Roof { flops_per_s: gpu.peak_flops(class, dtype), bytes_per_s: gpu.bandwidth() }
+    }
+
+    pub fn of_op(op: &Op, gpu: &Gpu) -> Roof {
+        Roof::of(op.class(), op.dtype(), gpu)
+    }
+
+    /// One SM's share of both roofs: what a thread block's tile is measured against.
+    pub fn per_sm(self, gpu: &Gpu) -> Roof {
+        let sms = sm_count(gpu);
+        Roof { flops_per_s: self.flops_per_s / sms, bytes_per_s: self.bytes_per_s / sms }
+    }
+
+    /// The compute roof lowered to the `fraction` of its clock a board sustains (see
+    /// [`sustained_clock_fraction`]); bandwidth is unaffected.
+    pub fn at_clock_fraction(self, fraction: f64) -> Roof {
+        Roof { flops_per_s: self.flops_per_s * fraction, ..self }
+    }
+
+    /// (seconds for `flops` at the compute roof, seconds for `bytes` at the memory roof).
+    pub fn seconds(self, flops: f64, bytes: f64) -> (f64, f64) {
+        (flops / self.flops_per_s, bytes / self.bytes_per_s)
+    }
+
+    /// The ridge point: the arithmetic intensity (FLOP per byte) where the two roofs meet.
+    pub fn ridge(self) -> f64 {
+        self.flops_per_s / self.bytes_per_s
+    }
 }
 
 /// The roofline, the one place it is written: (seconds for `flops` at the GPU's peak for this
 /// op class and dtype, seconds for `bytes` at full memory bandwidth). Every predictor's bound,
 /// feature and baseline derives from it.
 pub fn roofline(flops: f64, bytes: f64, class: OpClass, dtype: DType, gpu: &Gpu) -> (f64, f64) {
-    (flops / gpu.peak_flops(class, dtype), bytes / gpu.bandwidth())
+    Roof::of(class, dtype, gpu).seconds(flops, bytes)
 }
 
 /// [`roofline`] of one op: seconds at peak compute and at peak bandwidth.
@@ -86,18 +119,31 @@ pub fn roofline_terms(op: &Op, gpu: &Gpu) -> (f64, f64) {
 /// 12 nm node, when nothing was fitted (W per TFLOP/s; fitted on T4 and P4 it comes out near 18).
 pub const DEFAULT_WATTS_PER_TFLOP_12NM: f64 = 18.0;
 
+/// The process node the power need is stated at (`watts_per_tflop_12nm`).
+pub const REFERENCE_NODE_NM: f64 = 12.0;
+
+/// The board's power budget per TFLOP/s of its FP32 peak (TDP / FP32 peak, W per TFLOP/s).
+pub fn watts_per_fp32_tflop(gpu: &Gpu) -> f64 {
+    gpu.tdp_w / gpu.peak_tflops.fp32
+}
+
 /// Fraction of its spec FP32 peak a GPU sustains under dense math. A board whose power budget
 /// per TFLOP/s (TDP / FP32 peak) is below what its process node needs settles at a lower clock.
 /// The need scales linearly with the node (energy per FLOP shrinks with feature size): an
 /// explicit performance-per-watt prior whose one constant, `watts_per_tflop_12nm`, is fitted on
 /// the power-capped training GPUs.
 pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
-    let have = gpu.tdp_w / gpu.peak_tflops.fp32;
-    let need = watts_per_tflop_12nm * gpu.process_nm / 12.0;
+    let have = watts_per_fp32_tflop(gpu);
+    let need = watts_per_tflop_12nm * gpu.process_nm / REFERENCE_NODE_NM;
     if !(have.is_finite() && need > 0.0) {
         return 1.0;
     }
     (have / need).min(1.0)
+}
+
+/// SMs (compute units) of the GPU as a divisor: at least one.
+pub fn sm_count(gpu: &Gpu) -> f64 {
+    gpu.sm_count.max(1) as f64
 }
 
 /// Thread-block waves for `blocks` blocks with `per_sm` resident per SM: at least one.
@@ -111,10 +157,16 @@ pub fn whole_waves(blocks: u64, per_wave: u64) -> u64 {
     blocks.div_ceil(per_wave.max(1))
 }
 
+/// Tiles of `tile` elements that cover `len` elements of one dimension (a partial tile counts
+/// whole).
+pub fn tiles_along(len: f64, tile: f64) -> f64 {
+    (len / tile).ceil()
+}
+
 /// Output tiles of `batch` GEMMs of `m`×`n` cut into `tile_m`×`tile_n` tiles (partial tiles
 /// count whole).
 pub fn tiles(batch: f64, m: f64, n: f64, tile_m: f64, tile_n: f64) -> f64 {
-    batch * (m / tile_m).ceil() * (n / tile_n).ceil()
+    batch * tiles_along(m, tile_m) * tiles_along(n, tile_n)
 }
 
 /// The (batch, m, n, k) of a GEMM-like op; fused attention counts as its score matmul.
@@ -135,8 +187,4 @@ pub fn vector_dims(op: &Op) -> (f64, f64) {
         // Other memory-bound ops: one flat row of the elements their bytes hold.
         _ => (1.0, (op.bytes() / op.dtype().size_bytes() as f64).max(1.0)),
     }
-}
-
-pub fn is_compute(op: &Op) -> bool {
-    matches!(op.class(), OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention)
 }

@@ -23,10 +23,10 @@
 //! Kernel time is predicted; isolated calls add the measured launch floor.
 
 use crate::kernels::{is_sliced, sgemm_tile, KernelTable};
-use crate::physics::{gemm_dims, roofline, roofline_terms, tiles, vector_dims, waves, Family};
+use crate::physics::{gemm_dims, roofline, roofline_terms, sm_count, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
-use crate::sample::LAUNCH_GAP_S;
+use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -110,7 +110,7 @@ impl GemmConfig {
 /// Each grows with every dimension, so non-negative coefficients make time monotone in FLOPs.
 pub fn gemm_features(op: &Op, gpu: &Gpu, cfg: GemmConfig) -> Option<Vec<f64>> {
     let (b, m, n, k) = gemm_dims(op)?;
-    let sms = gpu.sm_count.max(1) as f64;
+    let sms = sm_count(gpu);
     let split = cfg.split.max(1) as f64;
     let blocks = cfg.tiles(op)? * split;
     let waves = waves(blocks, sms, 1.0);
@@ -222,8 +222,7 @@ impl Pm2Lat {
         if !isolated {
             return Estimate::Time(OpTime::exact(t));
         }
-        let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
-        Estimate::Time(OpTime::exact((t + LAUNCH_GAP_S).max(floor)))
+        Estimate::Time(OpTime::exact(isolated_seconds(t, family_floor(&self.floors, op))))
     }
 }
 

@@ -30,11 +30,11 @@
 //! the op's class and dtype and the intensity the op's analytic FLOPs and bytes (wavecast-ir,
 //! the one source of truth), so a BF16 GEMM is judged against the tensor-core roof.
 
-use crate::physics::whole_waves;
+use crate::physics::{whole_waves, Roof};
 use crate::{Context, Estimate, Predictor};
 use std::fmt;
 use std::str::FromStr;
-use wavecast_gpu::occupancy::{occupancy, KernelResources};
+use wavecast_gpu::occupancy::{wave_size, KernelResources};
 use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, Op, OpClass};
 
@@ -92,6 +92,13 @@ pub struct Work {
     pub dtype: DType,
 }
 
+impl Work {
+    /// The roofs this work runs under on `gpu`.
+    pub fn roof(self, gpu: &Gpu) -> Roof {
+        Roof::of(self.class, self.dtype, gpu)
+    }
+}
+
 /// One kernel carried to the destination.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Scaled {
@@ -126,18 +133,12 @@ pub fn gamma(flops: f64, bytes: f64, ridge: f64) -> f64 {
 
 /// The destination's ridge point for this kind of work, FLOP per byte.
 pub fn ridge(gpu: &Gpu, work: Work) -> f64 {
-    gpu.peak_flops(work.class, work.dtype) / gpu.bandwidth()
+    work.roof(gpu).ridge()
 }
 
 /// γ of an operator on `dest` from its analytic FLOPs and bytes (wavecast-ir).
 pub fn op_gamma(op: &Op, dest: &Gpu) -> f64 {
     gamma(op.flops(), op.bytes(), ridge(dest, Work { class: op.class(), dtype: op.dtype() }))
-}
-
-/// Classes whose kernels the libraries re-select per GPU (cuBLAS/cuDNN heuristics, autotuning):
-/// their origin kernels say little about the destination's, so they go through a predictor.
-pub fn kernel_varying(class: OpClass) -> bool {
-    matches!(class, OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention)
 }
 
 /// Habitat's "MLP as a ratio": predicted destination ÷ predicted origin time of the op, to be
@@ -151,10 +152,11 @@ pub fn predictor_ratio(p: &dyn Predictor, op: &Op, origin: &Gpu, dest: &Gpu) -> 
     r.is_finite().then_some(r)
 }
 
-/// Resident-block wave size on one GPU, or why it is unknown.
+/// Resident-block wave size on one GPU, or why it is unknown. At least one block per SM: a
+/// grid that launches runs somewhere, whatever the occupancy rules say.
 fn wave(gpu: &Gpu, launch: &Launch) -> Result<u64, String> {
-    occupancy(gpu, &launch.resources)
-        .map(|o| o.blocks_per_sm.max(1) as u64 * gpu.sm_count as u64)
+    wave_size(gpu, &launch.resources)
+        .map(|w| w.max(gpu.sm_count as u64))
         .map_err(|e| format!("launch does not fit {}: {e}", gpu.id))
 }
 
@@ -203,7 +205,7 @@ fn base_clock_ratio(o: &Gpu, d: &Gpu) -> f64 {
 /// Per-SM peak of origin over destination for this work (how much faster one SM of the
 /// destination retires it, inverted).
 fn per_sm_rate_ratio(work: Work, o: &Gpu, d: &Gpu) -> f64 {
-    let per_sm = |g: &Gpu| g.peak_flops(work.class, work.dtype) / g.sm_count as f64;
+    let per_sm = |g: &Gpu| work.roof(g).per_sm(g).flops_per_s;
     per_sm(o) / per_sm(d)
 }
 
@@ -246,7 +248,7 @@ fn wavecast(b: u64, wo: u64, wd: u64, g: f64, work: Work, o: &Gpu, d: &Gpu) -> f
 /// Scaling without a launch configuration: many waves with equal occupancy on both GPUs.
 fn no_launch(g: f64, work: Work, o: &Gpu, d: &Gpu, form: WaveForm) -> f64 {
     let compute = match form {
-        WaveForm::Wavecast => o.peak_flops(work.class, work.dtype) / d.peak_flops(work.class, work.dtype),
+        WaveForm::Wavecast => work.roof(o).flops_per_s / work.roof(d).flops_per_s,
         _ => base_clock_ratio(o, d) * o.sm_count as f64 / d.sm_count as f64,
     };
     bw_ratio(o, d).powf(g) * compute.powf(1.0 - g)
@@ -256,7 +258,6 @@ fn no_launch(g: f64, work: Work, o: &Gpu, d: &Gpu, form: WaveForm) -> f64 {
 mod tests {
     use super::*;
     use crate::Roofline;
-    use wavecast_gpu::occupancy::wave_size;
     use wavecast_gpu::Catalog;
     use wavecast_ir::ops::{Elementwise, EwKind, Gemm};
 
@@ -372,7 +373,6 @@ mod tests {
         let r = predictor_ratio(&Roofline, &g, v100, h100).unwrap();
         let want = v100.peak_tflops.fp16.unwrap() / h100.peak_tflops.fp16.unwrap();
         assert!((r - want).abs() < 1e-9, "{r} vs {want}");
-        assert!(kernel_varying(g.class()));
     }
 
     #[test]

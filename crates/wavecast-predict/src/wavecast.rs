@@ -16,10 +16,10 @@
 
 use crate::calibration::arch_key;
 use crate::mlp::Mlp;
-use crate::physics::{gemm_dims, roofline_terms, sustained_clock_fraction, tiles, vector_dims, waves, Family};
+use crate::physics::{gemm_dims, sm_count, sustained_clock_fraction, tiles, tiles_along, vector_dims, waves, Family, Roof};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
-use crate::sample::LAUNCH_GAP_S;
+use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -92,13 +92,13 @@ fn log2(v: f64) -> f32 {
 /// learned correction so tiny kernels are not modelled as pure throughput.
 const KERNEL_RAMP_S: f64 = 2e-6;
 
-/// Peak FLOP/s the op can sustain on `gpu`: FP32 matmuls on CUDA cores draw the power that
+/// The roofs the op can sustain on `gpu`: FP32 matmuls on CUDA cores draw the power that
 /// power-capped boards lack; vector ops are bandwidth-bound, and tensor-core math spends far
-/// less energy per FLOP, so both keep the spec figure.
-fn sustained_peak(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
+/// less energy per FLOP, so both keep the spec compute roof.
+fn sustained_roof(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Roof {
     let cuda_core_matmul = family.is_gemm() && op.dtype() == wavecast_ir::DType::Fp32;
     let fraction = if cuda_core_matmul { sustained_clock_fraction(gpu, watts) } else { 1.0 };
-    gpu.peak_flops(op.class(), op.dtype()) * fraction
+    Roof::of_op(op, gpu).at_clock_fraction(fraction)
 }
 
 /// Work after wave quantisation: a GEMM runs in whole waves of output tiles over the SMs.
@@ -108,20 +108,19 @@ fn wave_padded_flops(op: &Op, family: Family, gpu: &Gpu) -> f64 {
     }
     let (batch, m, n, k) = gemm_dims(op).unwrap_or((1.0, 1.0, 1.0, 1.0));
     let tiles = tiles(batch, m, n, TILE, TILE);
-    let sms = gpu.sm_count as f64;
+    let sms = sm_count(gpu);
     // With fewer tiles than SMs, libraries split the reduction (split-K) to fill the GPU.
     let splits = (sms / tiles).floor().min((k / 256.0).floor()).max(1.0);
     let units = tiles * splits;
     let slots = waves(units, sms, 1.0) * sms;
     // Tiles are padded to whole tiles and waves to whole waves.
-    let padded_tile_work = (m / TILE).ceil() * TILE * (n / TILE).ceil() * TILE / (m * n);
+    let padded_tile_work = tiles_along(m, TILE) * TILE * tiles_along(n, TILE) * TILE / (m * n);
     op.flops() * padded_tile_work * slots / units
 }
 
 /// The physical bound (seconds) of `op` on `gpu`.
 pub fn bound(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
-    let compute = wave_padded_flops(op, family, gpu) / sustained_peak(op, family, gpu, watts);
-    let (_, memory) = roofline_terms(op, gpu);
+    let (compute, memory) = sustained_roof(op, family, gpu, watts).seconds(wave_padded_flops(op, family, gpu), op.bytes());
     KERNEL_RAMP_S + compute.max(memory)
 }
 
@@ -203,8 +202,7 @@ impl Wavecast {
         };
         let adjust = |k: f64| {
             if isolated {
-                let floor = Family::of(op).and_then(|f| self.floors.get(&f)).copied().unwrap_or(0.0);
-                (k + LAUNCH_GAP_S).max(floor)
+                isolated_seconds(k, family_floor(&self.floors, op))
             } else {
                 k * self.run_scale_for(gpu) + self.kernel_gap_s
             }

@@ -195,6 +195,7 @@ fn spec_params(spec: &TransformerSpec, o: &ServeOptions) -> Result<u64, SimError
 mod tests {
     use super::*;
     use wavecast_gpu::Catalog;
+    use wavecast_predict::physics::roofline;
     use wavecast_predict::Roofline;
     use wavecast_workload::presets::preset;
 
@@ -233,9 +234,10 @@ mod tests {
         let spec = preset("llama-3-8b").unwrap();
         let o = ServeOptions::new(1, 128, 8, DType::Bf16);
         let r = serve(&spec, gpu, &Roofline, &o).unwrap();
-        let floor = r.weight_gb * 1e9 / gpu.bandwidth() * 1e3;
+        let read_ms = |bytes: f64| roofline(0.0, bytes, OpClass::Memory, DType::Bf16, gpu).1 * 1e3;
+        let floor = read_ms(r.weight_gb * 1e9);
         // The input embedding table is never streamed (a lookup), the KV cache adds a little.
-        let embed = 128_256.0 * 4096.0 * 2.0 / gpu.bandwidth() * 1e3;
+        let embed = read_ms(128_256.0 * 4096.0 * 2.0);
         assert!(r.decode_ms > floor - embed && r.decode_ms < 1.05 * floor, "{} vs {floor}", r.decode_ms);
     }
 

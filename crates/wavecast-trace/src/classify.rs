@@ -28,7 +28,7 @@ impl Family {
 
     /// Library-chosen kernels: the destination will likely run a different one.
     pub fn kernel_varying(self) -> bool {
-        matches!(self, Family::Op(OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention | OpClass::Conv | OpClass::Rnn))
+        matches!(self, Family::Op(c) if c.kernels_vary_by_gpu())
     }
 
     /// The IR class whose compute roof applies (convolutions and recurrent layers are matmul

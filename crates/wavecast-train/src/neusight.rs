@@ -115,6 +115,7 @@ pub(crate) mod tests {
     use wavecast_gpu::Catalog;
     use wavecast_ir::ops::{Attention, Elementwise, EwKind, Gemm, Norm, NormKind, Softmax};
     use wavecast_ir::{DType, Op};
+    use wavecast_predict::physics::tiles_along;
     use wavecast_predict::roofline::roofline_seconds;
     use wavecast_predict::sample::LAUNCH_GAP_S;
     use wavecast_predict::{Context, Estimate, Predictor};
@@ -138,7 +139,7 @@ pub(crate) mod tests {
                     _ => (Op::Norm(Norm::new(NormKind::LayerNorm, m, n, DType::Fp32)), Family::LayerNorm, "vectorized_layer_norm_kernel"),
                 };
                 let kernel_s = 3e-6 + roofline_seconds(&op, &gpu) / 0.7;
-                let grid = if family == Family::Elementwise { Some((m * n).div_ceil(512) as f64) } else { None };
+                let grid = if family == Family::Elementwise { Some(tiles_along((m * n) as f64, 512.0)) } else { None };
                 out.push(Sample { op, family, gpu: gpu.clone(), latency_s: kernel_s + LAUNCH_GAP_S + 2e-5 * rng.uniform(), kernel: Some(kernel.into()), grid_blocks: grid, model_shaped: false });
             }
         }

@@ -4,23 +4,18 @@
 
 use std::collections::BTreeMap;
 use wavecast_predict::physics::Family;
-use wavecast_predict::sample::Sample;
+use wavecast_predict::sample::{host_floor_of_least_work, Sample};
 use wavecast_stats::upper_median;
 
-/// Isolated floor per (family, GPU): the median latency of the smallest tenth of ops. It is a
-/// property of the host that drove the GPU (Python dispatch and launch), not of the GPU.
+/// Isolated floor per (family, GPU): [`host_floor_of_least_work`], with bytes plus FLOPs as the
+/// work. It is a property of the host that drove the GPU (Python dispatch and launch), not of
+/// the GPU.
 pub fn floors_per_gpu(samples: &[Sample]) -> BTreeMap<(Family, String), f64> {
     let mut by: BTreeMap<(Family, String), Vec<(f64, f64)>> = BTreeMap::new();
     for s in samples {
         by.entry((s.family, s.gpu.id.clone())).or_default().push((s.op.bytes() + s.op.flops(), s.latency_s));
     }
-    by.into_iter()
-        .map(|(k, mut v)| {
-            v.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let small: Vec<f64> = v[..(v.len() / 10).max(1)].iter().map(|x| x.1).collect();
-            (k, upper_median(&small))
-        })
-        .collect()
+    by.into_iter().map(|(k, calls)| (k, host_floor_of_least_work(&calls))).collect()
 }
 
 /// Per family: the floor a GPU without measurements gets, the median over measured GPUs.

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 use wavecast_predict::calibration::{arch_key, group_offsets};
 use wavecast_predict::mlp::Rng;
-use wavecast_predict::physics::{roofline_terms, Family, DEFAULT_WATTS_PER_TFLOP_12NM};
-use wavecast_stats::{rank_sorted, sorted, trimmed_mean};
-use wavecast_predict::sample::Sample;
+use wavecast_predict::physics::{roofline_terms, watts_per_fp32_tflop, Family, DEFAULT_WATTS_PER_TFLOP_12NM, REFERENCE_NODE_NM};
+use wavecast_predict::sample::{Sample, KERNEL_GAP_S};
+use wavecast_stats::{mean, quantile_sorted, rank_sorted, sorted, trimmed_mean, upper_median};
 use wavecast_predict::wavecast::{bound, default_run_interval, features, generation, FamilyModel, Wavecast};
 
 /// Random-shape rows per family kept for training (uniformly subsampled), to bound training time.
@@ -39,12 +39,12 @@ fn fit_watts(samples: &[&Sample]) -> f64 {
     let implied: Vec<f64> = per_gpu
         .iter()
         .filter(|(_, e)| *e < 0.8 * reference)
-        .map(|(g, e)| (g.tdp_w / g.peak_tflops.fp32) / (e / reference) / (g.process_nm / 12.0))
+        .map(|(g, e)| watts_per_fp32_tflop(g) / (e / reference) / (g.process_nm / REFERENCE_NODE_NM))
         .collect();
     if implied.is_empty() {
         DEFAULT_WATTS_PER_TFLOP_12NM
     } else {
-        implied.iter().sum::<f64>() / implied.len() as f64
+        mean(&implied)
     }
 }
 
@@ -74,13 +74,7 @@ fn gpu_offsets(rows: &[&Sample], fam: Family, watts: f64) -> BTreeMap<String, f6
     for (gpu, v) in model_shaped.into_iter().filter(|(_, v)| v.len() >= MIN_MODEL_SHAPED_ROWS) {
         by.insert(gpu, v);
     }
-    let mut out: BTreeMap<String, f64> = by
-        .into_iter()
-        .map(|(g, mut v)| {
-            v.sort_by(f64::total_cmp);
-            (g, v[v.len() / 2])
-        })
-        .collect();
+    let mut out: BTreeMap<String, f64> = by.into_iter().map(|(g, v)| (g, upper_median(&v))).collect();
     // A GPU with no mid-sized rows is calibrated like the others on average.
     let fallback = trimmed_mean(&out.values().copied().collect::<Vec<_>>());
     for s in rows {
@@ -128,9 +122,8 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
         let cfg = TrainConfig { seed, epochs: 40, ..TrainConfig::default() };
         let mut mlp = train_mlp(&x, &y, cfg, None)?;
         compact(&mut mlp);
-        let mut sorted = y.clone();
-        sorted.sort_by(f32::total_cmp);
-        let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize] as f64;
+        let targets = sorted(&y.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
+        let pick = |q: f64| quantile_sorted(&targets, q).unwrap_or(0.0);
         let output_range = [pick(0.005), pick(0.995)];
         families.insert(
             fam,
@@ -144,7 +137,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
         watts_per_tflop_12nm: watts,
         families,
         floors,
-        kernel_gap_s: 1.5e-6,
+        kernel_gap_s: KERNEL_GAP_S,
         run_scale: BTreeMap::new(),
         default_run_scale: 1.0,
         run_interval: default_run_interval(),
@@ -158,13 +151,7 @@ pub fn calibrate_runs(w: &mut Wavecast, ratios: &[(String, f64)]) {
     for (g, r) in ratios.iter().filter(|(_, r)| r.is_finite() && *r > 0.0) {
         by.entry(g.clone()).or_default().push(*r);
     }
-    w.run_scale = by
-        .into_iter()
-        .map(|(g, mut v)| {
-            v.sort_by(f64::total_cmp);
-            (g, v[v.len() / 2])
-        })
-        .collect();
+    w.run_scale = by.into_iter().map(|(g, v)| (g, upper_median(&v))).collect();
     w.default_run_scale = if w.run_scale.is_empty() { 1.0 } else { trimmed_mean(&w.run_scale.values().copied().collect::<Vec<_>>()) };
 }
 

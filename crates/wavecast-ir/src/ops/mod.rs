@@ -79,12 +79,26 @@ impl OpClass {
         OpClass::Rnn,
     ];
 
-    /// Classes whose work runs on the matrix units (tensor cores) where the dtype allows.
-    pub fn is_matmul(self) -> bool {
-        matches!(self, OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention | OpClass::Conv | OpClass::Rnn)
+    /// Matrix products proper (linear layers, batched and attention matmuls, fused attention):
+    /// compute-bound work the GEMM models price.
+    pub fn is_gemm_like(self) -> bool {
+        matches!(self, OpClass::Gemm | OpClass::AttentionBmm | OpClass::FusedAttention)
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// Classes whose work runs on the matrix units (tensor cores) where the dtype allows: the
+    /// matrix products, and convolutions and recurrent layers, which libraries lower to them.
+    pub fn is_matmul(self) -> bool {
+        self.is_gemm_like() || matches!(self, OpClass::Conv | OpClass::Rnn)
+    }
+
+    /// Whether the vendor libraries (cuBLAS, cuDNN) pick this class's kernels per GPU by
+    /// heuristics or autotuning, so a kernel measured on one GPU says little about the kernel
+    /// another GPU runs: exactly the matrix-unit classes.
+    pub fn kernels_vary_by_gpu(self) -> bool {
+        self.is_matmul()
+    }
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             OpClass::Gemm => "gemm",
             OpClass::AttentionBmm => "attention_bmm",

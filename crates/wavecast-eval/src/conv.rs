@@ -10,7 +10,7 @@ use std::path::Path;
 use wavecast_data::load_neusight_dir;
 use wavecast_gpu::Catalog;
 use wavecast_predict::conv::{conv_samples, roofline_terms, ConvSample, ConvWeights};
-use wavecast_predict::sample::LAUNCH_GAP_S;
+use wavecast_predict::sample::isolated_seconds;
 use wavecast_stats::fit::relative_least_squares;
 use wavecast_stats::{ape, mean, quantile_sorted, sorted, Summary};
 
@@ -79,9 +79,10 @@ fn linear_seconds(s: &ConvSample, coefficients: [f64; 3]) -> f64 {
     linear_terms(s).iter().zip(coefficients).map(|(t, c)| t * c).sum::<f64>().max(1e-7)
 }
 
+/// The plain roofline as an isolated call: its kernel time plus the launch gap (no host floor).
 fn roofline_seconds(s: &ConvSample) -> f64 {
     let (compute, memory) = roofline_terms(&s.conv, &s.gpu);
-    compute.max(memory) + LAUNCH_GAP_S
+    isolated_seconds(compute.max(memory), 0.0)
 }
 
 fn method_stats(method: &'static str, apes: &[f64]) -> MethodStats {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use wavecast_predict::calibration::{arch_key, group_offsets};
 use wavecast_predict::conv::{bound, default_interval, features, ConvModel, ConvSample, ConvWeights};
 use wavecast_predict::mlp::Rng;
+use wavecast_predict::sample::host_floor_fastest;
 use wavecast_stats::{decile_interval, quantile_sorted, sorted, trimmed_mean, upper_median};
 
 /// Rows whose latency exceeds this multiple of their GPU's floor train the kernel model.
@@ -44,7 +45,7 @@ fn floors(samples: &[ConvSample]) -> BTreeMap<String, f64> {
     for s in samples {
         by.entry(s.gpu.id.clone()).or_default().push(s.latency_s);
     }
-    by.into_iter().map(|(g, v)| (g, v.into_iter().fold(f64::INFINITY, f64::min))).collect()
+    by.into_iter().map(|(g, v)| (g, host_floor_fastest(&v))).collect()
 }
 
 /// Fits the convolution model on `samples` (kernel-dominated rows, at most

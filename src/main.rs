@@ -29,6 +29,12 @@ fn one_line(e: &clap::Error) -> String {
     message.join(" ").trim_start_matches("error: ").to_string()
 }
 
+/// An error is one line even when it quotes a name from the user's file that holds line breaks
+/// or other control characters: those are written escaped (`\n`, `\u{2028}`).
+fn as_one_line(message: &str) -> String {
+    message.chars().map(|c| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
     let cli = match cli::Cli::try_parse() {
@@ -36,14 +42,14 @@ fn main() -> ExitCode {
         // --help and --version (exit 0), and a bare `wavecast` (the help, exit 2): clap's own.
         Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         Err(e) => {
-            eprintln!("wavecast: error: {}", one_line(&e));
+            eprintln!("wavecast: error: {}", as_one_line(&one_line(&e)));
             return ExitCode::from(2);
         }
     };
     match cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("wavecast: error: {e}");
+            eprintln!("wavecast: error: {}", as_one_line(&e.to_string()));
             ExitCode::from(2)
         }
     }

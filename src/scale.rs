@@ -111,8 +111,11 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     if trace.kernels.is_empty() {
         return Err(Error::new(format!("{}: the trace has no GPU kernel events (was the profiler run with ProfilerActivity.CUDA?)", req.trace.display())));
     }
-    if trace.kernel_time_us() <= 0.0 {
-        return Err(Error::new(format!("{}: the trace's {} GPU kernels last 0 µs in all; there is no time to scale", req.trace.display(), trace.kernels.len())));
+    // Below a nanosecond (every timer's resolution) there is no time to scale, and ratios to it
+    // would not be finite.
+    let shortest_us = wavecast_data::MEASURED_MS.0 * 1e3;
+    if trace.kernel_time_us() < shortest_us {
+        return Err(Error::new(format!("{}: the trace's {} GPU kernels last {} µs in all, less than the 1 ns a profiler resolves; there is no time to scale", req.trace.display(), trace.kernels.len(), trace.kernel_time_us())));
     }
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
     let method = req.method.as_deref().unwrap_or("hybrid");

@@ -1,5 +1,6 @@
 #![no_main]
-//! ONNX protobuf → imported graph → priced step.
+//! ONNX protobuf → imported graph (inference, and training with backward and optimizer) →
+//! priced step.
 
 mod common;
 
@@ -9,8 +10,10 @@ use wavecast_workload::onnx::{import_bytes, OnnxOptions};
 use wavecast_workload::Mode;
 
 fuzz_target!(|data: &[u8]| {
-    let o = OnnxOptions { batch: 2, seq: 16, mode: Mode::Inference, dtype: None, optimizer: OptimizerKind::Adam, image: Some(32) };
-    if let Ok(m) = import_bytes(data, "fuzz", &o) {
-        common::assert_prices_finitely(&m.graph);
+    for mode in [Mode::Inference, Mode::Training] {
+        let o = OnnxOptions { batch: 2, seq: 16, mode, dtype: None, optimizer: OptimizerKind::Adam, image: Some(32) };
+        if let Ok(m) = import_bytes(data, "fuzz", &o) {
+            common::assert_prices_finitely(&m.graph);
+        }
     }
 });

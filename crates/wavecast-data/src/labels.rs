@@ -46,9 +46,7 @@ pub fn load_labels(data_dir: &Path) -> Result<Vec<Label>, DataError> {
             }
             let text = std::fs::read_to_string(&path).map_err(|e| DataError::Read { path: path.display().to_string(), reason: e.to_string() })?;
             let lf: LabelFile = serde_json::from_str(&text).map_err(|e| DataError::Format { path: path.display().to_string(), reason: e.to_string() })?;
-            if !(lf.e2e_latency.is_finite() && lf.e2e_latency > 0.0) {
-                return Err(DataError::Format { path: path.display().to_string(), reason: format!("e2e_latency must be positive, got {}", lf.e2e_latency) });
-            }
+            crate::measured_ms("e2e_latency", lf.e2e_latency).map_err(|reason| DataError::Format { path: path.display().to_string(), reason })?;
             labels.push(Label {
                 gpu_dir: gpu_dir.clone(),
                 workload: path.file_stem().unwrap_or_default().to_string_lossy().into_owned(),
@@ -87,6 +85,18 @@ pub struct PaperRow {
 }
 
 impl PaperRow {
+    /// The label and every published prediction present are plausible measured times.
+    fn check(&self) -> Result<(), String> {
+        crate::measured_ms("label_all_e2e_latency", self.label_ms)?;
+        let predictions = [("neusight", self.neusight_ms), ("roofline", self.roofline_ms), ("habitat", self.habitat_ms), ("micro", self.micro_ms)];
+        for (method, ms) in predictions {
+            if let Some(ms) = ms {
+                crate::measured_ms(&format!("{method}_all_e2e_latency"), ms)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The workload stem this row describes, e.g. `gpt2_large-train-1024-4-dp4`.
     pub fn workload(&self) -> String {
         let mut w = format!("{}-{}-{}-{}", self.model_name, self.mode, self.seqlen, self.batch);
@@ -107,7 +117,9 @@ pub fn load_paper_predictions(data_dir: &Path) -> Result<Option<Vec<PaperRow>>, 
     let mut rdr = csv::Reader::from_path(&path).map_err(|e| DataError::Read { path: path.display().to_string(), reason: e.to_string() })?;
     let mut rows = Vec::new();
     for (i, r) in rdr.deserialize().enumerate() {
-        let row: PaperRow = r.map_err(|e| DataError::Format { path: format!("{}:{}", path.display(), i + 2), reason: e.to_string() })?;
+        let at = || format!("{}:{}", path.display(), i + 2);
+        let row: PaperRow = r.map_err(|e| DataError::Format { path: at(), reason: e.to_string() })?;
+        row.check().map_err(|reason| DataError::Format { path: at(), reason })?;
         rows.push(row);
     }
     Ok(Some(rows))

@@ -6,7 +6,7 @@ pub mod measurement;
 pub mod neusight_ops;
 
 pub use labels::{load_labels, load_paper_predictions, Label, PaperRow};
-pub use measurement::{Kernel, Measurement, OpShape};
+pub use measurement::{measured_ms, Kernel, Measurement, OpShape, MEASURED_MS};
 pub use neusight_ops::{load_neusight_csv, load_neusight_dir, LoadReport, Skipped};
 
 use thiserror::Error;

@@ -19,6 +19,21 @@ pub enum OpShape {
     Conv2d { batch: u64, c_in: u64, c_out: u64, kernel: u64, size: u64, stride: u64, padding: u64 },
 }
 
+/// Shortest and longest measured time accepted, in ms: a nanosecond (every GPU timer's
+/// resolution) and a day. Outside that a figure is corrupt, and errors relative to it would
+/// stop being finite.
+pub const MEASURED_MS: (f64, f64) = (1e-6, 86_400e3);
+
+/// Checks a measured time in ms is a plausible one (see [`MEASURED_MS`]).
+pub fn measured_ms(what: &str, ms: f64) -> Result<f64, String> {
+    let (lo, hi) = MEASURED_MS;
+    if ms.is_finite() && (lo..=hi).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(format!("{what} must be a time between {lo} ms (1 ns) and {hi} ms (a day), got {ms}"))
+    }
+}
+
 /// One launched kernel.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
@@ -32,10 +47,10 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn blocks(&self) -> Option<u64> {
-        self.grid.map(|g| g[0] * g[1] * g[2])
+        self.grid.and_then(|g| g[0].checked_mul(g[1])?.checked_mul(g[2]))
     }
     pub fn threads_per_block(&self) -> Option<u64> {
-        self.block.map(|b| b[0] * b[1] * b[2])
+        self.block.and_then(|b| b[0].checked_mul(b[1])?.checked_mul(b[2]))
     }
 }
 
@@ -71,7 +86,7 @@ impl Measurement {
             OpShape::LayerNorm { b, h } => Op::Norm(Norm::new(NormKind::LayerNorm, *b, *h, dt)),
             OpShape::Vector { name, b, h } => {
                 let (kind, inputs) = vector_kind(name)?;
-                Op::Elementwise(Elementwise::new(kind, b * h, inputs, dt))
+                Op::Elementwise(Elementwise::new(kind, b.checked_mul(*h)?, inputs, dt))
             }
             OpShape::Conv2d { .. } => return None,
         })

@@ -56,10 +56,10 @@ impl Columns {
     }
     fn dim(&self, rec: &csv::StringRecord, name: &str) -> Result<u64, String> {
         let v: u64 = self.num(rec, name)?;
-        if v == 0 {
-            return Err(format!("zero dimension: column '{name}'"));
-        }
-        Ok(v)
+        wavecast_ir::dim(&format!("column '{name}'"), v).map_err(|e| match e {
+            wavecast_ir::DimError::Zero { .. } => format!("zero dimension: column '{name}'"),
+            e => e.to_string(),
+        })
     }
     fn opt_f64(&self, rec: &csv::StringRecord, name: &str) -> Option<f64> {
         self.get(rec, name).and_then(|s| s.parse().ok())
@@ -109,10 +109,7 @@ fn row(
     device_cache: &mut HashMap<String, Result<String, String>>,
 ) -> Result<Measurement, String> {
     let op = cols.get(rec, "OPName").ok_or("missing value: column 'OPName' is empty")?.to_string();
-    let latency_ms: f64 = cols.num(rec, "Latency")?;
-    if !(latency_ms.is_finite() && latency_ms > 0.0) {
-        return Err(format!("bad latency: {latency_ms} ms"));
-    }
+    let latency_ms = crate::measured_ms("bad latency: Latency", cols.num(rec, "Latency")?)?;
     let device = cols.get(rec, "Device").ok_or("missing value: column 'Device' is empty")?;
     let gpu = device_cache
         .entry(device.to_string())
@@ -122,7 +119,7 @@ fn row(
         "bmm" => OpShape::Bmm { batch: cols.dim(rec, "B")?, m: cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? },
         "linear" => {
             let b = cols.dim(rec, "B")?;
-            OpShape::Linear { m: b * cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? }
+            OpShape::Linear { m: wavecast_ir::checked_mul("B×M", &[b, cols.dim(rec, "M")?]).map_err(|e| e.to_string())?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? }
         }
         "softmax" => OpShape::Softmax { b: cols.dim(rec, "B")?, h: cols.dim(rec, "H")? },
         "ln" => OpShape::LayerNorm { b: cols.dim(rec, "B")?, h: cols.dim(rec, "H")? },

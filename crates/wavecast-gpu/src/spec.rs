@@ -110,6 +110,11 @@ pub struct Gpu {
     pub price: Option<Price>,
 }
 
+/// Range every figure a prediction divides by must lie in (counts, clocks in MHz, sizes in GB
+/// or KB, rates in TFLOP/s or GB/s, watts, $/hour): far wider than any real GPU, narrow enough
+/// that quotients of two figures stay finite.
+pub const PLAUSIBLE: (f64, f64) = (1e-3, 1e7);
+
 impl Gpu {
     /// Memory bandwidth in bytes per second.
     pub fn bandwidth(&self) -> f64 {
@@ -192,7 +197,8 @@ impl Gpu {
     }
 
     /// Checks the figures are physically meaningful: every count, clock, size and rate that a
-    /// prediction divides by or scales with is positive and finite, the rest non-negative.
+    /// prediction divides by or scales with lies in [`PLAUSIBLE`] (a subnormal peak would turn
+    /// times infinite), the rest are non-negative and below its upper end.
     pub fn validate(&self) -> Result<(), String> {
         let o = &self.occupancy;
         let positive = [
@@ -218,16 +224,17 @@ impl Gpu {
             ("occupancy.register_alloc_unit", f64::from(o.register_alloc_unit)),
             ("occupancy.shared_mem_alloc_unit_bytes", f64::from(o.shared_mem_alloc_unit_bytes)),
         ];
+        let (lo, hi) = PLAUSIBLE;
         for (field, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("GPU '{}': {field} must be a positive number, got {v}", self.id));
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(format!("GPU '{}': {field} must be a positive number between {lo} and {hi:e}, got {v}", self.id));
             }
         }
         let p = &self.peak_tflops;
         let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
         for (field, v) in optional {
-            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
-                return Err(format!("GPU '{}': peak_tflops.{field} must be positive, got {v}", self.id));
+            if let Some(v) = v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v))) {
+                return Err(format!("GPU '{}': peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}", self.id));
             }
         }
         let non_negative = [
@@ -236,13 +243,13 @@ impl Gpu {
             ("interconnect.pcie_gbs", self.interconnect.pcie_gbs),
         ];
         for (field, v) in non_negative {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("GPU '{}': {field} must be zero or positive, got {v}", self.id));
+            if !(v.is_finite() && (0.0..=hi).contains(&v)) {
+                return Err(format!("GPU '{}': {field} must be zero or positive, at most {hi:e}, got {v}", self.id));
             }
         }
         // Costs per token divide by the price: a free GPU is given by leaving `price` out.
-        if let Some(p) = self.price.as_ref().filter(|p| !(p.usd_per_hour.is_finite() && p.usd_per_hour > 0.0)) {
-            return Err(format!("GPU '{}': price.usd_per_hour must be a positive number (or leave [gpu.price] out), got {}", self.id, p.usd_per_hour));
+        if let Some(p) = self.price.as_ref().filter(|p| !(p.usd_per_hour.is_finite() && (lo..=hi).contains(&p.usd_per_hour))) {
+            return Err(format!("GPU '{}': price.usd_per_hour must be a positive number between {lo} and {hi:e} (or leave [gpu.price] out), got {}", self.id, p.usd_per_hour));
         }
         Ok(())
     }

@@ -6,6 +6,11 @@ use thiserror::Error;
 /// Largest single dimension we accept; far above any real model (2^40 elements).
 pub const MAX_DIM: u64 = 1 << 40;
 
+/// Largest tensor, parameter count or repeat-weighted total we accept (2^50, about 10^15): a
+/// thousand times the largest model, and small enough that sums of such counts stay exact in
+/// 64-bit integers and in f64.
+pub const MAX_ELEMENTS: u64 = 1 << 50;
+
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum DimError {
     #[error("{name} must be at least 1, got 0")]

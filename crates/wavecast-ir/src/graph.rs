@@ -2,6 +2,7 @@
 //! times they repeat (a transformer layer is stored once and repeated, which keeps a 96-layer
 //! model as cheap to predict as a 1-layer one).
 
+use crate::dims::{DimError, MAX_DIM, MAX_ELEMENTS};
 use crate::ops::{Optimizer, OptimizerKind};
 use crate::{DType, Op};
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,10 @@ impl ResidentFloor {
     }
 }
 
+/// Most FLOPs or bytes one node may do in a step, repeats included (10^24: a million seconds of
+/// the fastest GPU's work, so no real step comes near it).
+pub const MAX_WORK: f64 = 1e24;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
@@ -78,9 +83,33 @@ impl Graph {
         self.nodes.iter().filter(|n| n.phase == phase).map(|n| n.op.flops() * n.repeat as f64).sum()
     }
 
-    /// Trainable parameters owned by the forward operators.
+    /// Trainable parameters owned by the forward operators (saturating; [`Graph::check_scale`]
+    /// rejects graphs where that matters).
     pub fn params(&self) -> u64 {
-        self.forward().map(|n| n.op.params() * n.repeat).sum()
+        self.forward().map(|n| n.op.params().saturating_mul(n.repeat)).fold(0, u64::saturating_add)
+    }
+
+    /// Checks that every count stays where arithmetic on it is exact: each node repeats at most
+    /// [`MAX_DIM`] times, the parameters total at most [`MAX_ELEMENTS`], and each node's work
+    /// (FLOPs and bytes, repeats included) is finite and at most [`MAX_WORK`]. Readers build
+    /// graphs from user files, so predictions call this before pricing anything.
+    pub fn check_scale(&self) -> Result<(), DimError> {
+        let mut params: u128 = 0;
+        for n in &self.nodes {
+            if n.repeat > MAX_DIM {
+                return Err(DimError::TooLarge { name: format!("repeat count of '{}'", n.name), value: n.repeat, max: MAX_DIM });
+            }
+            params += u128::from(n.op.params()) * u128::from(n.repeat);
+            let reps = n.repeat as f64;
+            let work = (n.op.flops() * reps).max(n.op.bytes() * reps);
+            if !(work.is_finite() && work <= MAX_WORK) {
+                return Err(DimError::Invalid { what: format!("operator '{}' does {work:.3e} FLOPs or bytes of work, more than the supported {MAX_WORK:.0e}", n.name) });
+            }
+        }
+        if params > u128::from(MAX_ELEMENTS) {
+            return Err(DimError::TooLarge { name: "parameter count".into(), value: u64::try_from(params).unwrap_or(u64::MAX), max: MAX_ELEMENTS });
+        }
+        Ok(())
     }
 
     /// What must be resident on the GPU during a step, at least (see [`ResidentFloor`]).
@@ -135,7 +164,7 @@ impl Graph {
     }
 
     pub fn gemm_count(&self) -> u64 {
-        self.nodes.iter().filter(|n| matches!(n.op, Op::Gemm(_))).map(|n| n.repeat).sum()
+        self.nodes.iter().filter(|n| matches!(n.op, Op::Gemm(_))).map(|n| n.repeat).fold(0, u64::saturating_add)
     }
 }
 
@@ -154,5 +183,26 @@ mod tests {
         assert_eq!(g.flops_in(Phase::Backward), 2.0 * g.flops_in(Phase::Forward));
         assert_eq!(g.nodes.last().unwrap().phase, Phase::Optimizer);
         assert_eq!(g.gemm_count(), 9);
+    }
+
+    #[test]
+    fn check_scale_rejects_repeats_parameters_and_work_past_the_limits() {
+        let fc = || Op::Gemm(Gemm::linear(8, 1 << 20, 1 << 20, false, DType::Fp32).unwrap());
+        let mut g = Graph::new("t");
+        g.push("fc", fc(), Phase::Forward, 1);
+        assert_eq!(g.check_scale(), Ok(()));
+        g.nodes[0].repeat = MAX_DIM + 1;
+        assert!(matches!(g.check_scale(), Err(DimError::TooLarge { .. })));
+        // 2^40 params per node × 2^11 repeats: each node is fine, the total is not.
+        g.nodes[0].repeat = 1 << 11;
+        assert!(matches!(g.check_scale(), Err(DimError::TooLarge { ref name, .. }) if name == "parameter count"));
+        assert_eq!(g.params(), 1 << 51);
+        let mut g = Graph::new("t");
+        g.push("huge", Op::Gemm(Gemm::linear(1 << 20, 1 << 20, 1 << 20, false, DType::Fp32).unwrap()), Phase::Forward, 1 << 20);
+        assert!(matches!(g.check_scale(), Err(DimError::Invalid { .. })), "2^61 FLOPs × 2^20 repeats");
+        let mut g = Graph::new("t");
+        g.push("table", Op::Embedding(crate::ops::Embedding { tokens: 8, hidden: u64::MAX, vocab: u64::MAX, dtype: DType::Fp32 }), Phase::Forward, 1);
+        assert_eq!(g.params(), u64::MAX);
+        assert!(g.check_scale().is_err());
     }
 }

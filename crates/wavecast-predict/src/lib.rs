@@ -72,6 +72,9 @@ pub enum PredictError {
     /// The work cannot run on this GPU as asked (e.g. a dtype it has no units for).
     #[error("{0}")]
     Unsupported(String),
+    /// The graph's sizes are past what can be priced exactly (see `Graph::check_scale`).
+    #[error("{0}")]
+    Shape(#[from] wavecast_ir::DimError),
 }
 
 /// Where an operator runs, which decides what its time includes.

@@ -93,6 +93,7 @@ pub fn estimate_with(
     predictor: &dyn Predictor,
     comm: Option<&CommModel>,
 ) -> Result<Breakdown, PredictError> {
+    graph.check_scale()?;
     check_dtypes(graph, gpu)?;
     let mut b = Breakdown {
         predictor: predictor.name().to_string(),

@@ -112,7 +112,9 @@ pub fn load(source: Source, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadE
 }
 
 /// A workload with no operator to price would report a zero time and infinite throughput.
+/// One whose sizes are past exact arithmetic cannot be priced at all.
 fn require_priceable(w: LoadedWorkload) -> Result<LoadedWorkload, WorkloadError> {
+    w.graph.check_scale().map_err(|e| WorkloadError::Invalid(format!("{}: {e}", w.name)))?;
     if !w.graph.nodes.is_empty() {
         return Ok(w);
     }

@@ -113,6 +113,7 @@ pub fn import_opgraph(text: &str, workload: &str, num_layer: u64) -> Result<Grap
         }
     }
     g.nodes.extend(backward);
+    g.check_scale().map_err(|e| err(e.to_string()))?;
     Ok(g)
 }
 
@@ -141,6 +142,10 @@ fn elements(shape: &PyVal) -> Result<u64, String> {
     ints(shape)?.iter().try_fold(1u64, |a, &d| a.checked_mul(d).ok_or_else(|| "shape overflows".to_string()))
 }
 
+fn sum_elements(shapes: &[PyVal]) -> Result<u64, String> {
+    shapes.iter().try_fold(0u64, |a, s| a.checked_add(elements(s)?).ok_or_else(|| "sum of shapes overflows".to_string()))
+}
+
 fn primitive(v: &PyVal) -> Result<Op, String> {
     let pair = v.as_seq().filter(|p| p.len() == 2).ok_or("primitive is not [kind, dims]")?;
     let kind = pair[0].as_str().ok_or("primitive kind is not a string")?;
@@ -167,7 +172,7 @@ fn primitive(v: &PyVal) -> Result<Op, String> {
         }
         "MEM" => {
             let shapes = args.as_seq().ok_or("MEM args are not a tuple of shapes")?;
-            let total = shapes.iter().map(elements).try_fold(0u64, |a, n| n.map(|n| a + n))?;
+            let total = sum_elements(shapes)?;
             Op::MemCopy(MemCopy::touch(total, DT))
         }
         "ALLREDUCE" | "ALLREDUCE_ASYNC" | "SENDRECV" => {
@@ -188,13 +193,13 @@ fn comm_elements(args: &PyVal) -> Result<u64, String> {
     match args {
         PyVal::Int(n) if *n >= 0 => Ok(*n as u64),
         PyVal::Seq(items) if items.iter().all(|i| i.as_int().is_some()) => elements(args),
-        PyVal::Seq(items) => items.iter().map(elements).try_fold(0u64, |a, n| n.map(|n| a + n)),
+        PyVal::Seq(items) => sum_elements(items),
         _ => Err("communication size is not a shape".into()),
     }
 }
 
 fn vector(op: &str, b: u64, h: u64) -> Result<Op, String> {
-    let n = b * h;
+    let n = wavecast_ir::checked_mul("vector elements", &[b, h]).map_err(|e| e.to_string())?;
     let ew = |kind, inputs| Op::Elementwise(Elementwise::new(kind, n, inputs, DT));
     Ok(match op {
         "softmax" => Op::Softmax(Softmax::new(b, h, DT)),

@@ -29,8 +29,12 @@ impl PyVal {
     }
 }
 
+/// Deepest nesting accepted; NeuSight writes three levels, and recursion past a few thousand
+/// would overflow the stack.
+const MAX_DEPTH: usize = 64;
+
 pub fn parse(text: &str) -> Result<PyVal, String> {
-    let mut p = Parser { s: text.as_bytes(), i: 0 };
+    let mut p = Parser { s: text.as_bytes(), i: 0, depth: 0 };
     let v = p.value()?;
     p.ws();
     if p.i != p.s.len() {
@@ -42,6 +46,7 @@ pub fn parse(text: &str) -> Result<PyVal, String> {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -64,6 +69,16 @@ impl Parser<'_> {
     }
 
     fn seq(&mut self, close: u8) -> Result<PyVal, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("lists nested deeper than {MAX_DEPTH} levels"));
+        }
+        let v = self.items(close);
+        self.depth -= 1;
+        v
+    }
+
+    fn items(&mut self, close: u8) -> Result<PyVal, String> {
         self.i += 1;
         let mut items = Vec::new();
         loop {
@@ -129,5 +144,13 @@ mod tests {
         assert!(parse("[['Linear', (4096,").is_err());
         assert!(parse("[x]").is_err());
         assert!(parse("[1] 2").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deep).unwrap_err().contains("nested deeper"));
+        let ok = format!("{}1{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(parse(&ok).is_ok());
     }
 }

@@ -101,7 +101,7 @@ impl ChannelNorm {
         if self.backward || !self.affine {
             0
         } else {
-            2 * self.channels
+            self.channels.saturating_mul(2)
         }
     }
 

@@ -239,7 +239,7 @@ impl Conv {
         if self.pass != ConvPass::Forward {
             return 0;
         }
-        self.weight_elements() as u64 + if self.bias { self.c_out } else { 0 }
+        (self.weight_elements() as u64).saturating_add(if self.bias { self.c_out } else { 0 })
     }
 
     /// Data gradient (unless the input needs none), weight gradient, and the bias gradient as a

@@ -24,13 +24,13 @@ impl Embedding {
     }
 
     pub fn params(&self) -> u64 {
-        self.vocab * self.hidden
+        self.vocab.saturating_mul(self.hidden)
     }
 
     /// The dense gradient table is zeroed, then the token gradients are scatter-added into it.
     pub fn backward(&self) -> Vec<Op> {
-        let table = MemCopy::touch(self.vocab * self.hidden, self.dtype);
-        let scatter = MemCopy::touch(3 * self.tokens * self.hidden, self.dtype);
+        let table = MemCopy::touch(self.params(), self.dtype);
+        let scatter = MemCopy::touch(self.tokens.saturating_mul(self.hidden).saturating_mul(3), self.dtype);
         vec![Op::MemCopy(table), Op::MemCopy(scatter)]
     }
 }

@@ -110,7 +110,7 @@ impl Gemm {
         if self.kind != GemmKind::Linear || self.shared_weight {
             return if self.bias && self.kind == GemmKind::Linear { self.n } else { 0 };
         }
-        self.k * self.n + if self.bias { self.n } else { 0 }
+        self.k.saturating_mul(self.n).saturating_add(if self.bias { self.n } else { 0 })
     }
 
     /// dX = dY·Wᵀ and dW = Xᵀ·dY (two GEMMs); a bias adds a column reduction of dY.

@@ -42,7 +42,7 @@ impl Norm {
             return 0;
         }
         match self.kind {
-            NormKind::LayerNorm if self.has_bias => 2 * self.cols,
+            NormKind::LayerNorm if self.has_bias => self.cols.saturating_mul(2),
             _ => self.cols,
         }
     }

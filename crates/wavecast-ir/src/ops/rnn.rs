@@ -159,13 +159,14 @@ impl Rnn {
         if self.backward {
             return 0;
         }
-        let width = self.cell.gates() * self.hidden;
+        // Saturating: Graph::check_scale rejects the saturated count with a clear error.
+        let width = self.cell.gates().saturating_mul(self.hidden);
         (0..self.layers)
             .map(|l| {
-                let bias = if self.bias { 2 * width } else { 0 };
-                self.directions() * (width * (self.layer_input(l) + self.hidden) + bias)
+                let bias = if self.bias { width.saturating_mul(2) } else { 0 };
+                self.directions().saturating_mul(width.saturating_mul(self.layer_input(l).saturating_add(self.hidden)).saturating_add(bias))
             })
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 
     pub fn backward(&self) -> Vec<Op> {

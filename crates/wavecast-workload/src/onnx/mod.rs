@@ -29,7 +29,7 @@ use wavecast_ir::ops::{
     ChannelNorm, Concat, Conv, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, Optimizer, OptimizerKind, Pool,
     PoolKind, Reduction, Rnn, RnnCell, Softmax, Upsample, UpsampleMode,
 };
-use wavecast_ir::{checked_mul, DType, Graph, Op, Phase};
+use wavecast_ir::{checked_mul, DType, Graph, Op, Phase, MAX_ELEMENTS};
 
 /// How the imported model is run.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,8 +152,6 @@ impl Attrs<'_> {
     }
 }
 
-/// Largest tensor accepted (2^50 elements, far beyond any GPU's memory).
-const MAX_ELEMENTS: u64 = 1 << 50;
 
 /// Most elements of a constant whose values are read (shape vectors, axes, scales).
 const CONST_LIMIT: usize = 1 << 16;
@@ -661,13 +659,17 @@ impl<'a> Importer<'a> {
                 if axes_v.len() > starts.len() || axes_v.len() > ends.len() {
                     return Err(self.bad(format!("node '{name}': Slice has more axes than starts and ends")));
                 }
+                if axes_v.iter().any(|&a| a >= r) {
+                    return Err(self.bad(format!("node '{name}': Slice axes {axes_v:?} are outside the input's {r} dimensions")));
+                }
                 for (j, &a) in axes_v.iter().enumerate() {
-                    let n = x.shape[a] as i64;
-                    let step = steps.as_ref().and_then(|s| s.get(j)).copied().unwrap_or(1);
+                    // i128: starts, ends and steps may be anywhere in i64 (INT64_MAX means "to the end").
+                    let n = i128::from(x.shape[a]);
+                    let step = i128::from(steps.as_ref().and_then(|s| s.get(j)).copied().unwrap_or(1));
                     if step == 0 {
                         return Err(self.bad(format!("node '{name}': Slice with a zero step")));
                     }
-                    let norm = |v: i64, lo: i64, hi: i64| (if v < 0 { v + n } else { v }).clamp(lo, hi);
+                    let norm = |v: i64, lo: i128, hi: i128| (if v < 0 { i128::from(v) + n } else { i128::from(v) }).clamp(lo, hi);
                     let (s, e) = if step > 0 { (norm(starts[j], 0, n), norm(ends[j], 0, n)) } else { (norm(starts[j], -1, n - 1), norm(ends[j], -1, n - 1)) };
                     let span = if step > 0 { (e - s).max(0) } else { (s - e).max(0) };
                     let len = (span + step.abs() - 1) / step.abs();
@@ -1058,12 +1060,14 @@ impl<'a> Importer<'a> {
             let auto = at.string("auto_pad").unwrap_or_default();
             let input = &x.shape[2..];
             let out: Option<Vec<u64>> = at.ints("output_shape").filter(|v| v.len() == spatial).map(|v| v.iter().map(|&d| d.max(1) as u64).collect()).or_else(|| {
-                auto.starts_with("SAME").then(|| input.iter().zip(&strides).map(|(&i, &s)| i * s).collect())
+                auto.starts_with("SAME").then(|| input.iter().zip(&strides).map(|(&i, &s)| i.saturating_mul(s)).collect())
             });
             if let Some(out) = out {
                 let op = at.ints("output_padding").unwrap_or_default();
                 for i in 0..spatial {
-                    let full = strides[i] * (input[i] - 1) + op.get(i).copied().unwrap_or(0).max(0) as u64 + dil[i] * (kernel[i] - 1) + 1;
+                    // Saturating: absurd strides or dilations give huge pads, which Conv's checks reject.
+                    let output_padding = op.get(i).copied().unwrap_or(0).max(0) as u64;
+                    let full = strides[i].saturating_mul(input[i].saturating_sub(1)).saturating_add(output_padding).saturating_add(dil[i].saturating_mul(kernel[i].saturating_sub(1))).saturating_add(1);
                     let total = full.checked_sub(out[i]).ok_or_else(|| self.bad(format!("node '{name}': output_shape {out:?} is larger than the transposed convolution produces")))?;
                     let (small, big) = (total / 2, total - total / 2);
                     let (b, e) = if auto == "SAME_LOWER" { (big, small) } else { (small, big) };

@@ -171,8 +171,8 @@ impl TensorProto {
     /// Small integer or float constants as f64 (shape vectors, axes, scales), when the values
     /// are stored in the file and there are at most `limit` of them.
     pub fn values(&self, limit: usize) -> Option<Vec<f64>> {
-        let n: i64 = self.dims.iter().product();
-        if n < 0 || n as usize > limit || self.data_location == 1 {
+        let n = self.dims.iter().try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })?;
+        if n as usize > limit || self.data_location == 1 {
             return None;
         }
         let n = n as usize;

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 shared=../../shared/data
 tc=../tests/corpus
-rm -rf corpus && mkdir -p corpus/{hf_config,gpu_toml,onnx,trace,neusight_opgraph,neusight_ops}
+rm -rf corpus && mkdir -p corpus/{hf_config,gpu_toml,onnx,trace,neusight_opgraph,neusight_ops,aiconfigurator_parquet,modern_csv}
 # Hugging Face configs: the corpus, NeuSight's and AIConfigurator's real ones.
 cp "$tc"/config/* corpus/hf_config/
 cp "$shared"/neusight/model_configs/*.json corpus/hf_config/ 2>/dev/null || true
@@ -26,4 +26,7 @@ find "$shared"/neusight/opgraph -name '*.csv' | sort | head -20 | while read -r 
 # NeuSight per-op CSVs: the corpus's, and the first rows of each real file.
 find "$tc"/neusight/ops -name '*.csv' | while read -r f; do cp "$f" "corpus/neusight_ops/$(echo "${f#"$tc"/neusight/ops/}" | tr '/' '_')"; done
 for f in "$shared"/neusight/ops/train/*/*.csv; do head -40 "$f" > "corpus/neusight_ops/real-$(basename "$(dirname "$f")")-$(basename "$f")"; done
+# Modern-GPU tables: the committed fixtures (cut from ../shared) and the corpus's damaged ones.
+find ../tests/fixtures/modern ../tests/corpus/modern -name '*.parquet' -type f | sort | while read -r f; do cp "$f" "corpus/aiconfigurator_parquet/$(echo "$f" | tr '/' '_')"; done
+find ../tests/fixtures/modern ../tests/corpus/modern -name '*.csv' -type f | sort | while read -r f; do cp "$f" "corpus/modern_csv/$(echo "$f" | tr '/' '_')"; done
 for d in corpus/*; do echo "$d: $(ls "$d" | wc -l) seeds"; done

@@ -330,10 +330,12 @@ pub struct EvalConvArgs {
 #[cfg(feature = "train")]
 #[derive(Args, Debug)]
 pub struct TrainArgs {
-    /// Which predictor to train.
+    /// Which predictor to train (`sustained`: the modern-GPU kernel model, on AIConfigurator,
+    /// Vidur and PipeWeave data).
     #[arg(long)]
     pub predictor: String,
-    /// Data folder laid out like NeuSight's (trains on ops/train).
+    /// Data folder: laid out like NeuSight's (trains on ops/train), or for `sustained` one of
+    /// AIConfigurator, Vidur or PipeWeave (or a folder holding several, like ../shared/data).
     #[arg(long)]
     pub data: PathBuf,
     /// Where to write the weights (JSON); its folder must exist.
@@ -353,6 +355,9 @@ pub struct TrainArgs {
 
 #[derive(Args, Debug)]
 pub struct EvalOpsArgs {
+    /// Data folder: NeuSight's (ops/train, ops/test; FP32), or AIConfigurator's database,
+    /// Vidur's profiles, PipeWeave's data or a single gemm_fp8_*.csv (BF16/FP16/FP8/FP4), or a
+    /// folder holding several of those (detected).
     #[arg(long)]
     pub data: PathBuf,
     /// The GPU whose measurements are predicted; learned predictors use their model trained

@@ -49,6 +49,17 @@ pub fn si(v: f64) -> String {
 }
 
 /// Per-op error by family, one row per (set, family): `eval ops` and `train` print it.
+/// Errors by source, family and format (`eval ops` on modern-GPU data).
+pub fn print_kernel_errors(sets: &std::collections::BTreeMap<String, Vec<wavecast::eval::kernels::KernelFamilyError>>) {
+    let mut t = new(&["set", "family", "dtype", "n", "mean APE", "median", "max", "bias"]);
+    for (name, errs) in sets {
+        for e in errs {
+            t.add_row(vec![name.clone(), e.family.clone(), e.dtype.clone(), e.stats.n.to_string(), pct(e.stats.mean_ape), pct(e.stats.median_ape), pct(e.stats.max_ape), format!("{:+.1}%", e.median_bias)]);
+        }
+    }
+    println!("{t}");
+}
+
 pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
     let mut t = new(&["set", "family", "n", "mean APE", "median", "max", "bias"]);
     for (name, errs) in sets {

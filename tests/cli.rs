@@ -179,3 +179,22 @@ fn eval_ops_writes_one_csv_row_per_predicted_measurement_with_a_bias_column() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn eval_ops_reads_modern_gpu_layouts_and_reports_by_family_and_format() {
+    let o = wavecast(&["eval", "ops", "--data", "tests/fixtures/modern", "--test-gpu", "NVIDIA H100 80GB HBM3", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("eval ops --json is JSON");
+    assert_eq!((v["predictor"].as_str(), v["test_gpu"].as_str()), (Some("sustained"), Some("h100-sxm")));
+    assert!(!v["trained_on"].as_array().unwrap().iter().any(|g| g == "h100-sxm"));
+    let gemm = v["sets"]["aiconfigurator"].as_array().unwrap().iter().find(|e| e["family"] == "gemm" && e["dtype"] == "bf16").expect("bf16 gemm row");
+    for key in ["n", "mean_ape", "median_ape", "max_ape", "median_bias"] {
+        assert!(gemm[key].as_f64().is_some_and(f64::is_finite), "{key}: {gemm}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet");
+    std::fs::create_dir_all(table.parent().unwrap()).unwrap();
+    std::fs::write(&table, b"PAR1 not really parquet").unwrap();
+    assert_clear_error(&["eval", "ops", "--data", dir.path().to_str().unwrap(), "--test-gpu", "h100"], "not a readable parquet file");
+    assert_clear_error(&["eval", "ops", "--data", "tests/fixtures/modern", "--test-gpu", "h100", "--predictor", "li"], "has no model for these measurements");
+}

@@ -38,7 +38,7 @@ fn signed(key: &str) -> bool {
 /// Keys that are legitimately `null` (absent figures). Anywhere else a `null` number is how
 /// serde_json writes NaN or infinity.
 fn nullable(key: &str) -> bool {
-    matches!(key, "fp64" | "tf32" | "fp16" | "bf16" | "fp8" | "int8" | "fp32_matrix" | "usd_per_hour" | "tokens_per_usd" | "usd_per_1k_steps" | "price" | "predictor")
+    matches!(key, "fp64" | "tf32" | "fp16" | "bf16" | "fp8" | "fp4" | "int8" | "fp32_matrix" | "usd_per_hour" | "tokens_per_usd" | "usd_per_1k_steps" | "price" | "predictor")
 }
 
 fn bad_numbers(v: &serde_json::Value, key: &str, out: &mut Vec<String>) {
@@ -213,6 +213,13 @@ const READERS: &[Reader] = &[
             &["eval", "ops", "--data", "CASE", "--test-gpu", "t4", "--json"],
             &["eval", "pairs", "--data", "CASE", "--json"],
             &["eval", "conv", "--data", "CASE", "--json"],
+        ],
+    },
+    Reader {
+        folder: "modern",
+        commands: &[
+            &["eval", "ops", "--data", "CASE", "--test-gpu", "h100", "--json"],
+            &["eval", "ops", "--data", "CASE", "--test-gpu", "h20", "--predictor", "roofline", "--json"],
         ],
     },
 ];

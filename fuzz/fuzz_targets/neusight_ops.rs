@@ -1,15 +1,10 @@
 #![no_main]
 //! NeuSight per-op measurement CSV → measurements → IR ops → roofline times.
 
-use libfuzzer_sys::fuzz_target;
-use std::sync::OnceLock;
-use wavecast_gpu::Catalog;
+mod common;
 
-/// The built-in catalog, parsed once (parsing it per input would dominate the run).
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(Catalog::builtin)
-}
+use common::catalog;
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

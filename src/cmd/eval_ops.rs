@@ -3,17 +3,22 @@
 use super::{check_output_path, print_json, Result};
 use crate::cli::EvalOpsArgs;
 use crate::table;
+use wavecast::eval::kernels;
 use wavecast::eval::ops::{evaluate, load_gpu_sets, write_rows_csv};
 use wavecast::Catalog;
+use wavecast_data::{load_timings, Layout};
 
 pub fn run(a: EvalOpsArgs) -> Result<()> {
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let gpu = cat.get(&a.test_gpu)?.id.clone();
-    wavecast::Predictors::without(&a.predictor, &gpu)?;
     if let Some(path) = &a.rows {
         // A rows file is the user's own output: overwriting it is what they asked for.
         check_output_path(path, true)?;
     }
+    if Layout::detect(&a.data) != Some(Layout::NeuSight) {
+        return modern_gpus(&a, &cat, &gpu);
+    }
+    wavecast::Predictors::without(&a.predictor, &gpu)?;
     let sets = load_gpu_sets(&a.data, &cat, &gpu, &|line| eprintln!("{line}"))?;
     let (out, rows) = evaluate(&a.predictor, &gpu, &sets)?;
     if let Some(path) = &a.rows {
@@ -28,5 +33,26 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
     }
     println!("predictor '{}' on {} (learned predictors: trained without this GPU)", out.predictor, out.test_gpu);
     table::print_family_errors(&out.sets.into_iter().collect::<Vec<_>>());
+    Ok(())
+}
+
+/// AIConfigurator, Vidur and PipeWeave data (or a folder holding several): BF16/FP8/FP4
+/// kernels, the sustained roofline fitted without the test GPU.
+fn modern_gpus(a: &EvalOpsArgs, cat: &Catalog, gpu: &str) -> Result<()> {
+    let loaded = load_timings(&a.data, cat)?;
+    eprintln!("{}: {}", a.data.display(), loaded.summary());
+    let (out, rows) = kernels::evaluate(&loaded.rows, cat, gpu, &a.predictor)?;
+    if let Some(path) = &a.rows {
+        kernels::write_rows_csv(path, &rows)?;
+        eprintln!("wrote {} predicted rows to {}", rows.len(), path.display());
+    }
+    if a.json {
+        return print_json(&out);
+    }
+    println!("predictor '{}' on {} (fitted on {}; never on this GPU)", out.predictor, out.test_gpu, if out.trained_on.is_empty() { "nothing: datasheet figures".to_string() } else { out.trained_on.join(", ") });
+    table::print_kernel_errors(&out.sets);
+    for (reason, n) in &out.unpriced {
+        eprintln!("  {n} rows not priced: {reason}");
+    }
     Ok(())
 }

@@ -1206,6 +1206,61 @@ def neusight(out):
     neusight_ops(os.path.join(out, "ops"))
 
 
+MODERN = os.path.join(HERE, "..", "fixtures", "modern")
+GEMM_TABLE = "systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet"
+VIDUR_MLP_HEADER = "n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,num_tensor_parallel_workers,time_stats.attn_pre_proj.median,time_stats.mlp_act.median"
+PW_HEADER = "M,N,K,avg_duration,hardware"
+COLL_HEADER = ",time_stats.all_reduce.median,num_workers,size,collective,devices_per_node"
+
+
+def modern(out):
+    """AIConfigurator parquet tables damaged byte-wise (from the committed fixture), Vidur and
+    PipeWeave CSVs broken one field at a time. Each case is a data folder for `eval ops`."""
+    table = open(os.path.join(MODERN, "aiconfigurator", GEMM_TABLE), "rb").read()
+    rng = random.Random(17)
+    damaged = {
+        "empty": b"", "magic-only": b"PAR1", "magic-twice": b"PAR1PAR1", "text": b"m,n,k,latency\n1,1,1,1\n",
+        "truncated-half": table[: len(table) // 2], "truncated-footer": table[:-9], "no-tail-magic": table[:-4],
+        "footer-length-huge": table[:-8] + (2**31 - 1).to_bytes(4, "little") + b"PAR1",
+        "footer-length-zero": table[:-8] + (0).to_bytes(4, "little") + b"PAR1",
+    }
+    for i in range(6):
+        b = bytearray(table)
+        for _ in range(8):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        damaged[f"bitflips-{i}"] = bytes(b)
+    for name, data in damaged.items():
+        write(f"{out}/aic-{name}/{GEMM_TABLE}", data)
+    write(f"{out}/aic-table-is-a-folder/{GEMM_TABLE}/x", "")
+    os.makedirs(f"{out}/aic-no-versions/systems/data/h100_sxm/gemm/vllm", exist_ok=True)
+    vidur_rows = {
+        "valid": "32,32,4096,11008,32000,True,64,1,0.05,0.01",
+        "zero-heads": "0,32,4096,11008,32000,True,64,1,0.05,0.01",
+        "heads-not-dividing": "33,32,4096,11008,32000,True,64,1,0.05,0.01",
+        "tokens-huge": f"32,32,4096,11008,32000,True,{2**63},1,0.05,0.01",
+        "tp-zero": "32,32,4096,11008,32000,True,64,0,0.05,0.01",
+        "time-nan": "32,32,4096,11008,32000,True,64,1,NaN,0.01",
+        "time-negative": "32,32,4096,11008,32000,True,64,1,-1,0.01",
+        "time-huge": "32,32,4096,11008,32000,True,64,1,1e308,0.01",
+        "short-row": "32,32,4096",
+    }
+    for name, row in vidur_rows.items():
+        write(f"{out}/vidur-{name}/compute/h100/org/model/mlp.csv", f"{VIDUR_MLP_HEADER}\n{row}\n")
+    write(f"{out}/vidur-missing-column/compute/h100/org/model/mlp.csv", "n_head,n_embd\n32,4096\n")
+    write(f"{out}/vidur-unknown-gpu/compute/imaginary/org/model/mlp.csv", f"{VIDUR_MLP_HEADER}\n{vidur_rows['valid']}\n")
+    coll_rows = {"valid": "0,0.05,8,2048,all_reduce,8", "workers-zero": "0,0.05,0,2048,all_reduce,8", "size-huge": f"0,0.05,8,{2**64 - 1},all_reduce,8",
+                 "unknown-collective": "0,0.05,8,2048,broadcast_all,8", "time-inf": "0,inf,8,2048,all_reduce,8"}
+    for name, row in coll_rows.items():
+        write(f"{out}/vidur-net-{name}/network/h100_dgx/all_reduce.csv", f"{COLL_HEADER}\n{row}\n")
+    pw_rows = {"valid": "64,4096,4096,20.5,NVIDIA H20", "m-zero": "0,4096,4096,20.5,NVIDIA H20", "k-huge": f"64,4096,{2**62},20.5,NVIDIA H20",
+               "duration-zero": "64,4096,4096,0,NVIDIA H20", "duration-subnormal": "64,4096,4096,5e-324,NVIDIA H20",
+               "unknown-gpu": "64,4096,4096,20.5,NVIDIA Imaginary", "gpu-newline": '64,4096,4096,20.5,"NVIDIA\nH20"', "text-in-m": "many,4096,4096,20.5,NVIDIA H20"}
+    for name, row in pw_rows.items():
+        write(f"{out}/pipeweave-{name}/gemm_fp8_train.csv", f"{PW_HEADER}\n{row}\n")
+    write(f"{out}/pipeweave-missing-column/gemm_fp8_train.csv", "M,N,avg_duration,hardware\n64,64,5,NVIDIA H20\n")
+    write(f"{out}/pipeweave-binary/gemm_fp8_train.csv", bytes(range(256)) * 4)
+
+
 def fixtures(out):
     """Valid inputs the other readers' cases are run against (a GPU file is tried on this trace)."""
     write(f"{out}/trace-valid.json", linked([dict(name="aten::mm", dims=[[64, 64], [64, 64]]),
@@ -1214,7 +1269,7 @@ def fixtures(out):
 
 
 def main():
-    for reader in ("config", "gpu", "trace", "onnx", "neusight", "fixtures"):
+    for reader in ("config", "gpu", "trace", "onnx", "neusight", "modern", "fixtures"):
         shutil.rmtree(os.path.join(HERE, reader), ignore_errors=True)
     configs(os.path.join(HERE, "config"))
     real_configs(os.path.join(HERE, "config"))
@@ -1226,6 +1281,7 @@ def main():
     onnx(os.path.join(HERE, "onnx"))
     onnx_more(os.path.join(HERE, "onnx"))
     neusight(os.path.join(HERE, "neusight"))
+    modern(os.path.join(HERE, "modern"))
     fixtures(os.path.join(HERE, "fixtures"))
 
 

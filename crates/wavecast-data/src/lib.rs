@@ -1,13 +1,22 @@
 //! Measurements: the schema for per-operator timings (ours and imported), loaders for NeuSight's
 //! per-op CSVs and end-to-end labels, and the baselines NeuSight published beside them.
 
+pub mod aiconfigurator;
 pub mod labels;
+pub mod layout;
 pub mod measurement;
 pub mod neusight_ops;
+pub mod pipeweave;
+pub mod table;
+pub mod timing;
+pub mod vidur;
 
 pub use labels::{load_labels, load_paper_predictions, Label, PaperRow};
 pub use measurement::{measured_ms, Kernel, Measurement, OpShape, MEASURED_MS};
-pub use neusight_ops::{load_neusight_csv, load_neusight_dir, LoadReport, Skipped};
+pub use neusight_ops::{load_neusight_csv, load_neusight_dir};
+pub use layout::{load_timings, Layout};
+pub use table::{LoadReport, Skipped};
+pub use timing::{Collective, Precision, Shape, Source, Timing};
 
 use thiserror::Error;
 

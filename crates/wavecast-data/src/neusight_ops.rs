@@ -3,68 +3,12 @@
 //! its file, line and reason — never parsed as zero.
 
 use crate::measurement::{Kernel, Measurement, OpShape};
+use crate::table::{Columns, LoadReport, Skipped};
 use crate::DataError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use wavecast_gpu::Catalog;
 use wavecast_ir::{DType, Phase};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Skipped {
-    pub file: String,
-    pub line: u64,
-    pub reason: String,
-}
-
-#[derive(Debug, Default)]
-pub struct LoadReport {
-    pub rows: Vec<Measurement>,
-    pub skipped: Vec<Skipped>,
-}
-
-impl LoadReport {
-    pub fn extend(&mut self, other: LoadReport) {
-        self.rows.extend(other.rows);
-        self.skipped.extend(other.skipped);
-    }
-
-    /// One line: how many rows were read and skipped, and why (most common reasons first).
-    pub fn summary(&self) -> String {
-        if self.skipped.is_empty() {
-            return format!("{} rows loaded, none skipped", self.rows.len());
-        }
-        let mut reasons: HashMap<&str, usize> = HashMap::new();
-        for s in &self.skipped {
-            *reasons.entry(s.reason.split(':').next().unwrap_or("")).or_default() += 1;
-        }
-        let mut r: Vec<_> = reasons.into_iter().collect();
-        r.sort_by_key(|a| std::cmp::Reverse(a.1));
-        let top: Vec<String> = r.iter().take(3).map(|(k, n)| format!("{n}× {k}")).collect();
-        format!("{} rows loaded, {} skipped ({})", self.rows.len(), self.skipped.len(), top.join("; "))
-    }
-}
-
-struct Columns(HashMap<String, usize>);
-
-impl Columns {
-    fn get<'r>(&self, rec: &'r csv::StringRecord, name: &str) -> Option<&'r str> {
-        self.0.get(name).and_then(|&i| rec.get(i)).map(str::trim).filter(|s| !s.is_empty())
-    }
-    fn num<T: std::str::FromStr>(&self, rec: &csv::StringRecord, name: &str) -> Result<T, String> {
-        let raw = self.get(rec, name).ok_or_else(|| format!("missing value: column '{name}' is empty"))?;
-        raw.parse().map_err(|_| format!("not a number: column '{name}' = '{raw}'"))
-    }
-    fn dim(&self, rec: &csv::StringRecord, name: &str) -> Result<u64, String> {
-        let v: u64 = self.num(rec, name)?;
-        wavecast_ir::dim(&format!("column '{name}'"), v).map_err(|e| match e {
-            wavecast_ir::DimError::Zero { .. } => format!("zero dimension: column '{name}'"),
-            e => e.to_string(),
-        })
-    }
-    fn opt_f64(&self, rec: &csv::StringRecord, name: &str) -> Option<f64> {
-        self.get(rec, name).and_then(|s| s.parse().ok())
-    }
-}
 
 /// Loads one NeuSight CSV; device names are mapped to catalog ids.
 pub fn load_neusight_csv(path: &Path, catalog: &Catalog) -> Result<LoadReport, DataError> {
@@ -76,12 +20,8 @@ pub fn load_neusight_csv(path: &Path, catalog: &Catalog) -> Result<LoadReport, D
 pub fn parse_neusight_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport, DataError> {
     let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
     let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
-    let cols = Columns(headers.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect());
-    for required in ["OPName", "Latency", "Device"] {
-        if !cols.0.contains_key(required) {
-            return Err(DataError::Format { path: file.into(), reason: format!("missing column '{required}'") });
-        }
-    }
+    let cols = Columns::new(&headers);
+    cols.require(&["OPName", "Latency", "Device"], file)?;
     let mut report = LoadReport::default();
     let mut device_cache: HashMap<String, Result<String, String>> = HashMap::new();
     for (i, rec) in rdr.records().enumerate() {

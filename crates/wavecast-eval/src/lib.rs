@@ -3,6 +3,7 @@
 //! - [`e2e`]: whole measured runs (NeuSight's labels), each GPU predicted by the model trained
 //!   without any of its measurements unless asked otherwise.
 //! - [`ops`]: per-op error by op family on one left-out GPU, and every prediction as a row.
+//! - [`kernels`]: the same on modern GPUs' measurements (AIConfigurator, Vidur, PipeWeave).
 //! - [`conv`]: the convolution model against a linear baseline and the roofline, each GPU
 //!   left out in turn.
 //! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
@@ -13,6 +14,7 @@
 
 pub mod conv;
 pub mod e2e;
+pub mod kernels;
 pub mod ops;
 pub mod pairs;
 

@@ -173,7 +173,8 @@ mod tests {
             "p4", "p100-pcie", "t4", "v100-pcie", "v100-sxm2", "rtx-2080-ti", "rtx-3090", "rtx-4090", "a10", "a10g",
             "a40", "a100-pcie-40gb", "a100-sxm-40gb", "a100-pcie-80gb", "a100-sxm-80gb", "l4", "l40s", "h100-pcie",
             "h100-sxm", "h200", "b200", "mi100", "mi210", "mi250", "mi300x", "l40", "l20", "h20", "h800",
-            "rtx-a6000", "rtx-6000-ada", "rtx-pro-6000-blackwell",
+            "rtx-a6000", "rtx-6000-ada", "rtx-pro-6000-blackwell", "rtx-pro-6000-server", "gb200", "b300", "gb300",
+            "h200-nvl", "rtx-5090", "gb10", "jetson-thor",
         ] {
             assert!(cat.get(id).is_ok(), "missing {id}");
         }
@@ -187,6 +188,123 @@ mod tests {
         }
         assert_eq!(cat.get("Tesla V100-PCIE-32GB").unwrap().id, "v100-pcie");
         assert_eq!(cat.get("NVIDIA_A100-PCIE-40GB").unwrap().id, "a100-pcie-40gb");
+    }
+
+    #[test]
+    fn every_normalized_name_belongs_to_one_gpu() {
+        let mut owner: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+        let cat = Catalog::builtin();
+        for g in cat.all() {
+            for n in g.names() {
+                let key = normalize(n);
+                assert!(!key.is_empty(), "{}: name '{n}' has no letters or digits", g.id);
+                if let Some(other) = owner.insert(key, &g.id) {
+                    assert_eq!(other, g.id, "name '{n}' resolves to both '{other}' and '{}'", g.id);
+                }
+            }
+        }
+    }
+
+    /// Names other tools print or use for a GPU: `nvidia-smi` / `torch.cuda.get_device_name`,
+    /// short names, AIConfigurator's system folders and `device` column, Vidur's and PipeWeave's
+    /// folder names, PipeWeave's `hardware` column and NeuSight's folder names.
+    #[test]
+    fn names_from_tools_and_data_sets_resolve_to_the_right_gpu() {
+        let cat = Catalog::builtin();
+        let expected = [
+            // nvidia-smi / torch.cuda.get_device_name
+            ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+            ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"),
+            ("NVIDIA B200", "b200"),
+            ("NVIDIA GB200", "gb200"),
+            ("NVIDIA H200", "h200"),
+            ("NVIDIA H200 NVL", "h200-nvl"),
+            ("NVIDIA H20", "h20"),
+            ("NVIDIA H800", "h800"),
+            ("NVIDIA L20", "l20"),
+            ("NVIDIA L40S", "l40s"),
+            ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"),
+            ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell"),
+            ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+            ("NVIDIA A40", "a40"),
+            ("NVIDIA B300 SXM6 AC", "b300"),
+            ("NVIDIA GB300", "gb300"),
+            ("NVIDIA GeForce RTX 5090", "rtx-5090"),
+            ("NVIDIA GB10", "gb10"),
+            ("NVIDIA Thor", "jetson-thor"),
+            // short names
+            ("RTX PRO 6000 S", "rtx-pro-6000-server"),
+            ("H800", "h800"),
+            ("H20", "h20"),
+            ("L20", "l20"),
+            ("B200", "b200"),
+            ("GB200", "gb200"),
+            ("DGX Spark", "gb10"),
+            ("Jetson AGX Thor", "jetson-thor"),
+            // AIConfigurator systems
+            ("a100_sxm", "a100-sxm-80gb"),
+            ("h100_sxm", "h100-sxm"),
+            ("b200_sxm", "b200"),
+            ("gb200", "gb200"),
+            ("l40s", "l40s"),
+            ("rtx_pro_6000_server", "rtx-pro-6000-server"),
+            // Vidur (compute/<gpu>, network/<gpu>_<topology>): its A100 is the 80 GB SXM4
+            ("a100", "a100-sxm-80gb"),
+            ("a40", "a40"),
+            ("h100", "h100-sxm"),
+            // PipeWeave collective/<GPU> folders and the gemm `hardware` column
+            ("A100", "a100-sxm-80gb"),
+            ("H100", "h100-sxm"),
+            ("H20", "h20"),
+            ("H800", "h800"),
+            ("RTX 6000 Ada", "rtx-6000-ada"),
+            ("RTX PRO 6000 S", "rtx-pro-6000-server"),
+            ("NVIDIA H20", "h20"),
+            ("NVIDIA H800", "h800"),
+            // NeuSight folders
+            ("Tesla_P4", "p4"),
+            ("Tesla_P100-PCIE-16GB", "p100-pcie"),
+            ("Tesla_T4", "t4"),
+            ("Tesla_V100-PCIE-32GB", "v100-pcie"),
+            ("NVIDIA_A100-PCIE-40GB", "a100-pcie-40gb"),
+            ("NVIDIA_A100-SXM4-40GB", "a100-sxm-40gb"),
+            ("AMD_Instinct_MI100", "mi100"),
+        ];
+        for (name, id) in expected {
+            match cat.get(name) {
+                Ok(g) => assert_eq!(g.id, id, "'{name}'"),
+                Err(e) => panic!("'{name}': {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fp4_peaks_only_on_blackwell_and_above_fp8() {
+        let cat = Catalog::builtin();
+        for g in cat.all() {
+            let blackwell = g.architecture == "blackwell";
+            assert_eq!(g.peak_tflops.fp4.is_some(), blackwell, "{}: fp4 is set exactly on Blackwell parts", g.id);
+            if let (Some(fp4), Some(fp8)) = (g.peak_tflops.fp4, g.peak_tflops.fp8) {
+                assert!(fp4 >= fp8, "{}", g.id);
+            }
+        }
+        for id in ["b200", "gb200", "b300", "gb300", "rtx-pro-6000-blackwell", "rtx-pro-6000-server", "rtx-5090", "gb10", "jetson-thor"] {
+            assert!(cat.get(id).unwrap().peak_tflops.fp4.is_some(), "{id}");
+        }
+    }
+
+    #[test]
+    fn measured_lists_name_known_sources() {
+        let cat = Catalog::builtin();
+        let has = |id: &str, source: &str| cat.get(id).unwrap().measured.iter().any(|m| m == source);
+        assert!(has("h100-sxm", "aiconfigurator") && has("h100-sxm", "vidur") && has("h100-sxm", "pipeweave"));
+        assert!(has("a100-pcie-40gb", "neusight") && has("mi100", "neusight") && has("rtx-pro-6000-server", "aiconfigurator"));
+        assert!(cat.get("rtx-pro-6000-blackwell").unwrap().measured.is_empty());
+        let mut t4 = cat.get("t4").unwrap().clone();
+        t4.measured = vec!["mlperf".into()];
+        assert!(t4.validate().unwrap_err().contains("unknown source 'mlperf'"));
+        t4.measured = vec!["neusight".into(), "neusight".into()];
+        assert!(t4.validate().unwrap_err().contains("twice"));
     }
 
     #[test]

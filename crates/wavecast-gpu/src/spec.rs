@@ -19,6 +19,9 @@ pub struct PeakTflops {
     pub fp16: Option<f64>,
     pub bf16: Option<f64>,
     pub fp8: Option<f64>,
+    /// Dense NVFP4/MXFP4 tensor peak (Blackwell).
+    #[serde(default)]
+    pub fp4: Option<f64>,
     pub int8: Option<f64>,
     /// AMD matrix-core FP32 (CDNA); NVIDIA leaves it unset.
     pub fp32_matrix: Option<f64>,
@@ -102,6 +105,9 @@ pub struct Gpu {
     pub process_nm: f64,
     #[serde(default)]
     pub source: String,
+    /// The public measurement sets that cover this GPU (names from [`MEASUREMENT_SOURCES`]).
+    #[serde(default)]
+    pub measured: Vec<String>,
     pub peak_tflops: PeakTflops,
     pub occupancy: Occupancy,
     #[serde(default)]
@@ -109,6 +115,11 @@ pub struct Gpu {
     #[serde(default)]
     pub price: Option<Price>,
 }
+
+/// The public measurement sets a catalog entry's `measured` list may name (the folders of
+/// `../shared/data`): NVIDIA AIConfigurator's database, Microsoft Vidur's profiles, PipeWeave's
+/// kernel data and the NeuSight authors' measurements.
+pub const MEASUREMENT_SOURCES: [&str; 4] = ["aiconfigurator", "vidur", "pipeweave", "neusight"];
 
 /// Range every figure a prediction divides by must lie in (counts, clocks in MHz, sizes in GB
 /// or KB, rates in TFLOP/s or GB/s, watts, $/hour): far wider than any real GPU, narrow enough
@@ -231,7 +242,7 @@ impl Gpu {
             }
         }
         let p = &self.peak_tflops;
-        let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
+        let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("fp4", p.fp4), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
         for (field, v) in optional {
             if let Some(v) = v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v))) {
                 return Err(format!("GPU '{}': peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}", self.id));
@@ -245,6 +256,14 @@ impl Gpu {
         for (field, v) in non_negative {
             if !(v.is_finite() && (0.0..=hi).contains(&v)) {
                 return Err(format!("GPU '{}': {field} must be zero or positive, at most {hi:e}, got {v}", self.id));
+            }
+        }
+        for (i, m) in self.measured.iter().enumerate() {
+            if !MEASUREMENT_SOURCES.contains(&m.as_str()) {
+                return Err(format!("GPU '{}': measured names unknown source '{m}' (known: {})", self.id, MEASUREMENT_SOURCES.join(", ")));
+            }
+            if self.measured[..i].contains(m) {
+                return Err(format!("GPU '{}': measured lists '{m}' twice", self.id));
             }
         }
         // Costs per token divide by the price: a free GPU is given by leaving `price` out.

@@ -29,6 +29,7 @@ pub mod comm;
 pub mod roofline;
 pub mod wave_scaling;
 pub mod sample;
+pub mod sustained;
 pub mod wavecast;
 
 use serde::Serialize;

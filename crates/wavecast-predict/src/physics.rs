@@ -146,6 +146,25 @@ pub fn sm_count(gpu: &Gpu) -> f64 {
     gpu.sm_count.max(1) as f64
 }
 
+/// Rows of the smallest tensor-core MMA a kernel issues: 64 for Hopper's wgmma and datacenter
+/// Blackwell's tcgen05 (compute capability 9.x and 10.x), 16 for mma.sync elsewhere. A GEMM with
+/// fewer rows, or a decode step's packed query heads, is padded to this, not to a library tile.
+pub fn instruction_rows(gpu: &Gpu) -> f64 {
+    match gpu.compute_major() {
+        9 | 10 => 64.0,
+        _ => 16.0,
+    }
+}
+
+/// Fraction of a wave of `tiles` tiles over the SMs that does work (1 when tiles fill whole
+/// waves; tiles / SMs for a partial single wave).
+pub fn wave_utilization(tiles: f64, sms: f64) -> f64 {
+    if tiles <= 0.0 {
+        return 1.0;
+    }
+    tiles / ((tiles / sms).ceil() * sms)
+}
+
 /// Thread-block waves for `blocks` blocks with `per_sm` resident per SM: at least one.
 pub fn waves(blocks: f64, sms: f64, per_sm: f64) -> f64 {
     (blocks / (sms * per_sm)).ceil().max(1.0)

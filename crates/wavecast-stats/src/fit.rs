@@ -43,6 +43,23 @@ pub fn nonnegative_fit(x: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
     vec![0.0; cols]
 }
 
+/// Ordinary least squares with a small ridge (`ridge` × identity added to XᵀX, so collinear
+/// features give small weights instead of none): min Σ (x·β − y)² + ridge·|β|².
+pub fn ridge_least_squares(x: &[Vec<f64>], y: &[f64], ridge: f64) -> Vec<f64> {
+    let cols = x.first().map_or(0, Vec::len);
+    if x.is_empty() || cols == 0 {
+        return vec![0.0; cols];
+    }
+    let a = DMatrix::from_fn(x.len(), cols, |i, j| x[i][j]);
+    let b = DVector::from_column_slice(y);
+    let normal = a.transpose() * &a + DMatrix::identity(cols, cols) * ridge;
+    match normal.cholesky() {
+        Some(c) => c.solve(&(a.transpose() * b)).iter().copied().collect(),
+        None => vec![0.0; cols],
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

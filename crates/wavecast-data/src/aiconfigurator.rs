@@ -1,0 +1,301 @@
+//! Reader for NVIDIA AIConfigurator's per-op database, in its upstream layout:
+//! `systems/data/<system>/<family>/<framework>/<version>/<table>.parquet`. Point it at the
+//! database root (the folder holding `systems/`), at `systems/`, at `systems/data/` or at one
+//! system's folder. Per system and family one collection is read: the newest vLLM version, else
+//! the newest version of the first framework by name; for `comm`, the newest of every framework
+//! (NCCL and the framework's custom all-reduce).
+
+use crate::table::{LoadReport, Skipped};
+use crate::timing::{Collective, Precision, Shape, Source, Timing};
+use crate::{measured_ms, DataError};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::{Field, Row};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use wavecast_gpu::Catalog;
+
+/// The folder holding one folder per system, when `root` is any of the accepted starting points.
+fn systems_folder(root: &Path) -> Option<PathBuf> {
+    [root.join("systems/data"), root.join("data"), root.to_path_buf()].into_iter().find(|p| p.is_dir() && subfolders(p).iter().any(|s| is_system(s)))
+}
+
+/// A system folder holds family folders such as `gemm` or `attention`.
+fn is_system(dir: &Path) -> bool {
+    ["gemm", "attention", "moe", "comm", "mla"].iter().any(|f| dir.join(f).is_dir())
+}
+
+fn subfolders(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// True when `root` looks like (part of) an AIConfigurator database.
+pub fn detect(root: &Path) -> bool {
+    is_system(root) || systems_folder(root).is_some()
+}
+
+/// Version folders compare by their numeric parts (`0.24.0` > `0.9.1`, `1.3.0rc20` > `1.3.0rc3`).
+fn version_key(p: &Path) -> Vec<u64> {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap_or(u64::MAX)).collect()
+}
+
+fn newest_version(framework: &Path) -> Option<PathBuf> {
+    subfolders(framework).into_iter().max_by_key(|p| version_key(p))
+}
+
+/// The collection folders read for one family folder (see the module comment).
+fn collections(family: &Path) -> Vec<PathBuf> {
+    let frameworks = subfolders(family);
+    let is_comm = family.file_name().is_some_and(|n| n == "comm");
+    let chosen: Vec<&PathBuf> = if is_comm {
+        frameworks.iter().collect()
+    } else {
+        match frameworks.iter().find(|f| f.file_name().is_some_and(|n| n.eq_ignore_ascii_case("vllm"))) {
+            Some(v) => vec![v],
+            None => frameworks.first().into_iter().collect(),
+        }
+    };
+    chosen.into_iter().filter_map(|f| newest_version(f)).collect()
+}
+
+/// Loads every table of every system under `root`. Rows that cannot be read are skipped with
+/// their reason; a file that is not parquet, or lacks a column its table needs, is an error.
+pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let systems = if is_system(root) { vec![root.to_path_buf()] } else { systems_folder(root).map(|s| subfolders(&s).into_iter().filter(|p| is_system(p)).collect()).unwrap_or_default() };
+    if systems.is_empty() {
+        return Err(DataError::Read { path: root.display().to_string(), reason: "no AIConfigurator systems here (expected systems/data/<system>/<family>/<framework>/<version>/*.parquet)".into() });
+    }
+    let mut report = LoadReport::default();
+    for system in &systems {
+        for family in subfolders(system) {
+            for collection in collections(&family) {
+                for file in parquet_files(&collection)? {
+                    report.extend(load_table(&file, system, catalog)?);
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| DataError::Read { path: dir.display().to_string(), reason: e.to_string() })?;
+    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "parquet")).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The kind of table, from the file name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Table {
+    Gemm,
+    ContextAttention,
+    GenerationAttention,
+    Moe,
+    ContextMla,
+    GenerationMla,
+    Nccl,
+    CustomAllReduce,
+}
+
+impl Table {
+    /// The table a file stem names (`gemm_perf`, `moe_perf`, …).
+    fn of(stem: &str) -> Option<Table> {
+        Some(match stem {
+            "gemm_perf" => Table::Gemm,
+            "context_attention_perf" => Table::ContextAttention,
+            "generation_attention_perf" => Table::GenerationAttention,
+            "moe_perf" => Table::Moe,
+            "context_mla_perf" | "mla_context_module_perf" => Table::ContextMla,
+            "generation_mla_perf" | "mla_generation_module_perf" => Table::GenerationMla,
+            "nccl_perf" => Table::Nccl,
+            "custom_allreduce_perf" => Table::CustomAllReduce,
+            _ => return None,
+        })
+    }
+
+    /// The columns a row of this table is read from (besides device, kernel_source, latency).
+    fn columns(self) -> &'static [&'static str] {
+        match self {
+            Table::Gemm => &["gemm_dtype", "m", "n", "k"],
+            Table::ContextAttention | Table::GenerationAttention => &["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype", "step"],
+            Table::Moe => &["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution"],
+            Table::ContextMla | Table::GenerationMla => &["op_name", "mla_dtype", "num_heads", "batch_size", "isl", "tp_size", "step"],
+            Table::Nccl => &["op_name", "nccl_dtype", "num_gpus", "message_size"],
+            Table::CustomAllReduce => &["allreduce_dtype", "num_gpus", "message_size"],
+        }
+    }
+}
+
+/// Column name → index in a parquet file's schema.
+struct Columns(HashMap<String, usize>);
+
+impl Columns {
+    fn int(&self, row: &Row, name: &str) -> Result<u64, String> {
+        let v = match row.get_column_iter().nth(self.0[name]).map(|(_, f)| f) {
+            Some(Field::Long(v)) => *v,
+            Some(Field::Int(v)) => i64::from(*v),
+            Some(Field::Null) | None => return Err(format!("missing value: column '{name}' is null")),
+            Some(other) => return Err(format!("not an integer: column '{name}' = {other}")),
+        };
+        u64::try_from(v).map_err(|_| format!("negative value: column '{name}' = {v}"))
+    }
+
+    /// A column older collections lack (e.g. `window_size` before sliding-window kernels were
+    /// timed): 0 when absent.
+    fn optional_int(&self, row: &Row, name: &str) -> Result<u64, String> {
+        if self.0.contains_key(name) {
+            self.int(row, name)
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// A size: positive and within the IR's dimension limit.
+    fn dim(&self, row: &Row, name: &str) -> Result<u64, String> {
+        wavecast_ir::dim(&format!("column '{name}'"), self.int(row, name)?).map_err(|e| e.to_string())
+    }
+
+    fn text<'r>(&self, row: &'r Row, name: &str) -> Result<&'r str, String> {
+        match row.get_column_iter().nth(self.0[name]).map(|(_, f)| f) {
+            Some(Field::Str(s)) => Ok(s),
+            Some(other) => Err(format!("not text: column '{name}' = {other}")),
+            None => Err(format!("missing value: column '{name}'")),
+        }
+    }
+
+    fn float(&self, row: &Row, name: &str) -> Result<f64, String> {
+        match row.get_column_iter().nth(self.0[name]).map(|(_, f)| f) {
+            Some(Field::Double(v)) => Ok(*v),
+            Some(Field::Float(v)) => Ok(f64::from(*v)),
+            Some(Field::Long(v)) => Ok(*v as f64),
+            Some(other) => Err(format!("not a number: column '{name}' = {other}")),
+            None => Err(format!("missing value: column '{name}'")),
+        }
+    }
+
+    fn precision(&self, row: &Row, name: &str) -> Result<Precision, String> {
+        let raw = self.text(row, name)?;
+        Precision::parse(raw).ok_or_else(|| format!("unknown precision: column '{name}' = '{raw}'"))
+    }
+}
+
+fn load_table(file: &Path, system: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let path = file.display().to_string();
+    let Some(table) = file.file_stem().and_then(|s| Table::of(&s.to_string_lossy())) else { return Ok(LoadReport::default()) };
+    let f = std::fs::File::open(file).map_err(|e| DataError::Read { path: path.clone(), reason: e.to_string() })?;
+    let system = system.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    read_table(f, table, &path, &system, catalog)
+}
+
+/// Reads one table from parquet bytes, as if it were the file `name` (e.g. `gemm_perf.parquet`)
+/// of `system`; what `load` does per file, without the file system (fuzzing uses it).
+pub fn parse_table(bytes: Vec<u8>, name: &str, system: &str, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let Some(table) = Table::of(name.trim_end_matches(".parquet")) else { return Ok(LoadReport::default()) };
+    read_table(bytes::Bytes::from(bytes), table, name, system, catalog)
+}
+
+fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table: Table, path: &str, system: &str, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let bad = |reason: String| DataError::Format { path: path.to_string(), reason };
+    let reader = SerializedFileReader::new(source).map_err(|e| bad(format!("not a readable parquet file ({e})")))?;
+    let schema = reader.metadata().file_metadata().schema_descr();
+    let cols = Columns(schema.columns().iter().enumerate().map(|(i, c)| (c.name().to_string(), i)).collect());
+    let required = ["device", "kernel_source", "latency"].iter().chain(table.columns());
+    if let Some(missing) = required.into_iter().find(|c| !cols.0.contains_key(**c)) {
+        return Err(bad(format!("missing column '{missing}'")));
+    }
+    let mut gpus: HashMap<String, Result<String, String>> = HashMap::new();
+    let mut report = LoadReport::default();
+    let rows = reader.get_row_iter(None).map_err(|e| bad(format!("unreadable rows ({e})")))?;
+    for (i, row) in rows.enumerate() {
+        // A decoding error mid-file means the rest is unreadable too: the file is damaged.
+        let row = row.map_err(|e| bad(format!("row {i}: {e}")))?;
+        let result = timing(&row, &cols, table, system, catalog, &mut gpus).map(|mut t| {
+            t.provenance = format!("{path}#{i}");
+            t
+        });
+        match result {
+            Ok(t) => report.rows.push(t),
+            Err(reason) => report.skipped.push(Skipped { file: path.to_string(), line: i as u64, reason }),
+        }
+    }
+    Ok(report)
+}
+
+/// The catalog id of a row's GPU: its `device` string, else the system folder's name.
+fn gpu_id(device: &str, system: &str, catalog: &Catalog, cache: &mut HashMap<String, Result<String, String>>) -> Result<String, String> {
+    cache
+        .entry(device.to_string())
+        .or_insert_with(|| catalog.get(device).or_else(|_| catalog.get(system)).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}")))
+        .clone()
+}
+
+fn timing(row: &Row, c: &Columns, table: Table, system: &str, catalog: &Catalog, gpus: &mut HashMap<String, Result<String, String>>) -> Result<Timing, String> {
+    let gpu = gpu_id(c.text(row, "device")?, system, catalog, gpus)?;
+    let latency_ms = measured_ms("latency", c.float(row, "latency")?)?;
+    let mut kernel_source = c.text(row, "kernel_source")?.to_string();
+    let (shape, precision) = match table {
+        Table::Gemm => (Shape::Gemm { m: c.dim(row, "m")?, n: c.dim(row, "n")?, k: c.dim(row, "k")? }, c.precision(row, "gemm_dtype")?),
+        Table::ContextAttention => {
+            let shape = Shape::AttentionPrefill {
+                batch: c.dim(row, "batch_size")?,
+                isl: c.dim(row, "isl")?,
+                past: c.int(row, "step")?,
+                heads: c.dim(row, "num_heads")?,
+                kv_heads: c.dim(row, "num_key_value_heads")?,
+                head_dim: c.dim(row, "head_dim")?,
+                window: c.optional_int(row, "window_size")?,
+                kv_precision: c.precision(row, "kv_cache_dtype")?,
+            };
+            (shape, c.precision(row, "attn_dtype")?)
+        }
+        Table::GenerationAttention => {
+            let shape = Shape::AttentionDecode {
+                batch: c.dim(row, "batch_size")?,
+                kv_len: c.dim(row, "step")?,
+                heads: c.dim(row, "num_heads")?,
+                kv_heads: c.dim(row, "num_key_value_heads")?,
+                head_dim: c.dim(row, "head_dim")?,
+                window: c.optional_int(row, "window_size")?,
+                kv_precision: c.precision(row, "kv_cache_dtype")?,
+            };
+            (shape, c.precision(row, "attn_dtype")?)
+        }
+        Table::Moe => {
+            let shape = Shape::Moe {
+                tokens: c.dim(row, "num_tokens")?,
+                hidden: c.dim(row, "hidden_size")?,
+                inter: c.dim(row, "inter_size")?,
+                topk: c.dim(row, "topk")?,
+                experts: c.dim(row, "num_experts")?,
+                tp: c.dim(row, "moe_tp_size")?,
+                ep: c.dim(row, "moe_ep_size")?,
+                balanced: c.text(row, "distribution")? == "balanced",
+            };
+            (shape, c.precision(row, "moe_dtype")?)
+        }
+        Table::ContextMla | Table::GenerationMla => {
+            // The A100 collection times the attention kernel, newer ones the whole module:
+            // the op name keeps them apart.
+            kernel_source = format!("{}/{kernel_source}", c.text(row, "op_name")?);
+            let generation = table == Table::GenerationMla;
+            let shape = Shape::Mla { batch: c.dim(row, "batch_size")?, isl: c.dim(row, "isl")?, kv_len: c.int(row, "step")?, heads: c.dim(row, "num_heads")?, tp: c.dim(row, "tp_size")?, generation };
+            (shape, c.precision(row, "mla_dtype")?)
+        }
+        Table::Nccl | Table::CustomAllReduce => {
+            let op = if table == Table::Nccl {
+                let name = c.text(row, "op_name")?;
+                Collective::parse(name).ok_or_else(|| format!("unknown collective: '{name}'"))?
+            } else {
+                Collective::AllReduce
+            };
+            let gpus_n = c.dim(row, "num_gpus")?;
+            let shape = Shape::Collective { op, gpus: gpus_n, bytes: c.dim(row, "message_size")?, gpus_per_node: gpus_n };
+            let dtype = if table == Table::Nccl { "nccl_dtype" } else { "allreduce_dtype" };
+            (shape, c.precision(row, dtype)?)
+        }
+    };
+    Ok(Timing { source: Source::Aiconfigurator, gpu, shape, precision, kernel_source, latency_ms, provenance: String::new() })
+}

@@ -1,0 +1,64 @@
+//! Which public dataset a folder holds, so one `--data DIR` works for all of them.
+
+use crate::table::LoadReport;
+use crate::timing::Timing;
+use crate::{aiconfigurator, pipeweave, vidur, DataError};
+use std::path::Path;
+use wavecast_gpu::Catalog;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// NeuSight's FP32 per-op CSVs (`ops/train`, `ops/test`) and end-to-end labels.
+    NeuSight,
+    Aiconfigurator,
+    Vidur,
+    Pipeweave,
+}
+
+impl Layout {
+    /// The layout of `root`, checked in an order where no layout's marker is another's.
+    pub fn detect(root: &Path) -> Option<Layout> {
+        if root.join("ops").is_dir() {
+            Some(Layout::NeuSight)
+        } else if aiconfigurator::detect(root) {
+            Some(Layout::Aiconfigurator)
+        } else if vidur::detect(root) {
+            Some(Layout::Vidur)
+        } else if pipeweave::detect(root) {
+            Some(Layout::Pipeweave)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::NeuSight => "NeuSight",
+            Layout::Aiconfigurator => "AIConfigurator",
+            Layout::Vidur => "Vidur",
+            Layout::Pipeweave => "PipeWeave",
+        }
+    }
+}
+
+/// Every modern-GPU measurement under `root` (AIConfigurator, Vidur or PipeWeave layout; a
+/// folder holding several of them, like `../shared/data`, loads all).
+pub fn load_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let candidates = [root.to_path_buf(), root.join("aiconfigurator"), root.join("vidur"), root.join("pipeweave")];
+    let mut report = LoadReport::default();
+    let mut found = false;
+    for dir in candidates.iter().filter(|d| d.is_dir() || d.is_file()) {
+        let loaded = match Layout::detect(dir) {
+            Some(Layout::Aiconfigurator) => aiconfigurator::load(dir, catalog)?,
+            Some(Layout::Vidur) => vidur::load(dir, catalog)?,
+            Some(Layout::Pipeweave) => pipeweave::load(dir, catalog)?,
+            _ => continue,
+        };
+        found = true;
+        report.extend(loaded);
+    }
+    if !found {
+        return Err(DataError::Read { path: root.display().to_string(), reason: "no AIConfigurator, Vidur or PipeWeave data here".into() });
+    }
+    Ok(report)
+}

@@ -1,0 +1,70 @@
+//! Reader for PipeWeave's kernel data: FP8 GEMMs (`gemm_fp8_*.csv`: `M,N,K`, `avg_duration` in
+//! µs, the GPU's name in `hardware`) and NCCL collectives (`collective/<GPU>/<op>.csv`, the
+//! layout Vidur uses). Point it at the folder, or at a single `gemm_fp8_*.csv`.
+
+use crate::table::{Columns, LoadReport, Skipped};
+use crate::timing::{Precision, Shape, Source, Timing};
+use crate::vidur::{collective_csv, known_gpu, read, walk};
+use crate::{measured_ms, DataError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use wavecast_gpu::Catalog;
+
+fn is_gemm_file(p: &Path) -> bool {
+    p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gemm_fp8") && n.to_string_lossy().ends_with(".csv"))
+}
+
+fn gemm_files(root: &Path) -> Vec<PathBuf> {
+    if is_gemm_file(root) {
+        return vec![root.to_path_buf()];
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| is_gemm_file(p)).collect();
+    v.sort();
+    v
+}
+
+/// True when `root` is a PipeWeave GEMM file or a folder with one, or with `collective/`.
+pub fn detect(root: &Path) -> bool {
+    !gemm_files(root).is_empty() || root.join("collective").is_dir()
+}
+
+pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let mut report = LoadReport::default();
+    for file in gemm_files(root) {
+        report.extend(gemm_csv(&read(&file)?, &file.display().to_string(), catalog)?);
+    }
+    let collective = root.join("collective");
+    for file in walk(&collective, "all_reduce.csv").into_iter().chain(walk(&collective, "send_recv.csv")) {
+        let folder = file.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(gpu) = known_gpu(catalog, &folder, &file, &mut report) else { continue };
+        report.extend(collective_csv(&read(&file)?, &file.display().to_string(), &gpu, Source::Pipeweave)?);
+    }
+    if report.rows.is_empty() && report.skipped.is_empty() {
+        return Err(DataError::Read { path: root.display().to_string(), reason: "no PipeWeave data here (expected gemm_fp8_*.csv or collective/<GPU>/all_reduce.csv)".into() });
+    }
+    Ok(report)
+}
+
+pub fn gemm_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
+    let cols = Columns::new(&headers);
+    cols.require(&["M", "N", "K", "avg_duration", "hardware"], file)?;
+    let mut gpus: HashMap<String, Result<String, String>> = HashMap::new();
+    let mut report = LoadReport::default();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i as u64 + 2;
+        let row = rec.map_err(|e| format!("unreadable row: {e}")).and_then(|rec| {
+            let name = cols.get(&rec, "hardware").ok_or("missing value: column 'hardware' is empty")?;
+            let gpu = gpus.entry(name.to_string()).or_insert_with(|| catalog.get(name).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}"))).clone()?;
+            let latency_ms = measured_ms("avg_duration", cols.num::<f64>(&rec, "avg_duration")? / 1e3)?;
+            let shape = Shape::Gemm { m: cols.dim(&rec, "M")?, n: cols.dim(&rec, "N")?, k: cols.dim(&rec, "K")? };
+            Ok(Timing { source: Source::Pipeweave, gpu, shape, precision: Precision::Fp8, kernel_source: "pipeweave_fp8_gemm".into(), latency_ms, provenance: format!("{file}:{line}") })
+        });
+        match row {
+            Ok(t) => report.rows.push(t),
+            Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
+        }
+    }
+    Ok(report)
+}

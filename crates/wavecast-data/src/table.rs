@@ -1,0 +1,88 @@
+//! What every tabular reader shares: the load report (rows kept, rows skipped with their
+//! reason) and CSV column lookup by name.
+
+use crate::measurement::Measurement;
+use crate::DataError;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub file: String,
+    pub line: u64,
+    pub reason: String,
+}
+
+/// Rows a reader produced and the ones it skipped (a file's bad rows never stop the others).
+#[derive(Debug)]
+pub struct LoadReport<T = Measurement> {
+    pub rows: Vec<T>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl<T> Default for LoadReport<T> {
+    fn default() -> Self {
+        LoadReport { rows: Vec::new(), skipped: Vec::new() }
+    }
+}
+
+impl<T> LoadReport<T> {
+    pub fn extend(&mut self, other: LoadReport<T>) {
+        self.rows.extend(other.rows);
+        self.skipped.extend(other.skipped);
+    }
+
+    /// One line: how many rows were read and skipped, and why (most common reasons first).
+    pub fn summary(&self) -> String {
+        if self.skipped.is_empty() {
+            return format!("{} rows loaded, none skipped", self.rows.len());
+        }
+        let mut reasons: HashMap<&str, usize> = HashMap::new();
+        for s in &self.skipped {
+            *reasons.entry(s.reason.split(':').next().unwrap_or("")).or_default() += 1;
+        }
+        let mut r: Vec<_> = reasons.into_iter().collect();
+        r.sort_by_key(|a| std::cmp::Reverse(a.1));
+        let top: Vec<String> = r.iter().take(3).map(|(k, n)| format!("{n}× {k}")).collect();
+        format!("{} rows loaded, {} skipped ({})", self.rows.len(), self.skipped.len(), top.join("; "))
+    }
+}
+
+/// A CSV header: column name → index.
+pub(crate) struct Columns(HashMap<String, usize>);
+
+impl Columns {
+    pub(crate) fn new(headers: &csv::StringRecord) -> Columns {
+        Columns(headers.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect())
+    }
+
+    /// A file without one of `names` is unreadable as a whole: one error naming the column.
+    pub(crate) fn require(&self, names: &[&str], file: &str) -> Result<(), DataError> {
+        match names.iter().find(|n| !self.0.contains_key(**n)) {
+            Some(missing) => Err(DataError::Format { path: file.into(), reason: format!("missing column '{missing}'") }),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    pub(crate) fn get<'r>(&self, rec: &'r csv::StringRecord, name: &str) -> Option<&'r str> {
+        self.0.get(name).and_then(|&i| rec.get(i)).map(str::trim).filter(|s| !s.is_empty())
+    }
+    pub(crate) fn num<T: std::str::FromStr>(&self, rec: &csv::StringRecord, name: &str) -> Result<T, String> {
+        let raw = self.get(rec, name).ok_or_else(|| format!("missing value: column '{name}' is empty"))?;
+        raw.parse().map_err(|_| format!("not a number: column '{name}' = '{raw}'"))
+    }
+    pub(crate) fn dim(&self, rec: &csv::StringRecord, name: &str) -> Result<u64, String> {
+        let v: u64 = self.num(rec, name)?;
+        wavecast_ir::dim(&format!("column '{name}'"), v).map_err(|e| match e {
+            wavecast_ir::DimError::Zero { .. } => format!("zero dimension: column '{name}'"),
+            e => e.to_string(),
+        })
+    }
+    pub(crate) fn opt_f64(&self, rec: &csv::StringRecord, name: &str) -> Option<f64> {
+        self.get(rec, name).and_then(|s| s.parse().ok())
+    }
+}
+

@@ -1,0 +1,213 @@
+//! One schema for the modern-GPU measurements (AIConfigurator, Vidur, PipeWeave): what ran
+//! (family, precision, shape, the kernel library that ran it), where (catalog GPU id), which
+//! public source measured it, and how long it took.
+
+use serde::{Deserialize, Serialize};
+use wavecast_ir::DType;
+
+/// Who measured a row. Sources time differently (CUDA graphs or events, warm or cold caches,
+/// one kernel or a whole op), so the source stays with every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Aiconfigurator,
+    Vidur,
+    Pipeweave,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Aiconfigurator => "aiconfigurator",
+            Source::Vidur => "vidur",
+            Source::Pipeweave => "pipeweave",
+        }
+    }
+}
+
+/// Number formats as the measurements name them. Block-scaled FP8 and NVFP4 are separate
+/// formats because their kernels (and costs) differ from per-tensor FP8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    Fp32,
+    Fp16,
+    Bf16,
+    Fp8,
+    Fp8Block,
+    Nvfp4,
+    Int8,
+    /// INT4 weights, 16-bit activations (AWQ/GPTQ-style weight-only quantization).
+    Int4Wo,
+    /// MXFP4 weights, 16-bit activations (gpt-oss style).
+    Mxfp4Wo,
+}
+
+impl Precision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+            Precision::Fp8Block => "fp8_block",
+            Precision::Nvfp4 => "nvfp4",
+            Precision::Int8 => "int8",
+            Precision::Int4Wo => "int4_wo",
+            Precision::Mxfp4Wo => "mxfp4_wo",
+        }
+    }
+
+    /// The names the sources write (`bfloat16`, `half`, `fp8_block`, `w4a16_awq`, …).
+    pub fn parse(name: &str) -> Option<Precision> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "float" | "float32" => Precision::Fp32,
+            "fp16" | "half" | "float16" => Precision::Fp16,
+            "bf16" | "bfloat16" => Precision::Bf16,
+            "fp8" | "float8" | "fp8_e4m3" | "e4m3" => Precision::Fp8,
+            "fp8_block" | "fp8_blockwise" => Precision::Fp8Block,
+            "nvfp4" | "fp4" => Precision::Nvfp4,
+            "int8" => Precision::Int8,
+            "int4_wo" | "w4a16" | "w4a16_awq" | "w4a16_gptq" | "int4" => Precision::Int4Wo,
+            "mxfp4_wo" | "w4a16_mxfp4" => Precision::Mxfp4Wo,
+            _ => return None,
+        })
+    }
+
+    /// The IR's element type for the formats it has (the one place element sizes live); block
+    /// scales and 4-bit formats have none.
+    pub fn dtype(self) -> Option<DType> {
+        match self {
+            Precision::Fp32 => Some(DType::Fp32),
+            Precision::Fp16 => Some(DType::Fp16),
+            Precision::Bf16 => Some(DType::Bf16),
+            Precision::Fp8 | Precision::Int8 => Some(DType::Fp8),
+            Precision::Fp8Block | Precision::Nvfp4 | Precision::Int4Wo | Precision::Mxfp4Wo => None,
+        }
+    }
+
+    /// Bits per stored weight element, scales included.
+    pub fn weight_bits(self) -> f64 {
+        match self {
+            // One FP32 scale per 128×128 block: negligible next to the 8-bit values.
+            Precision::Fp8Block => 8.0,
+            // 4-bit values plus one 8-bit scale per 16 (NVFP4) or per 32 (MXFP4), or a 16-bit
+            // scale per 128 (INT4).
+            Precision::Nvfp4 => 4.5,
+            Precision::Mxfp4Wo => 4.25,
+            Precision::Int4Wo => 4.125,
+            p => p.dtype().map_or(16.0, |d| d.size_bytes() as f64 * 8.0),
+        }
+    }
+
+    /// Whether a layer in this format quantizes its 16-bit activations on the fly before the
+    /// low-precision GEMM (FP8, block FP8, NVFP4, INT8); weight-only formats do not.
+    pub fn quantizes_activations(self) -> bool {
+        matches!(self, Precision::Fp8 | Precision::Fp8Block | Precision::Nvfp4 | Precision::Int8)
+    }
+
+    /// Bits per activation element read by the kernel.
+    pub fn activation_bits(self) -> f64 {
+        match self {
+            Precision::Int4Wo | Precision::Mxfp4Wo => 16.0,
+            p => p.weight_bits(),
+        }
+    }
+}
+
+/// Collective operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Collective {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    SendRecv,
+}
+
+impl Collective {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "all_reduce",
+            Collective::AllGather => "all_gather",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::AllToAll => "all_to_all",
+            Collective::SendRecv => "send_recv",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Collective> {
+        Some(match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "all_reduce" | "allreduce" => Collective::AllReduce,
+            "all_gather" | "allgather" => Collective::AllGather,
+            "reduce_scatter" | "reducescatter" => Collective::ReduceScatter,
+            "alltoall" | "all_to_all" => Collective::AllToAll,
+            "send_recv" | "sendrecv" | "p2p" => Collective::SendRecv,
+            _ => return None,
+        })
+    }
+}
+
+/// The measured operation and its sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "snake_case")]
+pub enum Shape {
+    /// (m × k) · (k × n): m tokens, n output features, k input features.
+    Gemm { m: u64, n: u64, k: u64 },
+    /// Prefill attention over `isl` new tokens per sequence (causal), after `past` cached ones.
+    AttentionPrefill { batch: u64, isl: u64, past: u64, heads: u64, kv_heads: u64, head_dim: u64, window: u64, kv_precision: Precision },
+    /// One decode step per sequence against `kv_len` cached tokens.
+    AttentionDecode { batch: u64, kv_len: u64, heads: u64, kv_heads: u64, head_dim: u64, window: u64, kv_precision: Precision },
+    /// A fused mixture-of-experts layer (router excluded): `tokens` routed to `topk` of
+    /// `experts`, each an up (gated) and down projection, split over TP and EP.
+    Moe { tokens: u64, hidden: u64, inter: u64, topk: u64, experts: u64, tp: u64, ep: u64, balanced: bool },
+    /// DeepSeek-style multi-head latent attention module (context or generation).
+    Mla { batch: u64, isl: u64, kv_len: u64, heads: u64, tp: u64, generation: bool },
+    /// A collective over `gpus` GPUs moving `bytes` per GPU.
+    Collective { op: Collective, gpus: u64, bytes: u64, gpus_per_node: u64 },
+    /// A memory-bound layer op (norm, activation, rotary embedding, residual add, embedding
+    /// gather) over `tokens` × `width` elements.
+    Vector { op: String, tokens: u64, width: u64 },
+}
+
+impl Shape {
+    /// The family name reports group by: `gemm`, `attention_prefill`, `attention_decode`,
+    /// `moe`, `mla`, a collective's name, or the vector op's name.
+    pub fn family(&self) -> String {
+        match self {
+            Shape::Gemm { .. } => "gemm".into(),
+            Shape::AttentionPrefill { .. } => "attention_prefill".into(),
+            Shape::AttentionDecode { .. } => "attention_decode".into(),
+            Shape::Moe { .. } => "moe".into(),
+            Shape::Mla { .. } => "mla".into(),
+            Shape::Collective { op, .. } => op.as_str().into(),
+            Shape::Vector { op, .. } => op.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Shape {
+    /// The sizes as `name=value` pairs (`m=16 n=4096 k=4096`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = serde_json::to_value(self).map_err(|_| std::fmt::Error)?;
+        let pairs: Vec<String> = v.as_object().into_iter().flatten().filter(|(k, _)| *k != "family").map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect();
+        f.write_str(&pairs.join(" "))
+    }
+}
+
+/// One measured operation on one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub source: Source,
+    /// Catalog id of the GPU (one identity across every source's naming).
+    pub gpu: String,
+    pub shape: Shape,
+    pub precision: Precision,
+    /// The library or kernel that ran it (`torch.nn.functional.linear`, `vllm_flash_attn_fa3`,
+    /// `NCCL`, …), as the source names it.
+    pub kernel_source: String,
+    pub latency_ms: f64,
+    /// File (and row) the measurement came from.
+    pub provenance: String,
+}

@@ -1,0 +1,107 @@
+//! The AIConfigurator, Vidur and PipeWeave readers on the small fixtures cut from the public
+//! data (`tests/fixtures/modern/`, written by `examples/cut_fixtures.rs`; licences beside them).
+
+use std::path::{Path, PathBuf};
+use wavecast_data::{aiconfigurator, load_timings, pipeweave, vidur, Collective, DataError, Layout, Precision, Shape, Source};
+use wavecast_gpu::Catalog;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/modern")
+}
+
+#[test]
+fn each_layout_is_detected_and_a_folder_of_several_loads_them_all() {
+    assert_eq!(Layout::detect(&fixtures().join("aiconfigurator")), Some(Layout::Aiconfigurator));
+    assert_eq!(Layout::detect(&fixtures().join("aiconfigurator/systems/data/h100_sxm")), Some(Layout::Aiconfigurator));
+    assert_eq!(Layout::detect(&fixtures().join("vidur")), Some(Layout::Vidur));
+    assert_eq!(Layout::detect(&fixtures().join("pipeweave")), Some(Layout::Pipeweave));
+    assert_eq!(Layout::detect(&fixtures().join("pipeweave/gemm_fp8_h20.csv")), Some(Layout::Pipeweave));
+    assert_eq!(Layout::detect(&fixtures()), None);
+    let all = load_timings(&fixtures(), &Catalog::builtin()).unwrap();
+    let sources: std::collections::BTreeSet<Source> = all.rows.iter().map(|t| t.source).collect();
+    assert_eq!(sources.len(), 3, "{sources:?}");
+}
+
+#[test]
+fn aiconfigurator_parquet_rows_keep_shape_format_kernel_and_one_gpu_identity() {
+    let r = aiconfigurator::load(&fixtures().join("aiconfigurator"), &Catalog::builtin()).unwrap();
+    assert!(r.skipped.is_empty(), "{}", r.summary());
+    let gpus: std::collections::BTreeSet<&str> = r.rows.iter().map(|t| t.gpu.as_str()).collect();
+    // "NVIDIA H100 80GB HBM3" in the device column is the catalog's h100-sxm.
+    assert_eq!(gpus, ["b200", "h100-sxm", "l40s"].into_iter().collect());
+    let gemm = r.rows.iter().find(|t| matches!(t.shape, Shape::Gemm { .. })).unwrap();
+    assert!(gemm.latency_ms > 0.0 && gemm.provenance.contains("gemm_perf.parquet#"));
+    assert!(r.rows.iter().any(|t| matches!(t.shape, Shape::AttentionDecode { kv_len, .. } if kv_len >= 1)));
+    assert!(r.rows.iter().any(|t| matches!(t.shape, Shape::Collective { op: Collective::AllReduce | Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll, .. })));
+    let formats: std::collections::BTreeSet<Precision> = r.rows.iter().filter(|t| matches!(t.shape, Shape::Gemm { .. })).map(|t| t.precision).collect();
+    assert!(formats.contains(&Precision::Bf16) && formats.contains(&Precision::Fp8), "{formats:?}");
+}
+
+#[test]
+fn vidur_layer_ops_become_per_shard_gemms_and_vector_ops() {
+    let r = vidur::load(&fixtures().join("vidur"), &Catalog::builtin()).unwrap();
+    assert!(r.skipped.is_empty(), "{}", r.summary());
+    assert!(r.rows.iter().all(|t| t.gpu == "h100-sxm" && t.source == Source::Vidur));
+    // Llama-2-7B: 32 heads of 128, no GQA, 11008 gated MLP; QKV is (32 + 2·32)·128 wide per shard.
+    for t in r.rows.iter().filter(|t| t.kernel_source == "vidur/attn_pre_proj") {
+        let Shape::Gemm { n, k, .. } = t.shape else { panic!("{:?}", t.shape) };
+        assert_eq!(k, 4096);
+        assert!([12288, 6144, 3072, 1536].contains(&n), "n = {n}");
+    }
+    assert!(r.rows.iter().any(|t| matches!(&t.shape, Shape::Vector { op, .. } if op == "mlp_act")));
+    assert!(r.rows.iter().any(|t| matches!(t.shape, Shape::Collective { op: Collective::AllReduce, .. })));
+}
+
+#[test]
+fn pipeweave_durations_are_microseconds_and_a_single_file_reads() {
+    let file = fixtures().join("pipeweave/gemm_fp8_h20.csv");
+    let r = pipeweave::load(&file, &Catalog::builtin()).unwrap();
+    assert!(!r.rows.is_empty() && r.rows.iter().all(|t| t.gpu == "h20" && t.precision == Precision::Fp8));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let first_us: f64 = text.lines().nth(1).unwrap().split(',').nth(3).unwrap().parse().unwrap();
+    assert!((r.rows[0].latency_ms - first_us / 1e3).abs() < 1e-12);
+}
+
+fn temp_copy(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = fixtures().join("aiconfigurator/systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet");
+    let to = dir.path().join("systems/data/h100_sxm/gemm/vllm/0.24.0").join(name);
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, to).unwrap();
+    dir
+}
+
+#[test]
+fn a_truncated_parquet_file_is_one_error_naming_it() {
+    let dir = temp_copy("gemm_perf.parquet");
+    let file = dir.path().join("systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let e = aiconfigurator::load(dir.path(), &Catalog::builtin()).unwrap_err();
+    let message = e.to_string();
+    assert!(matches!(e, DataError::Format { .. }) && message.contains("gemm_perf.parquet") && message.contains("not a readable parquet file"), "{message}");
+    assert_eq!(message.lines().count(), 1);
+}
+
+#[test]
+fn a_table_without_a_column_it_needs_is_one_error_naming_the_column() {
+    // A GEMM table read as the attention table: it lacks the attention columns.
+    let dir = temp_copy("generation_attention_perf.parquet");
+    let message = aiconfigurator::load(dir.path(), &Catalog::builtin()).unwrap_err().to_string();
+    assert!(message.contains("missing column 'batch_size'"), "{message}");
+    let csv = dir.path().join("gemm_fp8_cut.csv");
+    std::fs::write(&csv, "M,N,avg_duration,hardware\n16,16,5.0,NVIDIA H20\n").unwrap();
+    let message = pipeweave::load(&csv, &Catalog::builtin()).unwrap_err().to_string();
+    assert!(message.contains("missing column 'K'"), "{message}");
+}
+
+#[test]
+fn bad_rows_are_skipped_with_their_reason_not_read_as_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("gemm_fp8_bad.csv");
+    std::fs::write(&csv, "M,N,K,avg_duration,hardware\n16,16,16,5.0,NVIDIA H20\n0,16,16,5.0,NVIDIA H20\n16,16,16,NaN,NVIDIA H20\n16,16,16,5.0,Imaginary GPU\n").unwrap();
+    let r = pipeweave::load(&csv, &Catalog::builtin()).unwrap();
+    assert_eq!(r.rows.len(), 1);
+    let reasons: Vec<&str> = r.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert!(reasons[0].contains("zero dimension") && reasons[1].contains("avg_duration") && reasons[2].contains("unknown device"), "{reasons:?}");
+}

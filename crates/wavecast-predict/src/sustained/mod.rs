@@ -1,0 +1,171 @@
+//! The sustained roofline: modern-GPU kernels (BF16/FP8/FP4 GEMMs, attention, fused MoE,
+//! collectives, memory-bound layer ops) priced from physics first, with a few numbers learned
+//! on top per kernel family.
+//!
+//! A kernel takes `overhead + (Tc^p + Tm^p)^(1/p)`: `Tc` is its padded FLOPs at a sustained
+//! fraction of the format's dense peak, slowed by wave quantization (tiles that leave SMs idle;
+//! a kernel with fewer tiles than SMs splits its reduction to fill them while slices stay long
+//! enough), plus a fixed cost per wave of tiles (filling and draining each tile's pipeline);
+//! `Tm` is its bytes at an achievable fraction of DRAM bandwidth (never above
+//! [`ACHIEVABLE_BANDWIDTH`], so a memory-bound kernel is never faster than a copy), and on few
+//! busy SMs no more than they can pull; `p` blends the two near the ridge. A
+//! collective takes a per-call latency, a per-GPU hop latency, and its ring bytes over the link
+//! at a fitted efficiency. The learned numbers are fitted per key (source, family, format,
+//! kernel library, from specific to general; see [`keys`]) on every GPU but the one predicted.
+
+mod fit;
+mod work;
+
+pub use fit::{fit, FitOptions};
+pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
+
+use crate::physics::wave_utilization;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use wavecast_data::{Shape, Timing};
+use wavecast_gpu::Gpu;
+
+/// Highest fraction of datasheet DRAM bandwidth any kernel sustains (copy benchmarks reach
+/// about 90–93 % on HBM and GDDR parts).
+pub const ACHIEVABLE_BANDWIDTH: f64 = 0.92;
+
+/// The learned numbers of one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Sustained fraction of the dense tensor peak.
+    pub compute_efficiency: f64,
+    /// Achieved fraction of datasheet bandwidth (DRAM for kernels, the link for collectives).
+    pub memory_efficiency: f64,
+    /// Fixed cost per call, µs.
+    pub overhead_us: f64,
+    /// Collectives: added latency per GPU beyond the first, µs.
+    pub per_gpu_us: f64,
+    /// Exponent blending compute and memory time (1 = sum, large = max).
+    pub blend: f64,
+    /// Shortest reduction a split-K (or split-KV) slice is given: a kernel with fewer tiles
+    /// than SMs splits its reduction into slices of at least this length to fill them.
+    pub split_min: f64,
+    /// How many times its fair share of DRAM bandwidth one busy SM can pull (a kernel on few
+    /// SMs cannot use the whole memory system).
+    pub sm_bandwidth: f64,
+    /// Fixed cost of each wave of tiles (prologue, epilogue, pipeline fill), µs.
+    pub wave_us: f64,
+    /// Cost per activation row quantized on the fly (its scale's reduction), ns.
+    #[serde(default)]
+    pub row_ns: f64,
+    /// Learned correction on top of the physics: ln(measured / physics) ≈ residual · features
+    /// (see [`features`]); empty for none.
+    #[serde(default)]
+    pub residual: Vec<f64>,
+    /// Training GPUs and rows the numbers were fitted on.
+    pub gpus: u32,
+    pub rows: u32,
+}
+
+/// Largest correction the learned residual may apply, as a factor either way: the physics
+/// stays in charge far from the training data.
+const MAX_CORRECTION: f64 = 3.0;
+
+impl Params {
+    /// Seconds for `work`: the physics, the learned correction, and never below its floor
+    /// (dense peak, achievable bandwidth; see [`Work::floor_seconds`]).
+    pub fn seconds(&self, work: &Work) -> f64 {
+        let physics = self.physics_seconds(work);
+        let correction = if self.residual.is_empty() { 0.0 } else { features(work).iter().zip(&self.residual).map(|(x, w)| x * w).sum::<f64>() };
+        (physics * correction.clamp(-MAX_CORRECTION.ln(), MAX_CORRECTION.ln()).exp()).max(work.floor_seconds())
+    }
+
+    /// Seconds for `work` from the physics alone.
+    pub fn physics_seconds(&self, work: &Work) -> f64 {
+        let memory_efficiency = self.memory_efficiency.min(ACHIEVABLE_BANDWIDTH);
+        match work {
+            Work::Kernel(k) => {
+                // Split the reduction while there are idle SMs and slices stay long enough.
+                let split = if k.tiles > 0.0 { (k.sms / k.tiles).min(k.reduction / self.split_min).max(1.0).floor() } else { 1.0 };
+                let slices = k.tiles * split;
+                let busy = if slices > 0.0 { (slices / k.sms).min(1.0) } else { 1.0 };
+                let tm = k.bytes / (memory_efficiency * k.bandwidth * (busy * self.sm_bandwidth).min(1.0));
+                let tc = match k.peak_flops {
+                    Some(peak) => {
+                        let waves = (slices / k.sms).ceil().max(1.0);
+                        let sustained = self.compute_efficiency.min(1.0) * peak;
+                        k.padded_flops / (sustained * wave_utilization(slices, k.sms)) + waves * self.wave_us * 1e-6
+                    }
+                    None => 0.0,
+                };
+                self.overhead_us * 1e-6 + k.quantized_rows * self.row_ns * 1e-9 + (tc.powf(self.blend) + tm.powf(self.blend)).powf(1.0 / self.blend)
+            }
+            Work::Collective(c) => (self.overhead_us + self.per_gpu_us * (c.gpus - 1.0)) * 1e-6 + c.link_bytes / (memory_efficiency * c.link_bandwidth),
+        }
+    }
+}
+
+/// What the learned correction sees of a piece of work, normalized by the GPU (times at peak
+/// in log µs, tiles per SM) so one set of weights carries across GPUs.
+pub fn features(work: &Work) -> Vec<f64> {
+    match work {
+        Work::Kernel(k) => {
+            let tc = (k.padded_flops / k.peak_flops.unwrap_or(f64::INFINITY) * 1e6).max(1e-3).ln();
+            let tm = (k.bytes / k.bandwidth * 1e6).max(1e-3).ln();
+            let per_sm = (k.tiles.max(1.0) / k.sms).ln();
+            let reduction = (k.reduction + 1.0).ln();
+            let util = wave_utilization(k.tiles, k.sms);
+            vec![1.0, tc, tm, per_sm, util, reduction, tc * tc, tm * tm, tc * tm, per_sm * per_sm, per_sm * reduction, (k.padded_flops / k.flops.max(1.0)).ln()]
+        }
+        Work::Collective(c) => {
+            let t = (c.link_bytes / c.link_bandwidth * 1e6).max(1e-3).ln();
+            let n = c.gpus.ln();
+            vec![1.0, t, t * t, n, t * n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        }
+    }
+}
+
+/// The keys a measurement is looked up under, most specific first: its source, family, format
+/// and kernel library; without the library; then the family and format from any source; then
+/// the family alone. Collectives carry their link in the family (`all_reduce@nvlink`).
+pub fn keys(t: &Timing, work: &Work) -> [String; 4] {
+    let family = match work {
+        Work::Collective(c) => format!("{}@{}", t.shape.family(), c.link.as_str()),
+        Work::Kernel(_) => t.shape.family(),
+    };
+    let (source, precision) = (t.source.as_str(), t.precision.as_str());
+    [format!("{source}/{family}/{precision}/{}", t.kernel_source), format!("{source}/{family}/{precision}"), format!("*/{family}/{precision}"), format!("*/{family}")]
+}
+
+/// Fitted numbers per key, and the GPUs they were fitted on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    pub trained_on: Vec<String>,
+    pub keys: BTreeMap<String, Params>,
+}
+
+/// The numbers `wavecast train --predictor sustained --data ../shared/data` fitted on every
+/// GPU of the public modern-GPU measurements.
+const SHIPPED: &str = include_str!("../../weights/sustained.json");
+
+impl Model {
+    pub fn shipped() -> Model {
+        Model::from_json(SHIPPED).expect("shipped sustained-roofline weights parse (tested)")
+    }
+
+    pub fn from_json(text: &str) -> Result<Model, String> {
+        serde_json::from_str(text).map_err(|e| format!("sustained-roofline weights: {e}"))
+    }
+
+    /// Seconds for a measured shape on `gpu`; `Err` says why it cannot be priced.
+    pub fn predict(&self, t: &Timing, gpu: &Gpu) -> Result<f64, String> {
+        let work = Work::of(&t.shape, t.precision, gpu)?;
+        let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
+        Ok(params.seconds(&work))
+    }
+
+    /// The plain roofline of the same work: datasheet peak and bandwidth, no overhead.
+    pub fn roofline(t: &Timing, gpu: &Gpu) -> Result<f64, String> {
+        Ok(Work::of(&t.shape, t.precision, gpu)?.roofline_seconds())
+    }
+}
+
+/// Whether a shape belongs to a family the sustained roofline models.
+pub fn modeled(shape: &Shape) -> bool {
+    !matches!(shape, Shape::Mla { .. })
+}

@@ -1,0 +1,220 @@
+//! What a measured kernel asks of the GPU, in the quantities the sustained roofline prices:
+//! FLOPs as the tensor cores execute them (rows padded to the MMA instruction, never to a
+//! library tile), bytes that must cross DRAM, how many independent tiles the work splits into
+//! (wave quantization), and which peak applies; for collectives, the bytes each GPU sends over
+//! its slowest link.
+
+use crate::physics::{instruction_rows, sm_count, tiles_along};
+use wavecast_data::{Collective, Precision, Shape};
+use wavecast_gpu::Gpu;
+use wavecast_ir::ops::{Attention, Gemm};
+use wavecast_ir::DType;
+
+/// The output tile a GEMM-like kernel gives one SM (rows × columns).
+const TILE: f64 = 128.0;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelWork {
+    /// FLOPs of the math (what a roofline counts).
+    pub flops: f64,
+    /// FLOPs the tensor cores execute: rows padded to the instruction's M.
+    pub padded_flops: f64,
+    /// Bytes that must come from or go to DRAM at least once.
+    pub bytes: f64,
+    /// Independent output tiles (0 for memory-only ops).
+    pub tiles: f64,
+    /// Length of each tile's serial reduction loop (K of a GEMM, the KV length of attention).
+    pub reduction: f64,
+    /// Activation rows quantized on the fly before the math (each costs a per-row scale).
+    pub quantized_rows: f64,
+    /// Dense peak of the format the math runs in, FLOP/s (None: memory-only op).
+    pub peak_flops: Option<f64>,
+    /// The GPU's SMs and datasheet DRAM bandwidth (B/s).
+    pub sms: f64,
+    pub bandwidth: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectiveWork {
+    pub op: Collective,
+    pub gpus: f64,
+    /// Bytes each GPU puts on its link (ring algorithms).
+    pub link_bytes: f64,
+    pub link: Link,
+    /// The link's one-way bandwidth, B/s.
+    pub link_bandwidth: f64,
+}
+
+/// Which link a collective crosses; each has its own fitted latency and efficiency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Link {
+    NvLink,
+    Pcie,
+    Network,
+}
+
+impl Link {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Link::NvLink => "nvlink",
+            Link::Pcie => "pcie",
+            Link::Network => "network",
+        }
+    }
+}
+
+/// Per-GPU bandwidth between nodes when the catalog has no figure: one 200 Gb/s (HDR) NIC per
+/// GPU, as in DGX A100; a fitted efficiency absorbs faster fabrics.
+const NETWORK_BYTES_PER_S: f64 = 25e9;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Work {
+    Kernel(KernelWork),
+    Collective(CollectiveWork),
+}
+
+impl Work {
+    /// What no prediction may undercut: FLOPs at the dense peak, bytes at the achievable
+    /// fraction of datasheet bandwidth (the link's one-way bandwidth for collectives).
+    pub fn floor_seconds(&self) -> f64 {
+        match self {
+            Work::Kernel(k) => (k.flops / k.peak_flops.unwrap_or(f64::INFINITY)).max(k.bytes / (super::ACHIEVABLE_BANDWIDTH * k.bandwidth)),
+            Work::Collective(c) => c.link_bytes / c.link_bandwidth,
+        }
+    }
+
+    /// The plain roofline: FLOPs at the dense peak, bytes at datasheet bandwidth (one-way link
+    /// bandwidth for collectives), whichever is longer. No prediction goes below it.
+    pub fn roofline_seconds(&self) -> f64 {
+        match self {
+            Work::Kernel(k) => (k.flops / k.peak_flops.unwrap_or(f64::INFINITY)).max(k.bytes / k.bandwidth),
+            Work::Collective(c) => c.link_bytes / c.link_bandwidth,
+        }
+    }
+}
+
+/// Dense peak FLOP/s of the units `precision`'s math runs on; `Err` names what is missing.
+pub fn peak_flops(gpu: &Gpu, precision: Precision) -> Result<f64, String> {
+    let p = &gpu.peak_tflops;
+    let tflops = match precision {
+        Precision::Fp32 => Some(p.fp32),
+        Precision::Fp16 => p.fp16.or(p.bf16),
+        Precision::Bf16 => p.bf16,
+        Precision::Fp8 | Precision::Fp8Block => p.fp8,
+        Precision::Nvfp4 => p.fp4,
+        Precision::Int8 => p.int8,
+        // Weight-only formats dequantize to 16-bit and multiply there.
+        Precision::Int4Wo | Precision::Mxfp4Wo => p.fp16.or(p.bf16),
+    };
+    tflops.map(|t| t * 1e12).ok_or_else(|| format!("{} has no {} tensor units", gpu.id, precision.as_str()))
+}
+
+fn bandwidth(gpu: &Gpu) -> f64 {
+    gpu.memory_bandwidth_gbs * 1e9
+}
+
+fn bytes_of(elements: f64, bits: f64) -> f64 {
+    elements * bits / 8.0
+}
+
+/// Rows padded to the tensor-core instruction's M (16, or 64 on Hopper and datacenter
+/// Blackwell): what a small-M GEMM or a decode step really executes.
+fn padded_rows(rows: f64, gpu: &Gpu) -> f64 {
+    let r = instruction_rows(gpu);
+    (rows / r).ceil() * r
+}
+
+fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<KernelWork, String> {
+    let ir = Gemm::linear(m, k, n, false, DType::Bf16).map_err(|e| e.to_string())?;
+    let (m, n, k) = (m as f64, n as f64, k as f64);
+    let mut bytes = bytes_of(m * k, precision.activation_bits()) + bytes_of(k * n, precision.weight_bits()) + bytes_of(m * n, 16.0);
+    let quantized_rows = if precision.quantizes_activations() {
+        // Dynamic per-token quantization, a pass of its own: each 16-bit row is read twice
+        // (its scale, then its values) and written in the low-precision format.
+        bytes += bytes_of(m * k, 32.0 + precision.activation_bits());
+        m
+    } else {
+        0.0
+    };
+    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+}
+
+/// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
+/// IR's attention op, KV bytes at the cache's precision.
+fn attention(a: Attention, kv_precision: Precision, q_rows_padded: f64, tiles: f64, gpu: &Gpu) -> Result<KernelWork, String> {
+    let kv_elements = 2.0 * (a.batch * a.kv_heads * a.kv_len * a.head_dim) as f64;
+    let q_elements = 2.0 * (a.batch * a.heads * a.q_len * a.head_dim) as f64;
+    let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
+    let rows = (a.heads * a.q_len) as f64 / a.kv_heads as f64;
+    let padded_flops = a.flops() * q_rows_padded / rows;
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, Precision::Bf16)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+}
+
+/// Expected distinct experts that `picks` routed token slots hit among `experts` (uniform).
+fn experts_hit(experts: f64, picks: f64) -> f64 {
+    experts * (1.0 - (1.0 - 1.0 / experts).powf(picks))
+}
+
+impl Work {
+    /// The work of a measured shape on `gpu`; `Err` when the GPU cannot run it.
+    pub fn of(shape: &Shape, precision: Precision, gpu: &Gpu) -> Result<Work, String> {
+        Ok(match *shape {
+            Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
+            Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
+                let kv_len = if window > 0 { (isl + past).min(window) } else { isl + past };
+                let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false };
+                let rows = (heads * isl) as f64 / kv_heads as f64;
+                let tiles = (batch * heads) as f64 * tiles_along(isl as f64, TILE);
+                Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
+            }
+            Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => {
+                let kv_len = if window > 0 { kv_len.min(window) } else { kv_len } + 1;
+                let a = Attention { batch, heads, kv_heads, q_len: 1, kv_len, head_dim, causal: false, dtype: DType::Bf16, backward: false };
+                // The query heads sharing a KV head are packed into one instruction's rows.
+                let rows = padded_rows(heads as f64 / kv_heads as f64, gpu);
+                let tiles = (batch * kv_heads) as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
+                Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
+            }
+            Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => {
+                let (t, h, e) = (tokens as f64, hidden as f64, experts as f64);
+                let i = inter as f64 / tp as f64;
+                let local_experts = (e / ep as f64).max(1.0);
+                let slots = t * topk as f64 / ep as f64;
+                let active = experts_hit(e, t * topk as f64).min(e) / ep as f64;
+                let active = active.clamp(1.0_f64.min(local_experts), local_experts);
+                // Gated experts: an up projection of width 2I and a down projection of width I.
+                let flops = 2.0 * slots * h * 3.0 * i;
+                let rows_per_expert = padded_rows((slots / active).ceil(), gpu);
+                let padded_flops = 2.0 * active * rows_per_expert * h * 3.0 * i;
+                let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
+                let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
+                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+            }
+            Shape::Mla { .. } => return Err("no model for multi-head latent attention yet".into()),
+            Shape::Collective { op, gpus, bytes, gpus_per_node } => {
+                let n = gpus as f64;
+                let share = (n - 1.0) / n;
+                let link_bytes = bytes as f64
+                    * match op {
+                        Collective::AllReduce => 2.0 * share,
+                        Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => share,
+                        Collective::SendRecv => 1.0,
+                    };
+                let ic = &gpu.interconnect;
+                let (link, gbs) = if gpus > gpus_per_node {
+                    (Link::Network, NETWORK_BYTES_PER_S / 1e9)
+                } else if ic.nvlink_gbs > 0.0 {
+                    (Link::NvLink, ic.nvlink_gbs / 2.0)
+                } else {
+                    (Link::Pcie, ic.pcie_gbs / 2.0)
+                };
+                Work::Collective(CollectiveWork { op, gpus: n, link_bytes, link, link_bandwidth: gbs * 1e9 })
+            }
+            Shape::Vector { tokens, width, .. } => {
+                // Read and write each element once in 16 bits; the fitted efficiency absorbs
+                // ops that touch more tensors.
+                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+            }
+        })
+    }
+}

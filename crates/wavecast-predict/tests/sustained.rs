@@ -1,0 +1,111 @@
+//! The sustained roofline: the held-out GPU never reaches its model, padding follows the MMA
+//! instruction, and no prediction goes below its floor.
+
+use proptest::prelude::*;
+use std::path::Path;
+use wavecast_data::{load_timings, Precision, Shape, Timing};
+use wavecast_gpu::Catalog;
+use wavecast_predict::physics::instruction_rows;
+use wavecast_predict::sustained::{fit, FitOptions, Model, Params, Work, ACHIEVABLE_BANDWIDTH};
+
+fn fixture_rows() -> Vec<Timing> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/modern");
+    load_timings(&dir, &Catalog::builtin()).unwrap().rows
+}
+
+fn quick() -> FitOptions {
+    FitOptions { rounds: 2, ..FitOptions::default() }
+}
+
+#[test]
+fn a_held_out_gpus_rows_never_reach_its_model() {
+    let cat = Catalog::builtin();
+    let rows = fixture_rows();
+    let honest = fit(&rows, &cat, Some("NVIDIA H100 80GB HBM3"), &quick()).unwrap();
+    assert!(!honest.trained_on.contains(&"h100-sxm".to_string()), "{:?}", honest.trained_on);
+    // Poison every H100 measurement, from every source and in every format: the model fitted
+    // without H100 must not change at all.
+    let poisoned: Vec<Timing> = rows.iter().cloned().map(|mut t| {
+        if t.gpu == "h100-sxm" {
+            t.latency_ms *= 100.0;
+        }
+        t
+    }).collect();
+    assert_eq!(fit(&poisoned, &cat, Some("h100"), &quick()).unwrap(), honest);
+    // Without the hold-out the poison shows, so the comparison above can fail.
+    assert_ne!(fit(&poisoned, &cat, None, &quick()).unwrap(), fit(&rows, &cat, None, &quick()).unwrap());
+}
+
+#[test]
+fn small_m_pads_to_the_instruction_rows_not_a_library_tile() {
+    let cat = Catalog::builtin();
+    let (h100, a100) = (cat.get("h100").unwrap(), cat.get("a100").unwrap());
+    assert_eq!((instruction_rows(h100), instruction_rows(a100)), (64.0, 16.0));
+    let gemm = Shape::Gemm { m: 1, n: 4096, k: 4096 };
+    for (gpu, rows) in [(h100, 64.0), (a100, 16.0)] {
+        let Work::Kernel(k) = Work::of(&gemm, Precision::Bf16, gpu).unwrap() else { panic!() };
+        assert_eq!(k.padded_flops, k.flops * rows);
+    }
+    // Decode: 32 query heads sharing each of 8 KV heads are 4 rows, padded to one instruction.
+    let decode = Shape::AttentionDecode { batch: 2, kv_len: 1023, heads: 32, kv_heads: 8, head_dim: 128, window: 0, kv_precision: Precision::Bf16 };
+    let Work::Kernel(k) = Work::of(&decode, Precision::Bf16, h100).unwrap() else { panic!() };
+    assert_eq!(k.padded_flops, k.flops * 64.0 / 4.0);
+    let Work::Kernel(k) = Work::of(&decode, Precision::Bf16, a100).unwrap() else { panic!() };
+    assert_eq!(k.padded_flops, k.flops * 16.0 / 4.0);
+}
+
+#[test]
+fn a_format_the_gpu_has_no_units_for_is_refused() {
+    let cat = Catalog::builtin();
+    let e = Work::of(&Shape::Gemm { m: 64, n: 64, k: 64 }, Precision::Fp8, cat.get("a100").unwrap()).unwrap_err();
+    assert!(e.contains("no fp8"), "{e}");
+}
+
+#[test]
+fn the_shipped_numbers_price_every_fixture_row_finitely() {
+    let cat = Catalog::builtin();
+    let model = Model::shipped();
+    assert!(!model.keys.is_empty());
+    let mut priced = 0;
+    for t in fixture_rows() {
+        if let Ok(s) = model.predict(&t, cat.get(&t.gpu).unwrap()) {
+            assert!(s.is_finite() && s > 0.0, "{t:?}: {s}");
+            priced += 1;
+        }
+    }
+    assert!(priced > 100, "{priced}");
+}
+
+fn params() -> impl Strategy<Value = Params> {
+    (0.01..1.5f64, 0.01..1.5f64, 0.0..100.0f64, 0.0..20.0f64, 1.0..10.0f64, 1.0..1e5f64, 0.1..40.0f64, 0.0..10.0f64, 0.0..20.0f64, proptest::collection::vec(-5.0..5.0f64, 12)).prop_map(|(ce, me, o, g, b, s, bw, w, r, residual)| Params {
+        compute_efficiency: ce,
+        memory_efficiency: me,
+        overhead_us: o,
+        per_gpu_us: g,
+        blend: b,
+        split_min: s,
+        sm_bandwidth: bw,
+        wave_us: w,
+        row_ns: r,
+        residual,
+        gpus: 1,
+        rows: 1,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Whatever the fitted numbers, a kernel is never faster than its FLOPs at the dense peak or
+    /// its bytes at the achievable fraction of datasheet bandwidth.
+    #[test]
+    fn no_prediction_beats_the_floor(p in params(), m in 1u64..100_000, n in 1u64..100_000, k in 1u64..100_000, gpu in prop::sample::select(vec!["h100", "b200", "l40s", "a100", "h20"])) {
+        let cat = Catalog::builtin();
+        let gpu = cat.get(gpu).unwrap();
+        let work = Work::of(&Shape::Gemm { m, n, k }, Precision::Bf16, gpu).unwrap();
+        let Work::Kernel(kw) = &work else { unreachable!() };
+        let t = p.seconds(&work);
+        prop_assert!(t.is_finite() && t > 0.0);
+        prop_assert!(t >= kw.flops / kw.peak_flops.unwrap() * (1.0 - 1e-12));
+        prop_assert!(t >= kw.bytes / (ACHIEVABLE_BANDWIDTH * kw.bandwidth) * (1.0 - 1e-12));
+    }
+}

@@ -27,6 +27,6 @@ find "$shared"/neusight/opgraph -name '*.csv' | sort | head -20 | while read -r 
 find "$tc"/neusight/ops -name '*.csv' | while read -r f; do cp "$f" "corpus/neusight_ops/$(echo "${f#"$tc"/neusight/ops/}" | tr '/' '_')"; done
 for f in "$shared"/neusight/ops/train/*/*.csv; do head -40 "$f" > "corpus/neusight_ops/real-$(basename "$(dirname "$f")")-$(basename "$f")"; done
 # Modern-GPU tables: the committed fixtures (cut from ../shared) and the corpus's damaged ones.
-find ../tests/fixtures/modern ../tests/corpus/modern -name '*.parquet' -type f | sort | while read -r f; do cp "$f" "corpus/aiconfigurator_parquet/$(echo "$f" | tr '/' '_')"; done
-find ../tests/fixtures/modern ../tests/corpus/modern -name '*.csv' -type f | sort | while read -r f; do cp "$f" "corpus/modern_csv/$(echo "$f" | tr '/' '_')"; done
+find ../tests/fixtures/modern ../tests/corpus/modern -name '*.parquet' -type f | sort | while read -r f; do cp "$f" "corpus/aiconfigurator_parquet/$(echo "${f#../}" | tr '/' '_')"; done
+find ../tests/fixtures/modern ../tests/corpus/modern -name '*.csv' -type f | sort | while read -r f; do cp "$f" "corpus/modern_csv/$(echo "${f#../}" | tr '/' '_')"; done
 for d in corpus/*; do echo "$d: $(ls "$d" | wc -l) seeds"; done

@@ -12,6 +12,13 @@ pub fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(Catalog::builtin)
 }
 
+/// The shipped sustained-roofline numbers, parsed once.
+#[allow(dead_code)]
+pub fn sustained() -> &'static wavecast_predict::sustained::Model {
+    static MODEL: OnceLock<wavecast_predict::sustained::Model> = OnceLock::new();
+    MODEL.get_or_init(wavecast_predict::sustained::Model::shipped)
+}
+
 #[allow(dead_code)]
 pub fn assert_prices_finitely(graph: &Graph) {
     let gpu = catalog().get("h100").unwrap();

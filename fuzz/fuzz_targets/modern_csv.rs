@@ -6,12 +6,11 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use wavecast_data::{pipeweave, vidur, Source};
-use wavecast_predict::sustained::Model;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let catalog = common::catalog();
-    let model = Model::shipped();
+    let model = common::sustained();
     let reports = [vidur::layer_ops_csv(text, "fuzz", "h100-sxm"), vidur::collective_csv(text, "fuzz", "a100-sxm-80gb", Source::Vidur), pipeweave::gemm_csv(text, "fuzz", catalog)];
     for report in reports.into_iter().flatten() {
         for t in &report.rows {

@@ -1232,6 +1232,15 @@ def modern(out):
     for name, data in damaged.items():
         write(f"{out}/aic-{name}/{GEMM_TABLE}", data)
     write(f"{out}/aic-table-is-a-folder/{GEMM_TABLE}/x", "")
+    # Found by the aiconfigurator_parquet fuzz target: a column chunk with a negative offset made
+    # the parquet crate assert (exit 101) while reading rows.
+    crash = open(os.path.join(HERE, "..", "fixtures", "fuzz", "aiconfigurator-negative-column-offset.parquet"), "rb").read()
+    write(f"{out}/aic-fuzz-negative-column-offset/systems/data/h100_sxm/attention/vllm/0.24.0/context_attention_perf.parquet", crash)
+    # Also found by it: an attention row whose batch × heads × length product overflowed 64 bits
+    # in the sustained roofline's work (exit 101).
+    crash = open(os.path.join(HERE, "..", "fixtures", "fuzz", "aiconfigurator-attention-size-overflow.parquet"), "rb").read()
+    write(f"{out}/aic-fuzz-attention-size-overflow/systems/data/h100_sxm/attention/vllm/0.24.0/context_attention_perf.parquet", crash)
+    write(f"{out}/aic-fuzz-attention-size-overflow/systems/data/b200_sxm/attention/vllm/0.24.0/context_attention_perf.parquet", crash)
     os.makedirs(f"{out}/aic-no-versions/systems/data/h100_sxm/gemm/vllm", exist_ok=True)
     vidur_rows = {
         "valid": "32,32,4096,11008,32000,True,64,1,0.05,0.01",

@@ -197,9 +197,22 @@ pub fn parse_table(bytes: Vec<u8>, name: &str, system: &str, catalog: &Catalog) 
     read_table(bytes::Bytes::from(bytes), table, name, system, catalog)
 }
 
+/// Runs a call into the parquet crate, turning its panics into errors: it asserts on some
+/// damaged metadata (e.g. a negative column offset) instead of returning an error, and a damaged
+/// file must still end in one error line. Only the crate's own calls are wrapped, so a bug in
+/// wavecast still panics; the default hook is silenced meanwhile so nothing else is printed.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.map_err(|p| p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "the parquet reader failed".into()))
+}
+
 fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table: Table, path: &str, system: &str, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
     let bad = |reason: String| DataError::Format { path: path.to_string(), reason };
-    let reader = SerializedFileReader::new(source).map_err(|e| bad(format!("not a readable parquet file ({e})")))?;
+    let damaged = |e: String| bad(format!("not a readable parquet file ({e})"));
+    let reader = guarded(|| SerializedFileReader::new(source)).map_err(damaged)?.map_err(|e| damaged(e.to_string()))?;
     let schema = reader.metadata().file_metadata().schema_descr();
     let cols = Columns(schema.columns().iter().enumerate().map(|(i, c)| (c.name().to_string(), i)).collect());
     let required = ["device", "kernel_source", "latency"].iter().chain(table.columns());
@@ -208,9 +221,10 @@ fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table:
     }
     let mut gpus: HashMap<String, Result<String, String>> = HashMap::new();
     let mut report = LoadReport::default();
-    let rows = reader.get_row_iter(None).map_err(|e| bad(format!("unreadable rows ({e})")))?;
-    for (i, row) in rows.enumerate() {
+    let mut rows = guarded(|| reader.get_row_iter(None)).map_err(damaged)?.map_err(|e| bad(format!("unreadable rows ({e})")))?;
+    for i in 0.. {
         // A decoding error mid-file means the rest is unreadable too: the file is damaged.
+        let Some(row) = guarded(|| rows.next()).map_err(damaged)? else { break };
         let row = row.map_err(|e| bad(format!("row {i}: {e}")))?;
         let result = timing(&row, &cols, table, system, catalog, &mut gpus).map(|mut t| {
             t.provenance = format!("{path}#{i}");

@@ -8,6 +8,7 @@ use crate::physics::{instruction_rows, sm_count, tiles_along};
 use wavecast_data::{Collective, Precision, Shape};
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, Gemm};
+use wavecast_ir::graph::MAX_WORK;
 use wavecast_ir::DType;
 
 /// The output tile a GEMM-like kernel gives one SM (rows × columns).
@@ -142,10 +143,11 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
 /// IR's attention op, KV bytes at the cache's precision.
 fn attention(a: Attention, kv_precision: Precision, q_rows_padded: f64, tiles: f64, gpu: &Gpu) -> Result<KernelWork, String> {
-    let kv_elements = 2.0 * (a.batch * a.kv_heads * a.kv_len * a.head_dim) as f64;
-    let q_elements = 2.0 * (a.batch * a.heads * a.q_len * a.head_dim) as f64;
+    let f = |v: u64| v as f64;
+    let kv_elements = 2.0 * f(a.batch) * f(a.kv_heads) * f(a.kv_len) * f(a.head_dim);
+    let q_elements = 2.0 * f(a.batch) * f(a.heads) * f(a.q_len) * f(a.head_dim);
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
-    let rows = (a.heads * a.q_len) as f64 / a.kv_heads as f64;
+    let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
     Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, Precision::Bf16)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
 }
@@ -156,23 +158,36 @@ fn experts_hit(experts: f64, picks: f64) -> f64 {
 }
 
 impl Work {
-    /// The work of a measured shape on `gpu`; `Err` when the GPU cannot run it.
+    /// The work of a measured shape on `gpu`; `Err` when the GPU cannot run it, or when its
+    /// sizes are past what can be priced exactly.
     pub fn of(shape: &Shape, precision: Precision, gpu: &Gpu) -> Result<Work, String> {
+        let work = Work::unchecked(shape, precision, gpu)?;
+        let size = match &work {
+            Work::Kernel(k) => k.padded_flops.max(k.bytes),
+            Work::Collective(c) => c.link_bytes,
+        };
+        if !(size.is_finite() && size <= MAX_WORK) {
+            return Err(format!("{} with {size:.3e} FLOPs or bytes is past the supported {MAX_WORK:.0e}", shape.family()));
+        }
+        Ok(work)
+    }
+
+    fn unchecked(shape: &Shape, precision: Precision, gpu: &Gpu) -> Result<Work, String> {
         Ok(match *shape {
             Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
             Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
-                let kv_len = if window > 0 { (isl + past).min(window) } else { isl + past };
+                let kv_len = if window > 0 { isl.saturating_add(past).min(window) } else { isl.saturating_add(past) };
                 let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false };
-                let rows = (heads * isl) as f64 / kv_heads as f64;
-                let tiles = (batch * heads) as f64 * tiles_along(isl as f64, TILE);
+                let rows = heads as f64 * isl as f64 / kv_heads as f64;
+                let tiles = batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
                 Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
             }
             Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => {
-                let kv_len = if window > 0 { kv_len.min(window) } else { kv_len } + 1;
+                let kv_len = if window > 0 { kv_len.min(window) } else { kv_len }.saturating_add(1);
                 let a = Attention { batch, heads, kv_heads, q_len: 1, kv_len, head_dim, causal: false, dtype: DType::Bf16, backward: false };
                 // The query heads sharing a KV head are packed into one instruction's rows.
                 let rows = padded_rows(heads as f64 / kv_heads as f64, gpu);
-                let tiles = (batch * kv_heads) as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
+                let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
                 Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
             }
             Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => {

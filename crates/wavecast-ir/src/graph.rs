@@ -26,25 +26,37 @@ impl Phase {
 }
 
 /// Bytes a step cannot do without: the weights, and when training a gradient per weight, the
-/// optimizer's states and (mixed precision) an FP32 master copy. Activations, workspaces and the
-/// CUDA context are left out, so a set-up whose floor exceeds a GPU's memory surely does not fit.
+/// optimizer's states, (mixed precision) an FP32 master copy, and the activations autograd must
+/// keep for the weight gradients (every linear layer's input; wavecast models no activation
+/// checkpointing). Other activations, workspaces and the CUDA context are left out, so a set-up
+/// whose floor exceeds a GPU's memory surely does not fit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ResidentFloor {
     pub weights: f64,
     pub gradients: f64,
     pub optimizer_states: f64,
     pub master_weights: f64,
+    pub saved_activations: f64,
 }
 
 impl ResidentFloor {
     pub fn total(&self) -> f64 {
-        self.weights + self.gradients + self.optimizer_states + self.master_weights
+        self.weights + self.gradients + self.optimizer_states + self.master_weights + self.saved_activations
     }
 }
 
 /// Most FLOPs or bytes one node may do in a step, repeats included (10^24: a million seconds of
 /// the fastest GPU's work, so no real step comes near it).
 pub const MAX_WORK: f64 = 1e24;
+
+/// The input a linear layer's weight gradient is computed from (autograd saves it in the
+/// forward pass), in bytes; `None` for other ops.
+fn linear_input_bytes(op: &Op) -> Option<f64> {
+    match op {
+        Op::Gemm(g) if g.kind == crate::ops::GemmKind::Linear && !g.shared_weight => Some(g.batch as f64 * g.m as f64 * g.k as f64 * g.dtype.size_bytes() as f64),
+        _ => None,
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
@@ -118,6 +130,9 @@ impl Graph {
         let training = self.nodes.iter().any(|n| n.phase == Phase::Backward);
         let params = self.params() as f64;
         let mut floor = ResidentFloor { weights, gradients: if training { weights } else { 0.0 }, ..ResidentFloor::default() };
+        if training {
+            floor.saved_activations = self.forward().filter_map(|n| linear_input_bytes(&n.op).map(|b| b * n.repeat as f64)).sum();
+        }
         for n in &self.nodes {
             if let Op::Optimizer(o) = &n.op {
                 let state = o.state_dtype.size_bytes() as f64;

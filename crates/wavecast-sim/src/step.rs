@@ -54,8 +54,8 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
 }
 
 /// Errors when `graph`'s step surely cannot run on one `gpu`: its resident floor (weights, and
-/// when training gradients, optimizer states and master weights; activations not counted)
-/// exceeds the GPU's usable memory.
+/// when training gradients, optimizer states, master weights and the activations autograd keeps
+/// for the weight gradients) exceeds the GPU's usable memory.
 pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     let floor = graph.resident_floor();
     let usable = USABLE_MEMORY_FRACTION * gpu.memory_gb * 1e9;
@@ -64,14 +64,14 @@ pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     }
     let gb = |b: f64| b / 1e9;
     let mut parts = vec![format!("weights {:.1} GB", gb(floor.weights))];
-    for (what, bytes) in [("gradients", floor.gradients), ("optimizer states", floor.optimizer_states), ("FP32 master weights", floor.master_weights)] {
+    for (what, bytes) in [("gradients", floor.gradients), ("optimizer states", floor.optimizer_states), ("FP32 master weights", floor.master_weights), ("activations saved for backward", floor.saved_activations)] {
         if bytes > 0.0 {
             parts.push(format!("{what} {:.1} GB", gb(bytes)));
         }
     }
-    let remedy = if floor.gradients > 0.0 { "a smaller model, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, or a narrower dtype (--dtype)" };
+    let remedy = if floor.gradients > 0.0 { "a smaller model or batch, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, or a narrower dtype (--dtype)" };
     Err(PredictError::Unsupported(format!(
-        "does not fit in memory: needs at least {:.1} GB ({}; activations not counted) but {} has {:.1} GB ({:.1} GB usable); use a GPU with more memory, {remedy}",
+        "does not fit in memory: needs at least {:.1} GB ({}; workspaces not counted) but {} has {:.1} GB ({:.1} GB usable); use a GPU with more memory, {remedy}",
         gb(floor.total()),
         parts.join(" + "),
         gpu.id,

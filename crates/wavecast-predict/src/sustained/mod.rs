@@ -8,8 +8,10 @@
 //! enough), plus a fixed cost per wave of tiles (filling and draining each tile's pipeline);
 //! `Tm` is its bytes at an achievable fraction of DRAM bandwidth (never above
 //! [`ACHIEVABLE_BANDWIDTH`], so a memory-bound kernel is never faster than a copy), and on few
-//! busy SMs no more than they can pull; `p` blends the two near the ridge. A
-//! collective takes a per-call latency, a per-GPU hop latency, and its ring bytes over the link
+//! busy SMs no more than they can pull; `p` blends the two near the ridge. FP8/FP4 layers add
+//! a cost per activation row for their on-the-fly quantization. Keys fitted on three or more
+//! GPUs add a bounded learned correction on GPU-normalized features ([`features`]), and the
+//! result never goes below [`Work::floor_seconds`]. A collective takes a per-call latency, a per-GPU hop latency, and its ring bytes over the link
 //! at a fitted efficiency. The learned numbers are fitted per key (source, family, format,
 //! kernel library, from specific to general; see [`keys`]) on every GPU but the one predicted.
 

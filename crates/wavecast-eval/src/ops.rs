@@ -15,6 +15,8 @@ use wavecast_predict::{Estimate, Predictor};
 #[derive(Serialize)]
 pub struct FamilyError {
     pub family: Family,
+    /// The format the ops ran in (`fp32` on NeuSight's data), as the modern-GPU report names it.
+    pub dtype: String,
     #[serde(flatten)]
     pub stats: Summary,
     /// Median of predicted / measured − 1, in percent: the systematic part of the error
@@ -53,15 +55,15 @@ pub fn predictions<'a>(set: &'a str, rows: &[&'a Sample], predictor: &dyn Predic
 }
 
 fn errors_of(preds: &[RowPrediction]) -> Vec<FamilyError> {
-    let mut by: BTreeMap<Family, Vec<&RowPrediction>> = BTreeMap::new();
+    let mut by: BTreeMap<(Family, &'static str), Vec<&RowPrediction>> = BTreeMap::new();
     for p in preds {
-        by.entry(p.sample.family).or_default().push(p);
+        by.entry((p.sample.family, p.sample.op.dtype().as_str())).or_default().push(p);
     }
     by.into_iter()
-        .map(|(family, v)| {
+        .map(|((family, dtype), v)| {
             let apes: Vec<f64> = v.iter().map(|p| ape(p.predicted_s, p.sample.latency_s)).collect();
             let ratios = sorted(&v.iter().map(|p| p.predicted_s / p.sample.latency_s).collect::<Vec<_>>());
-            FamilyError { family, stats: Summary::of(&apes), median_bias: (rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
+            FamilyError { family, dtype: dtype.to_string(), stats: Summary::of(&apes), median_bias: (rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
         })
         .collect()
 }

@@ -1,6 +1,8 @@
 #![no_main]
 //! Vidur's per-layer and collective CSVs and PipeWeave's FP8 GEMM CSV → timings → the shipped
-//! sustained roofline's price: finite and non-negative.
+//! sustained roofline's price: finite and non-negative. Every row is checked as read; the first
+//! 32 of each report are priced (pricing every one of the hundreds a few kilobytes can hold
+//! made a run crawl at ~290 executions per second without reaching more code).
 
 mod common;
 
@@ -15,6 +17,8 @@ fuzz_target!(|data: &[u8]| {
     for report in reports.into_iter().flatten() {
         for t in &report.rows {
             assert!(t.latency_ms.is_finite() && t.latency_ms > 0.0, "{}", t.latency_ms);
+        }
+        for t in report.rows.iter().take(32) {
             if let Ok(s) = model.predict(t, catalog.get(&t.gpu).unwrap()) {
                 assert!(s.is_finite() && s > 0.0, "{s} for {t:?}");
             }

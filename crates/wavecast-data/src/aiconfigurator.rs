@@ -176,6 +176,12 @@ impl Columns {
         }
     }
 
+    /// The columns both attention tables share: heads, KV heads, head size, sliding window
+    /// (0: none) and the KV cache's format.
+    fn attention_heads(&self, row: &Row) -> Result<(u64, u64, u64, u64, Precision), String> {
+        Ok((self.dim(row, "num_heads")?, self.dim(row, "num_key_value_heads")?, self.dim(row, "head_dim")?, self.optional_int(row, "window_size")?, self.precision(row, "kv_cache_dtype")?))
+    }
+
     fn precision(&self, row: &Row, name: &str) -> Result<Precision, String> {
         let raw = self.text(row, name)?;
         Precision::parse(raw).ok_or_else(|| format!("unknown precision: column '{name}' = '{raw}'"))
@@ -253,29 +259,14 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, catalog: &Catalog,
     let (shape, precision) = match table {
         Table::Gemm => (Shape::Gemm { m: c.dim(row, "m")?, n: c.dim(row, "n")?, k: c.dim(row, "k")? }, c.precision(row, "gemm_dtype")?),
         Table::ContextAttention => {
-            let shape = Shape::AttentionPrefill {
-                batch: c.dim(row, "batch_size")?,
-                isl: c.dim(row, "isl")?,
-                past: c.int(row, "step")?,
-                heads: c.dim(row, "num_heads")?,
-                kv_heads: c.dim(row, "num_key_value_heads")?,
-                head_dim: c.dim(row, "head_dim")?,
-                window: c.optional_int(row, "window_size")?,
-                kv_precision: c.precision(row, "kv_cache_dtype")?,
-            };
-            (shape, c.precision(row, "attn_dtype")?)
+            let (heads, kv_heads, head_dim, window, kv_precision) = c.attention_heads(row)?;
+            let (batch, isl, past) = (c.dim(row, "batch_size")?, c.dim(row, "isl")?, c.int(row, "step")?);
+            (Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision }, c.precision(row, "attn_dtype")?)
         }
         Table::GenerationAttention => {
-            let shape = Shape::AttentionDecode {
-                batch: c.dim(row, "batch_size")?,
-                kv_len: c.dim(row, "step")?,
-                heads: c.dim(row, "num_heads")?,
-                kv_heads: c.dim(row, "num_key_value_heads")?,
-                head_dim: c.dim(row, "head_dim")?,
-                window: c.optional_int(row, "window_size")?,
-                kv_precision: c.precision(row, "kv_cache_dtype")?,
-            };
-            (shape, c.precision(row, "attn_dtype")?)
+            let (heads, kv_heads, head_dim, window, kv_precision) = c.attention_heads(row)?;
+            let (batch, kv_len) = (c.dim(row, "batch_size")?, c.dim(row, "step")?);
+            (Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision }, c.precision(row, "attn_dtype")?)
         }
         Table::Moe => {
             let shape = Shape::Moe {

@@ -5,7 +5,7 @@
 //! the newest version of the first framework by name; for `comm`, the newest of every framework
 //! (NCCL and the framework's custom all-reduce).
 
-use crate::table::{LoadReport, Skipped};
+use crate::table::{DeviceIds, LoadReport};
 use crate::timing::{Collective, Precision, Shape, Source, Timing};
 use crate::{measured_ms, DataError};
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -203,15 +203,29 @@ pub fn parse_table(bytes: Vec<u8>, name: &str, system: &str, catalog: &Catalog) 
     read_table(bytes::Bytes::from(bytes), table, name, system, catalog)
 }
 
+thread_local! {
+    /// Set while [`guarded`] runs a call into the parquet crate.
+    static IN_PARQUET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Runs a call into the parquet crate, turning its panics into errors: it asserts on some
 /// damaged metadata (e.g. a negative column offset) instead of returning an error, and a damaged
 /// file must still end in one error line. Only the crate's own calls are wrapped, so a bug in
-/// wavecast still panics; the default hook is silenced meanwhile so nothing else is printed.
+/// wavecast still panics. The panic hook, installed once, stays quiet only for panics inside
+/// such a call, so guarding every row costs a flag, not a hook swap.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_PARQUET.with(std::cell::Cell::get) {
+                default(info);
+            }
+        }));
+    });
+    IN_PARQUET.with(|q| q.set(true));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
+    IN_PARQUET.with(|q| q.set(false));
     result.map_err(|p| p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "the parquet reader failed".into()))
 }
 
@@ -225,35 +239,29 @@ fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table:
     if let Some(missing) = required.into_iter().find(|c| !cols.0.contains_key(**c)) {
         return Err(bad(format!("missing column '{missing}'")));
     }
-    let mut gpus: HashMap<String, Result<String, String>> = HashMap::new();
+    let mut devices = DeviceIds::new(catalog);
     let mut report = LoadReport::default();
     let mut rows = guarded(|| reader.get_row_iter(None)).map_err(damaged)?.map_err(|e| bad(format!("unreadable rows ({e})")))?;
     for i in 0.. {
         // A decoding error mid-file means the rest is unreadable too: the file is damaged.
         let Some(row) = guarded(|| rows.next()).map_err(damaged)? else { break };
         let row = row.map_err(|e| bad(format!("row {i}: {e}")))?;
-        let result = timing(&row, &cols, table, system, catalog, &mut gpus).map(|mut t| {
+        let result = timing(&row, &cols, table, system, &mut devices).map(|mut t| {
             t.provenance = format!("{path}#{i}");
             t
         });
-        match result {
-            Ok(t) => report.rows.push(t),
-            Err(reason) => report.skipped.push(Skipped { file: path.to_string(), line: i as u64, reason }),
-        }
+        report.push(path, i, result);
     }
     Ok(report)
 }
 
 /// The catalog id of a row's GPU: its `device` string, else the system folder's name.
-fn gpu_id(device: &str, system: &str, catalog: &Catalog, cache: &mut HashMap<String, Result<String, String>>) -> Result<String, String> {
-    cache
-        .entry(device.to_string())
-        .or_insert_with(|| catalog.get(device).or_else(|_| catalog.get(system)).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}")))
-        .clone()
+fn gpu_id(device: &str, system: &str, devices: &mut DeviceIds) -> Result<String, String> {
+    devices.id(device).or_else(|_| devices.id(system))
 }
 
-fn timing(row: &Row, c: &Columns, table: Table, system: &str, catalog: &Catalog, gpus: &mut HashMap<String, Result<String, String>>) -> Result<Timing, String> {
-    let gpu = gpu_id(c.text(row, "device")?, system, catalog, gpus)?;
+fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut DeviceIds) -> Result<Timing, String> {
+    let gpu = gpu_id(c.text(row, "device")?, system, devices)?;
     let latency_ms = measured_ms("latency", c.float(row, "latency")?)?;
     let mut kernel_source = c.text(row, "kernel_source")?.to_string();
     let (shape, precision) = match table {

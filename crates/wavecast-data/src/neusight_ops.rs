@@ -3,9 +3,8 @@
 //! its file, line and reason — never parsed as zero.
 
 use crate::measurement::{Kernel, Measurement, OpShape};
-use crate::table::{Columns, LoadReport, Skipped};
+use crate::table::{records, Columns, DeviceIds, LoadReport};
 use crate::DataError;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use wavecast_gpu::Catalog;
 use wavecast_ir::{DType, Phase};
@@ -18,24 +17,17 @@ pub fn load_neusight_csv(path: &Path, catalog: &Catalog) -> Result<LoadReport, D
 }
 
 pub fn parse_neusight_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport, DataError> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
-    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
-    let cols = Columns::new(&headers);
-    cols.require(&["OPName", "Latency", "Device"], file)?;
+    let (cols, records) = records(text, file, &["OPName", "Latency", "Device"])?;
     let mut report = LoadReport::default();
-    let mut device_cache: HashMap<String, Result<String, String>> = HashMap::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i as u64 + 2;
-        let result = rec.map_err(|e| format!("unreadable row: {e}")).and_then(|rec| {
-            if rec.len() != headers.len() {
-                return Err(format!("wrong field count: {} fields, header has {}", rec.len(), headers.len()));
+    let mut devices = DeviceIds::new(catalog);
+    for (line, rec) in records {
+        let result = rec.and_then(|rec| {
+            if rec.len() != cols.width() {
+                return Err(format!("wrong field count: {} fields, header has {}", rec.len(), cols.width()));
             }
-            row(&rec, &cols, file, line, catalog, &mut device_cache)
+            row(&rec, &cols, file, line, &mut devices)
         });
-        match result {
-            Ok(m) => report.rows.push(m),
-            Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
-        }
+        report.push(file, line, result);
     }
     Ok(report)
 }
@@ -45,16 +37,12 @@ fn row(
     cols: &Columns,
     file: &str,
     line: u64,
-    catalog: &Catalog,
-    device_cache: &mut HashMap<String, Result<String, String>>,
+    devices: &mut DeviceIds,
 ) -> Result<Measurement, String> {
     let op = cols.get(rec, "OPName").ok_or("missing value: column 'OPName' is empty")?.to_string();
     let latency_ms = crate::measured_ms("bad latency: Latency", cols.num(rec, "Latency")?)?;
     let device = cols.get(rec, "Device").ok_or("missing value: column 'Device' is empty")?;
-    let gpu = device_cache
-        .entry(device.to_string())
-        .or_insert_with(|| catalog.get(device).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}")))
-        .clone()?;
+    let gpu = devices.id(device)?;
     let shape = match op.as_str() {
         "bmm" => OpShape::Bmm { batch: cols.dim(rec, "B")?, m: cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? },
         "linear" => {

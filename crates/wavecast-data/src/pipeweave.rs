@@ -2,11 +2,10 @@
 //! µs, the GPU's name in `hardware`) and NCCL collectives (`collective/<GPU>/<op>.csv`, the
 //! layout Vidur uses). Point it at the folder, or at a single `gemm_fp8_*.csv`.
 
-use crate::table::{Columns, LoadReport, Skipped};
+use crate::table::{records, DeviceIds, LoadReport};
 use crate::timing::{Precision, Shape, Source, Timing};
 use crate::vidur::{collective_csv, known_gpu, read, walk};
 use crate::{measured_ms, DataError};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use wavecast_gpu::Catalog;
 
@@ -46,25 +45,17 @@ pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataEr
 }
 
 pub fn gemm_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
-    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
-    let cols = Columns::new(&headers);
-    cols.require(&["M", "N", "K", "avg_duration", "hardware"], file)?;
-    let mut gpus: HashMap<String, Result<String, String>> = HashMap::new();
+    let (cols, records) = records(text, file, &["M", "N", "K", "avg_duration", "hardware"])?;
+    let mut devices = DeviceIds::new(catalog);
     let mut report = LoadReport::default();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i as u64 + 2;
-        let row = rec.map_err(|e| format!("unreadable row: {e}")).and_then(|rec| {
-            let name = cols.get(&rec, "hardware").ok_or("missing value: column 'hardware' is empty")?;
-            let gpu = gpus.entry(name.to_string()).or_insert_with(|| catalog.get(name).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}"))).clone()?;
+    for (line, rec) in records {
+        let row = rec.and_then(|rec| {
+            let gpu = devices.id(cols.get(&rec, "hardware").ok_or("missing value: column 'hardware' is empty")?)?;
             let latency_ms = measured_ms("avg_duration", cols.num::<f64>(&rec, "avg_duration")? / 1e3)?;
             let shape = Shape::Gemm { m: cols.dim(&rec, "M")?, n: cols.dim(&rec, "N")?, k: cols.dim(&rec, "K")? };
             Ok(Timing { source: Source::Pipeweave, gpu, shape, precision: Precision::Fp8, kernel_source: "pipeweave_fp8_gemm".into(), latency_ms, provenance: format!("{file}:{line}") })
         });
-        match row {
-            Ok(t) => report.rows.push(t),
-            Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
-        }
+        report.push(file, line, row);
     }
     Ok(report)
 }

@@ -4,6 +4,7 @@
 use crate::measurement::Measurement;
 use crate::DataError;
 use std::collections::HashMap;
+use wavecast_gpu::Catalog;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
@@ -31,6 +32,14 @@ impl<T> LoadReport<T> {
         self.skipped.extend(other.skipped);
     }
 
+    /// Keeps a row, or records why row `line` of `file` was skipped.
+    pub(crate) fn push(&mut self, file: &str, line: u64, row: Result<T, String>) {
+        match row {
+            Ok(t) => self.rows.push(t),
+            Err(reason) => self.skipped.push(Skipped { file: file.into(), line, reason }),
+        }
+    }
+
     /// One line: how many rows were read and skipped, and why (most common reasons first).
     pub fn summary(&self) -> String {
         if self.skipped.is_empty() {
@@ -47,12 +56,17 @@ impl<T> LoadReport<T> {
     }
 }
 
-/// A CSV header: column name → index.
-pub(crate) struct Columns(HashMap<String, usize>);
+/// A CSV header: column name → index, and how many columns it has.
+pub(crate) struct Columns(HashMap<String, usize>, usize);
 
 impl Columns {
     pub(crate) fn new(headers: &csv::StringRecord) -> Columns {
-        Columns(headers.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect())
+        Columns(headers.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect(), headers.len())
+    }
+
+    /// How many columns the header names.
+    pub(crate) fn width(&self) -> usize {
+        self.1
     }
 
     /// A file without one of `names` is unreadable as a whole: one error naming the column.
@@ -86,3 +100,35 @@ impl Columns {
     }
 }
 
+/// One CSV record and its line in the file, or why the csv crate could not read it.
+pub(crate) type NumberedRecord = (u64, Result<csv::StringRecord, String>);
+
+/// A CSV's columns (checked for `required` ones) and its records numbered by file line (the
+/// header is line 1).
+pub(crate) fn records<'t>(text: &'t str, file: &str, required: &[&str]) -> Result<(Columns, impl Iterator<Item = NumberedRecord> + 't), DataError> {
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?;
+    let cols = Columns::new(headers);
+    cols.require(required, file)?;
+    let numbered = rdr.into_records().enumerate().map(|(i, rec)| (i as u64 + 2, rec.map_err(|e| format!("unreadable row: {e}"))));
+    Ok((cols, numbered))
+}
+
+/// Device names resolved to catalog ids, each name looked up once (a file repeats its GPU's
+/// name on every row).
+pub(crate) struct DeviceIds<'c> {
+    catalog: &'c Catalog,
+    seen: HashMap<String, Result<String, String>>,
+}
+
+impl<'c> DeviceIds<'c> {
+    pub(crate) fn new(catalog: &'c Catalog) -> DeviceIds<'c> {
+        DeviceIds { catalog, seen: HashMap::new() }
+    }
+
+    /// The catalog id of the GPU `name` names, or why there is none.
+    pub(crate) fn id(&mut self, name: &str) -> Result<String, String> {
+        let catalog = self.catalog;
+        self.seen.entry(name.to_string()).or_insert_with(|| catalog.get(name).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}"))).clone()
+    }
+}

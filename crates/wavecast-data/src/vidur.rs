@@ -3,7 +3,7 @@
 //! (`network/<system>/{all_reduce,send_recv}.csv`). Times are the median of Vidur's repeats.
 //! The collective CSV layout is shared with PipeWeave ([`collective_csv`]).
 
-use crate::table::{Columns, LoadReport, Skipped};
+use crate::table::{records, Columns, DeviceIds, LoadReport};
 use crate::timing::{Collective, Precision, Shape, Source, Timing};
 use crate::{measured_ms, DataError};
 use std::path::{Path, PathBuf};
@@ -58,13 +58,11 @@ pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataEr
 /// The catalog id for a GPU named by a folder; a GPU the catalog does not know skips the file
 /// (reported, like any unreadable row) rather than failing the whole load.
 pub(crate) fn known_gpu(catalog: &Catalog, name: &str, file: &Path, report: &mut LoadReport<Timing>) -> Option<String> {
-    match catalog.get(name) {
-        Ok(g) => Some(g.id.clone()),
-        Err(e) => {
-            report.skipped.push(Skipped { file: file.display().to_string(), line: 0, reason: format!("unknown device: {e}") });
-            None
-        }
+    let id = DeviceIds::new(catalog).id(name);
+    if let Err(reason) = &id {
+        report.push(&file.display().to_string(), 0, Err(reason.clone()));
     }
+    id.ok()
 }
 
 pub(crate) fn read(file: &Path) -> Result<String, DataError> {
@@ -106,39 +104,14 @@ impl Layer {
 
 /// Vidur's per-layer profile (`mlp.csv`) of one GPU (a catalog id).
 pub fn layer_ops_csv(text: &str, file: &str, gpu: &str) -> Result<LoadReport<Timing>, DataError> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
-    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
-    let cols = Columns::new(&headers);
-    cols.require(&["n_head", "n_kv_head", "n_embd", "n_expanded_embd", "use_gated_mlp", "num_tokens", "num_tensor_parallel_workers"], file)?;
+    let (cols, records) = records(text, file, &["n_head", "n_kv_head", "n_embd", "n_expanded_embd", "use_gated_mlp", "num_tokens", "num_tensor_parallel_workers"])?;
     let mut report = LoadReport::default();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i as u64 + 2;
-        let rec = match rec {
+    for (line, rec) in records {
+        let row = rec.and_then(|rec| layer(&cols, &rec).map(|l| (rec, l)));
+        let (rec, layer) = match row {
             Ok(r) => r,
-            Err(e) => {
-                report.skipped.push(Skipped { file: file.into(), line, reason: format!("unreadable row: {e}") });
-                continue;
-            }
-        };
-        let layer = (|| -> Result<Layer, String> {
-            let l = Layer {
-                heads: cols.dim(&rec, "n_head")?,
-                kv_heads: cols.dim(&rec, "n_kv_head")?,
-                hidden: cols.dim(&rec, "n_embd")?,
-                inter: cols.dim(&rec, "n_expanded_embd")?,
-                gated: cols.get(&rec, "use_gated_mlp").is_some_and(|v| v.eq_ignore_ascii_case("true")),
-                tokens: cols.dim(&rec, "num_tokens")?,
-                tp: cols.dim(&rec, "num_tensor_parallel_workers")?,
-            };
-            if !l.hidden.is_multiple_of(l.heads) {
-                return Err(format!("n_embd {} is not a multiple of n_head {}", l.hidden, l.heads));
-            }
-            Ok(l)
-        })();
-        let layer = match layer {
-            Ok(l) => l,
             Err(reason) => {
-                report.skipped.push(Skipped { file: file.into(), line, reason });
+                report.push(file, line, Err(reason));
                 continue;
             }
         };
@@ -147,35 +120,45 @@ pub fn layer_ops_csv(text: &str, file: &str, gpu: &str) -> Result<LoadReport<Tim
             if !cols.has(&column) {
                 continue;
             }
-            let t = cols.num::<f64>(&rec, &column).and_then(|ms| measured_ms(&column, ms));
-            match t {
-                Ok(latency_ms) => report.rows.push(Timing {
-                    source: Source::Vidur,
-                    gpu: gpu.to_string(),
-                    shape: layer.shape(op),
-                    precision: Precision::Fp16,
-                    kernel_source: format!("vidur/{op}"),
-                    latency_ms,
-                    provenance: format!("{file}:{line}"),
-                }),
-                Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
-            }
+            let timing = cols.num::<f64>(&rec, &column).and_then(|ms| measured_ms(&column, ms)).map(|latency_ms| Timing {
+                source: Source::Vidur,
+                gpu: gpu.to_string(),
+                shape: layer.shape(op),
+                precision: Precision::Fp16,
+                kernel_source: format!("vidur/{op}"),
+                latency_ms,
+                provenance: format!("{file}:{line}"),
+            });
+            report.push(file, line, timing);
         }
     }
     Ok(report)
 }
 
+/// The model columns of one row of a layer profile.
+fn layer(cols: &Columns, rec: &csv::StringRecord) -> Result<Layer, String> {
+    let l = Layer {
+        heads: cols.dim(rec, "n_head")?,
+        kv_heads: cols.dim(rec, "n_kv_head")?,
+        hidden: cols.dim(rec, "n_embd")?,
+        inter: cols.dim(rec, "n_expanded_embd")?,
+        gated: cols.get(rec, "use_gated_mlp").is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        tokens: cols.dim(rec, "num_tokens")?,
+        tp: cols.dim(rec, "num_tensor_parallel_workers")?,
+    };
+    if !l.hidden.is_multiple_of(l.heads) {
+        return Err(format!("n_embd {} is not a multiple of n_head {}", l.hidden, l.heads));
+    }
+    Ok(l)
+}
+
 /// A collective profile (Vidur's and PipeWeave's layout): the median time of
 /// `time_stats.<collective>.*` against `size` (bytes), `num_workers` and `devices_per_node`.
 pub fn collective_csv(text: &str, file: &str, gpu: &str, source: Source) -> Result<LoadReport<Timing>, DataError> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
-    let headers = rdr.headers().map_err(|e| DataError::Format { path: file.into(), reason: e.to_string() })?.clone();
-    let cols = Columns::new(&headers);
-    cols.require(&["num_workers", "size", "collective", "devices_per_node"], file)?;
+    let (cols, records) = records(text, file, &["num_workers", "size", "collective", "devices_per_node"])?;
     let mut report = LoadReport::default();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i as u64 + 2;
-        let row = rec.map_err(|e| format!("unreadable row: {e}")).and_then(|rec| {
+    for (line, rec) in records {
+        let row = rec.and_then(|rec| {
             let name = cols.get(&rec, "collective").ok_or("missing value: column 'collective' is empty")?;
             let op = Collective::parse(name).ok_or_else(|| format!("unknown collective: '{name}'"))?;
             let column = format!("time_stats.{name}.median");
@@ -183,10 +166,7 @@ pub fn collective_csv(text: &str, file: &str, gpu: &str, source: Source) -> Resu
             let shape = Shape::Collective { op, gpus: cols.dim(&rec, "num_workers")?, bytes: cols.dim(&rec, "size")?, gpus_per_node: cols.dim(&rec, "devices_per_node")? };
             Ok(Timing { source, gpu: gpu.to_string(), shape, precision: Precision::Fp16, kernel_source: "NCCL".into(), latency_ms, provenance: format!("{file}:{line}") })
         });
-        match row {
-            Ok(t) => report.rows.push(t),
-            Err(reason) => report.skipped.push(Skipped { file: file.into(), line, reason }),
-        }
+        report.push(file, line, row);
     }
     Ok(report)
 }

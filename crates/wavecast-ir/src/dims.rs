@@ -11,6 +11,10 @@ pub const MAX_DIM: u64 = 1 << 40;
 /// 64-bit integers and in f64.
 pub const MAX_ELEMENTS: u64 = 1 << 50;
 
+/// Most FLOPs or bytes one operator may do in a step, repeats included (10^24: a million seconds
+/// of the fastest GPU's work, so no real step comes near it).
+pub const MAX_WORK: f64 = 1e24;
+
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum DimError {
     #[error("{name} must be at least 1, got 0")]

@@ -2,7 +2,7 @@
 //! times they repeat (a transformer layer is stored once and repeated, which keeps a 96-layer
 //! model as cheap to predict as a 1-layer one).
 
-use crate::dims::{DimError, MAX_DIM, MAX_ELEMENTS};
+use crate::dims::{DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 use crate::ops::{Optimizer, OptimizerKind};
 use crate::{DType, Op};
 use serde::{Deserialize, Serialize};
@@ -44,10 +44,6 @@ impl ResidentFloor {
         self.weights + self.gradients + self.optimizer_states + self.master_weights + self.saved_activations
     }
 }
-
-/// Most FLOPs or bytes one node may do in a step, repeats included (10^24: a million seconds of
-/// the fastest GPU's work, so no real step comes near it).
-pub const MAX_WORK: f64 = 1e24;
 
 /// The input a linear layer's weight gradient is computed from (autograd saves it in the
 /// forward pass), in bytes; `None` for other ops.

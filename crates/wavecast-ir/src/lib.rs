@@ -9,7 +9,7 @@ pub mod dtype;
 pub mod graph;
 pub mod ops;
 
-pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS};
+pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
 pub use graph::{Graph, Node, Phase, ResidentFloor};
 pub use ops::{Op, OpClass};

@@ -59,7 +59,6 @@ pub fn ridge_least_squares(x: &[Vec<f64>], y: &[f64], ridge: f64) -> Vec<f64> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

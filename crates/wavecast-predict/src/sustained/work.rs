@@ -8,8 +8,7 @@ use crate::physics::{instruction_rows, sm_count, tiles_along};
 use wavecast_data::{Collective, Precision, Shape};
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, Gemm};
-use wavecast_ir::graph::MAX_WORK;
-use wavecast_ir::DType;
+use wavecast_ir::{DType, OpClass, MAX_WORK};
 
 /// The output tile a GEMM-like kernel gives one SM (rows × columns).
 const TILE: f64 = 128.0;
@@ -94,24 +93,22 @@ impl Work {
     }
 }
 
-/// Dense peak FLOP/s of the units `precision`'s math runs on; `Err` names what is missing.
+/// Dense peak FLOP/s of the units `precision`'s math runs on; `Err` names what is missing. The
+/// formats the IR has go through the catalog's own dtype checks and peaks.
 pub fn peak_flops(gpu: &Gpu, precision: Precision) -> Result<f64, String> {
-    let p = &gpu.peak_tflops;
-    let tflops = match precision {
-        Precision::Fp32 => Some(p.fp32),
-        Precision::Fp16 => p.fp16.or(p.bf16),
-        Precision::Bf16 => p.bf16,
-        Precision::Fp8 | Precision::Fp8Block => p.fp8,
-        Precision::Nvfp4 => p.fp4,
-        Precision::Int8 => p.int8,
+    let missing = || format!("{} has no {} tensor units", gpu.id, precision.as_str());
+    let dtype = match precision {
+        Precision::Fp32 => DType::Fp32,
+        Precision::Fp16 => DType::Fp16,
+        Precision::Bf16 => DType::Bf16,
+        Precision::Fp8 | Precision::Fp8Block => DType::Fp8,
         // Weight-only formats dequantize to 16-bit and multiply there.
-        Precision::Int4Wo | Precision::Mxfp4Wo => p.fp16.or(p.bf16),
+        Precision::Int4Wo | Precision::Mxfp4Wo => DType::Fp16,
+        Precision::Nvfp4 => return gpu.peak_tflops.fp4.map(|t| t * 1e12).ok_or_else(missing),
+        Precision::Int8 => return gpu.peak_tflops.int8.map(|t| t * 1e12).ok_or_else(missing),
     };
-    tflops.map(|t| t * 1e12).ok_or_else(|| format!("{} has no {} tensor units", gpu.id, precision.as_str()))
-}
-
-fn bandwidth(gpu: &Gpu) -> f64 {
-    gpu.memory_bandwidth_gbs * 1e9
+    gpu.check_dtype(dtype)?;
+    Ok(gpu.peak_flops(OpClass::Gemm, dtype))
 }
 
 fn bytes_of(elements: f64, bits: f64) -> f64 {
@@ -137,7 +134,7 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
     } else {
         0.0
     };
-    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
@@ -149,7 +146,7 @@ fn attention(a: Attention, kv_precision: Precision, q_rows_padded: f64, tiles: f
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, Precision::Bf16)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, Precision::Bf16)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// Expected distinct experts that `picks` routed token slots hit among `experts` (uniform).
@@ -203,7 +200,7 @@ impl Work {
                 let padded_flops = 2.0 * active * rows_per_expert * h * 3.0 * i;
                 let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
-                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
             Shape::Mla { .. } => return Err("no model for multi-head latent attention yet".into()),
             Shape::Collective { op, gpus, bytes, gpus_per_node } => {
@@ -228,7 +225,7 @@ impl Work {
             Shape::Vector { tokens, width, .. } => {
                 // Read and write each element once in 16 bits; the fitted efficiency absorbs
                 // ops that touch more tensors.
-                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: bandwidth(gpu) })
+                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
         })
     }

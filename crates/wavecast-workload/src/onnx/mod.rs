@@ -152,7 +152,6 @@ impl Attrs<'_> {
     }
 }
 
-
 /// Most elements of a constant whose values are read (shape vectors, axes, scales).
 const CONST_LIMIT: usize = 1 << 16;
 

@@ -370,6 +370,10 @@ pub struct EvalOpsArgs {
     /// as CSV.
     #[arg(long, value_name = "FILE")]
     pub rows: Option<std::path::PathBuf>,
+    /// NeuSight's data: use the learned predictor's all-GPU model even if it was trained on the
+    /// test GPU (how well it fits the GPU it learned from, not how it predicts a new one).
+    #[arg(long)]
+    pub no_holdout: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]
@@ -423,6 +427,9 @@ pub struct ScaleArgs {
     /// γ (memory-boundedness): wavecast (analytic, dtype-aware) or habitat (1 without counters).
     #[arg(long, value_enum, default_value = "wavecast")]
     pub gamma: GammaArg,
+    /// Also list the N longest kernels one by one (name, library tile, time on every GPU).
+    #[arg(long, value_name = "N")]
+    pub kernels: Option<usize>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]
@@ -441,6 +448,7 @@ impl ScaleArgs {
             gamma: Some(value_name(self.gamma)),
             predictor: self.predictor.clone(),
             gpu_file: self.gpu_file.gpu_file.clone(),
+            kernels: self.kernels,
         }
     }
 }

@@ -195,4 +195,7 @@ pub struct ScaleRequest {
     pub predictor: Option<String>,
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
+    /// Also report this many of the longest kernels one by one.
+    #[serde(default)]
+    pub kernels: Option<usize>,
 }

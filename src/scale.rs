@@ -10,6 +10,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_predict::wave_scaling::WaveForm;
+use wavecast_predict::kernels::gemm_tile;
 use wavecast_predict::Predictor;
 use wavecast_trace::scale::{scale as scale_trace, GammaSource, Options, ScalePath, Scaling};
 use wavecast_trace::{load, match_device, Trace};
@@ -46,6 +47,27 @@ pub struct Origin {
     pub usd_per_hour: Option<f64>,
 }
 
+/// One kernel of the trace on every destination (`scale --kernels N`).
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelRow {
+    /// Position in the trace's kernel order.
+    pub index: usize,
+    pub name: String,
+    pub class: String,
+    /// Output tile a GEMM kernel's name gives (cuBLAS `sgemm_128x64`, Tensile `MT128x64x16`),
+    /// as columns × rows.
+    pub tile: Option<String>,
+    pub origin_us: f64,
+    pub destinations: Vec<KernelOnGpu>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelOnGpu {
+    pub gpu: String,
+    pub us: f64,
+    pub path: ScalePath,
+}
+
 #[derive(Debug, Clone, Serialize)]
 /// A trace carried to other GPUs (the `--json` output of `scale`).
 pub struct ScaleReport {
@@ -59,6 +81,32 @@ pub struct ScaleReport {
     pub gamma: GammaSource,
     pub origin: Origin,
     pub destinations: Vec<Destination>,
+    /// The longest kernels one by one, when asked for (`--kernels N`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_rows: Vec<KernelRow>,
+}
+
+/// The `n` longest kernels of `trace` (by origin time), each on every destination.
+fn kernel_rows(trace: &Trace, scalings: &[Scaling], n: usize) -> Vec<KernelRow> {
+    let Some(first) = scalings.first() else { return Vec::new() };
+    let mut order: Vec<usize> = (0..first.kernels.len()).collect();
+    order.sort_by(|&a, &b| first.kernels[b].origin_us.total_cmp(&first.kernels[a].origin_us).then(a.cmp(&b)));
+    order
+        .into_iter()
+        .take(n)
+        .map(|i| {
+            let k = &first.kernels[i];
+            let name = trace.kernels[k.kernel].name.to_string();
+            KernelRow {
+                index: k.kernel,
+                tile: gemm_tile(&name).map(|(c, r)| format!("{c}x{r}")),
+                name,
+                class: k.family.to_string(),
+                origin_us: k.origin_us,
+                destinations: scalings.iter().map(|s| KernelOnGpu { gpu: s.dest.clone(), us: s.kernels[i].dest_us, path: s.kernels[i].path }).collect(),
+            }
+        })
+        .collect()
 }
 
 /// The origin GPU: `--from`, else the trace's recorded device.
@@ -132,7 +180,9 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     let opts = Options { form, gamma, predictor: predictor.as_deref() };
     let steps = trace.profiler_steps.max(1) as f64;
     let origin_ms = trace.kernel_time_us() / 1e3;
-    let destinations = dests.iter().map(|d| destination(scale_trace(&trace, from, d, &opts), steps, origin_ms, d)).collect();
+    let scalings: Vec<Scaling> = dests.iter().map(|d| scale_trace(&trace, from, d, &opts)).collect();
+    let kernel_rows = kernel_rows(&trace, &scalings, req.kernels.unwrap_or(0));
+    let destinations = scalings.into_iter().zip(&dests).map(|(s, d)| destination(s, steps, origin_ms, d)).collect();
     Ok(ScaleReport {
         trace: req.trace.display().to_string(),
         kernels: trace.kernels.len(),
@@ -151,5 +201,6 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
             usd_per_hour: price(from),
         },
         destinations,
+        kernel_rows,
     })
 }

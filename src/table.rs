@@ -77,3 +77,15 @@ pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
     }
     println!("{t}");
 }
+
+/// A kernel name cut to `max` characters for a table cell: its function name (no `void`,
+/// namespaces, template arguments or parameters; Tensile names are whole), then an ellipsis.
+pub fn short_name(name: &str, max: usize) -> String {
+    let function = wavecast_predict::kernels::kernel_function(name);
+    let head = if function.is_empty() { name } else { function.as_str() };
+    if head.chars().count() <= max {
+        head.to_string()
+    } else {
+        format!("{}…", head.chars().take(max.saturating_sub(1)).collect::<String>())
+    }
+}

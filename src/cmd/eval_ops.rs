@@ -16,11 +16,14 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
         check_output_path(path, true)?;
     }
     if Layout::detect(&a.data) != Some(Layout::NeuSight) {
+        if a.no_holdout {
+            return Err("--no-holdout applies to NeuSight's data; the modern-GPU models are always refitted without the test GPU".into());
+        }
         return modern_gpus(&a, &cat, &gpu);
     }
     wavecast::Predictors::without(&a.predictor, &gpu)?;
     let sets = load_gpu_sets(&a.data, &cat, &gpu, &|line| eprintln!("{line}"))?;
-    let (out, rows) = evaluate(&a.predictor, &gpu, &sets)?;
+    let (out, rows) = evaluate(&a.predictor, &gpu, &sets, !a.no_holdout)?;
     if let Some(path) = &a.rows {
         write_rows_csv(path, &rows)?;
         eprintln!("wrote {} predicted rows to {}", rows.len(), path.display());
@@ -31,7 +34,8 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!("predictor '{}' on {} (learned predictors: trained without this GPU)", out.predictor, out.test_gpu);
+    let model = if out.holdout { "learned predictors: trained without this GPU" } else { "all-GPU model: may have learned from these rows" };
+    println!("predictor '{}' on {} ({model})", out.predictor, out.test_gpu);
     table::print_family_errors(&out.sets.into_iter().collect::<Vec<_>>());
     Ok(())
 }

@@ -4,7 +4,7 @@ use super::{print_json, Result};
 use crate::cli::ScaleArgs;
 use crate::table;
 use wavecast::ScaleReport;
-use wavecast_trace::scale::GammaSource;
+use wavecast_trace::scale::{GammaSource, ScalePath};
 
 pub fn run(a: ScaleArgs) -> Result<()> {
     let report = wavecast::scale(&a.request())?;
@@ -40,6 +40,10 @@ fn print_report(r: &ScaleReport) {
     print_classes(r);
     println!();
     print_comparison(r);
+    if !r.kernel_rows.is_empty() {
+        println!();
+        print_kernels(r);
+    }
     for d in &r.destinations {
         for (note, n) in &d.notes {
             println!("note ({}): {note} — {n} kernel{}", d.gpu, if *n == 1 { "" } else { "s" });
@@ -67,6 +71,20 @@ fn print_classes(r: &ScaleReport) {
     t.add_row(total);
     println!("{t}");
     println!("times per step: origin measured (sum of kernel durations), others predicted");
+}
+
+/// The longest kernels one by one: measured on the origin, predicted on each destination.
+fn print_kernels(r: &ScaleReport) {
+    let mut headers = vec!["#".to_string(), "kernel".to_string(), "class".to_string(), "tile".to_string(), format!("{} µs", r.origin.gpu)];
+    headers.extend(r.destinations.iter().map(|d| format!("{} µs", d.gpu)));
+    let mut t = table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>());
+    for k in &r.kernel_rows {
+        let mut row = vec![k.index.to_string(), table::short_name(&k.name, 40), k.class.clone(), k.tile.clone().unwrap_or_else(|| "-".into()), format!("{:.2}", k.origin_us)];
+        row.extend(k.destinations.iter().map(|d| format!("{:.2}{}", d.us, if d.path == ScalePath::Predictor { "*" } else { "" })));
+        t.add_row(row);
+    }
+    println!("{t}");
+    println!("per kernel, whole trace: origin measured, others predicted (* through the per-op predictor, else wave-scaled)");
 }
 
 fn print_comparison(r: &ScaleReport) {

@@ -1,6 +1,7 @@
-//! Loader for NeuSight's per-op kernel profiles (`ops/train/<op>/<GPU>.csv`, `ops/test/<op>.csv`).
-//! Every row becomes a [`Measurement`]; a row that cannot be read is skipped and reported with
-//! its file, line and reason — never parsed as zero.
+//! Loader for NeuSight's per-op kernel profiles (`ops/train/<op>/<GPU>.csv`, `ops/test/<op>.csv`)
+//! and their AMD counterparts (`amd_ops/{train,test}/collect/<op>/<torch>/<GPU>.csv`, fewer
+//! columns, HIP launch sizes). Every row becomes a [`Measurement`]; a row that cannot be read is
+//! skipped and reported with its file, line and reason — never parsed as zero.
 
 use crate::measurement::{Kernel, Measurement, OpShape};
 use crate::table::{records, Columns, DeviceIds, LoadReport};
@@ -25,7 +26,11 @@ pub fn parse_neusight_csv(text: &str, file: &str, catalog: &Catalog) -> Result<L
             if rec.len() != cols.width() {
                 return Err(format!("wrong field count: {} fields, header has {}", rec.len(), cols.width()));
             }
-            row(&rec, &cols, file, line, &mut devices)
+            let mut m = row(&rec, &cols, file, line, &mut devices)?;
+            if catalog.get(&m.gpu).is_ok_and(|g| g.vendor == wavecast_gpu::Vendor::Amd) {
+                m.main_kernel = m.main_kernel.map(hip_grid_in_workgroups);
+            }
+            Ok(m)
         });
         report.push(file, line, result);
     }
@@ -100,6 +105,17 @@ fn row(
     })
 }
 
+/// HIP's profilers record a launch's grid as its global size in work-items, CUDA's as a count
+/// of thread blocks; the schema counts blocks (workgroups), so each dimension is divided by the
+/// workgroup's (rounding up, as HIP pads a partial workgroup).
+fn hip_grid_in_workgroups(k: Kernel) -> Kernel {
+    let grid = match (k.grid, k.block) {
+        (Some(g), Some(b)) => Some([0, 1, 2].map(|i| g[i].div_ceil(b[i].max(1)))),
+        (g, _) => g,
+    };
+    Kernel { grid, ..k }
+}
+
 /// Every CSV under `dir` (recursively), in a stable order.
 pub fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     let mut out = Vec::new();
@@ -119,18 +135,52 @@ pub fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     Ok(out)
 }
 
-/// Loads every CSV under `dir` (e.g. `ops/train` or `ops/test`), skipping `habitat.csv` and
-/// `vec.csv`, which repeat rows of the per-op test files.
+/// The CSVs of one measurement set. NeuSight's collection layout (`collect/<op>/<torch>/<GPU>.csv`,
+/// the AMD folders) also keeps merged copies and subsets of the same rows (`collect/<op>.csv`,
+/// `elem.csv`, `vec.csv`): only the per-device files count there. Elsewhere every CSV but
+/// `habitat.csv` and `vec.csv`, which repeat rows of the per-op test files.
+fn set_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let collect = dir.join("collect");
+    if collect.is_dir() {
+        let per_device = |f: &PathBuf| f.strip_prefix(&collect).is_ok_and(|rel| rel.components().count() == 3);
+        return Ok(csv_files(&collect)?.into_iter().filter(per_device).collect());
+    }
+    let repeats = |f: &PathBuf| matches!(f.file_stem().and_then(|s| s.to_str()), Some("habitat" | "vec"));
+    Ok(csv_files(dir)?.into_iter().filter(|f| !repeats(f)).collect())
+}
+
+/// Loads every measurement of one set (e.g. `ops/train`, `ops/test`, `amd_ops/train`).
 pub fn load_neusight_dir(dir: &Path, catalog: &Catalog) -> Result<LoadReport, DataError> {
     let mut report = LoadReport::default();
-    for f in csv_files(dir)? {
-        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if matches!(stem, "habitat" | "vec") {
-            continue;
-        }
+    for f in set_files(dir)? {
         report.extend(load_neusight_csv(&f, catalog)?);
     }
     Ok(report)
+}
+
+/// One per-op measurement set of a NeuSight data folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSet {
+    /// `ops/train`, `ops/test`, `amd_ops/train` or `amd_ops/test`.
+    pub name: &'static str,
+    pub dir: PathBuf,
+    /// Shapes taken from real models (`test`) rather than random microbenchmark shapes (`train`).
+    pub model_shaped: bool,
+}
+
+/// The per-op measurement sets present under a NeuSight data folder: the NVIDIA GPUs' `ops/`
+/// and the AMD GPUs' `amd_ops/`, random shapes before model-shaped ones.
+pub fn op_sets(data: &Path) -> Vec<OpSet> {
+    let all = [
+        ("ops/train", false),
+        ("amd_ops/train", false),
+        ("ops/test", true),
+        ("amd_ops/test", true),
+    ];
+    all.into_iter()
+        .map(|(name, model_shaped)| OpSet { name, dir: data.join(name), model_shaped })
+        .filter(|s| s.dir.is_dir())
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Per-op accuracy by op family on one GPU, as the model trained without that GPU predicts its
-//! measured ops (NeuSight's `ops/train` random shapes and `ops/test` model-shaped ones).
+//! measured ops (NeuSight's `ops/train` random shapes and `ops/test` model-shaped ones, and the
+//! AMD GPUs' `amd_ops/` counterparts).
 
 use crate::EvalError;
 use serde::Serialize;
@@ -7,7 +8,7 @@ use std::path::Path;
 use wavecast_gpu::Catalog;
 use wavecast_stats::{ape, decile_interval, rank_sorted, sorted, Summary};
 use std::collections::BTreeMap;
-use wavecast_data::load_neusight_dir;
+use wavecast_data::{load_neusight_dir, op_sets};
 use wavecast_predict::physics::Family;
 use wavecast_predict::sample::{samples, Sample};
 use wavecast_predict::{Estimate, Predictor};
@@ -36,6 +37,9 @@ pub struct RowPrediction<'a> {
 pub struct EvalOps {
     pub predictor: String,
     pub test_gpu: String,
+    /// Whether the GPU was predicted by a model trained without its measurements (always, unless
+    /// `--no-holdout` asked for the model that learned from them).
+    pub holdout: bool,
     /// `ops/train` (random shapes) and `ops/test` (model-shaped) rows of the test GPU.
     pub sets: BTreeMap<String, Vec<FamilyError>>,
 }
@@ -91,28 +95,33 @@ pub fn write_rows_csv(path: &Path, preds: &[RowPrediction]) -> Result<(), EvalEr
     Ok(())
 }
 
-/// The measurements of `gpu` under `data/ops/{train,test}`, as (set name, samples); sets
-/// without rows of `gpu` are left out. Loading summaries go to `log`.
+/// The measurements of `gpu` in each per-op set under `data` (`ops/train`, `ops/test` and the AMD
+/// GPUs' `amd_ops/…`), as (set name, samples); sets without rows of `gpu` are left out. Loading
+/// summaries go to `log`.
 pub fn load_gpu_sets(data: &Path, cat: &Catalog, gpu: &str, log: &dyn Fn(&str)) -> Result<Vec<(String, Vec<Sample>)>, EvalError> {
     let mut loaded = Vec::new();
-    for set in ["train", "test"] {
-        let dir = data.join("ops").join(set);
-        let report = load_neusight_dir(&dir, cat)?;
-        log(&format!("ops/{set}: {}", report.summary()));
-        let rows: Vec<Sample> = samples(&report.rows, cat).into_iter().filter(|s| s.gpu.id == gpu).collect();
+    for set in op_sets(data) {
+        let report = load_neusight_dir(&set.dir, cat)?;
+        log(&format!("{}: {}", set.name, report.summary()));
+        let rows: Vec<Sample> = samples(&report.rows, cat)
+            .into_iter()
+            .filter(|s| s.gpu.id == gpu)
+            .map(|s| Sample { model_shaped: set.model_shaped, ..s })
+            .collect();
         if rows.is_empty() {
-            log(&format!("ops/{set}: no rows for {gpu}"));
+            log(&format!("{}: no rows for {gpu}", set.name));
             continue;
         }
-        loaded.push((format!("ops/{set}"), rows));
+        loaded.push((set.name.to_string(), rows));
     }
     Ok(loaded)
 }
 
-/// Per-op accuracy on `test_gpu` of predictor `name` (its model trained without that GPU), and
-/// every prediction made, per set.
-pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)]) -> Result<(EvalOps, Vec<RowPrediction<'a>>), EvalError> {
-    let predictor = wavecast_predict::by_name_holdout(name, Some(test_gpu))?;
+/// Per-op accuracy on `test_gpu` of predictor `name` — its model trained without that GPU, or
+/// when `holdout` is false its all-GPU model (which may have learned from these very rows) —
+/// and every prediction made, per set.
+pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)], holdout: bool) -> Result<(EvalOps, Vec<RowPrediction<'a>>), EvalError> {
+    let predictor = wavecast_predict::by_name_holdout(name, holdout.then_some(test_gpu))?;
     let mut out = BTreeMap::new();
     let mut all_preds = Vec::new();
     for (set, rows) in sets {
@@ -121,7 +130,7 @@ pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)
         out.insert(set.clone(), errors_of(&preds));
         all_preds.extend(preds);
     }
-    Ok((EvalOps { predictor: predictor.name().to_string(), test_gpu: test_gpu.to_string(), sets: out }, all_preds))
+    Ok((EvalOps { predictor: predictor.name().to_string(), test_gpu: test_gpu.to_string(), holdout, sets: out }, all_preds))
 }
 
 /// Per family, the 10th and 90th percentiles of ln(measured / predicted) over every GPU under
@@ -132,7 +141,7 @@ pub fn held_out_intervals(data: &Path, cat: &Catalog, name: &str, log: &dyn Fn(&
     for gpu in measured_gpus(data, cat)? {
         log(&format!("{name}: predicting {gpu} without its measurements"));
         let sets = load_gpu_sets(data, cat, &gpu, &|_| {})?;
-        let (_, preds) = evaluate(name, &gpu, &sets)?;
+        let (_, preds) = evaluate(name, &gpu, &sets, true)?;
         for p in preds.iter().filter(|p| p.predicted_s > 0.0) {
             residuals.entry(p.sample.family).or_default().push((p.sample.latency_s / p.predicted_s).ln());
         }
@@ -143,10 +152,14 @@ pub fn held_out_intervals(data: &Path, cat: &Catalog, name: &str, log: &dyn Fn(&
     Ok(residuals.into_iter().map(|(family, r)| (family, decile_interval(&r))).collect())
 }
 
-/// The catalog GPUs with per-op measurements under `data/ops/train`, in catalog order.
+/// The catalog GPUs with random-shape per-op measurements under `data` (`ops/train`,
+/// `amd_ops/train`), in catalog order.
 fn measured_gpus(data: &Path, cat: &Catalog) -> Result<Vec<String>, EvalError> {
-    let report = load_neusight_dir(&data.join("ops").join("train"), cat)?;
-    let mut gpus: Vec<String> = samples(&report.rows, cat).into_iter().map(|s| s.gpu.id).collect();
+    let mut gpus = Vec::new();
+    for set in op_sets(data).into_iter().filter(|s| !s.model_shaped) {
+        let report = load_neusight_dir(&set.dir, cat)?;
+        gpus.extend(samples(&report.rows, cat).into_iter().map(|s| s.gpu.id));
+    }
     gpus.sort_by_key(|g| cat.all().iter().position(|c| &c.id == g));
     gpus.dedup();
     Ok(gpus)

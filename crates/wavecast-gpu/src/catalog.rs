@@ -279,11 +279,11 @@ mod tests {
     }
 
     #[test]
-    fn fp4_peaks_only_on_blackwell_and_above_fp8() {
+    fn fp4_peaks_only_on_blackwell_and_cdna4_and_above_fp8() {
         let cat = Catalog::builtin();
         for g in cat.all() {
-            let blackwell = g.architecture == "blackwell";
-            assert_eq!(g.peak_tflops.fp4.is_some(), blackwell, "{}: fp4 is set exactly on Blackwell parts", g.id);
+            let fp4_units = matches!(g.architecture.as_str(), "blackwell" | "cdna4");
+            assert_eq!(g.peak_tflops.fp4.is_some(), fp4_units, "{}: fp4 is set exactly on Blackwell and CDNA4 parts", g.id);
             if let (Some(fp4), Some(fp8)) = (g.peak_tflops.fp4, g.peak_tflops.fp8) {
                 assert!(fp4 >= fp8, "{}", g.id);
             }

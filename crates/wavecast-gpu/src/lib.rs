@@ -7,4 +7,4 @@ mod spec;
 pub mod occupancy;
 
 pub use catalog::{Catalog, CatalogError};
-pub use spec::{Gpu, Interconnect, Occupancy, PeakTflops, Price, Vendor, MEASUREMENT_SOURCES};
+pub use spec::{Gpu, Interconnect, Occupancy, Package, PeakTflops, Price, Vendor, MEASUREMENT_SOURCES};

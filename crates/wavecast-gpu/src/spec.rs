@@ -10,6 +10,17 @@ pub enum Vendor {
     Amd,
 }
 
+impl Vendor {
+    /// The GPU runtime and libraries PyTorch runs on this vendor's parts through (CUDA with
+    /// cuBLAS/cuDNN, ROCm with HIP and Tensile/hipBLASLt): what sets the host-side cost of a call.
+    pub fn runtime(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "cuda",
+            Vendor::Amd => "rocm",
+        }
+    }
+}
+
 /// Dense peak throughput in TFLOP/s; `None` where the chip has no such path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeakTflops {
@@ -70,6 +81,20 @@ pub struct Interconnect {
     pub pcie_gen: u32,
 }
 
+/// The product a device is part of, where that is not the device itself: an MI250X is one
+/// package of two dies (GCDs), and ROCm and PyTorch show each die as its own device, so the
+/// catalog entry describes one die and this says what the box on the shelf is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Package {
+    /// The product's name, e.g. `AMD Instinct MI250X (OAM)`.
+    pub name: String,
+    /// Devices (dies) the package shows to the software.
+    pub devices: u32,
+    /// The whole package's memory (GB) and board power (W).
+    pub memory_gb: f64,
+    pub tdp_w: f64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Price {
     pub usd_per_hour: f64,
@@ -95,6 +120,10 @@ pub struct Gpu {
     pub memory_type: String,
     pub memory_bandwidth_gbs: f64,
     pub l2_cache_mb: f64,
+    /// Memory-side last-level cache in MB (AMD Infinity Cache on CDNA3 and later); 0 if none.
+    #[serde(default)]
+    pub infinity_cache_mb: f64,
+    /// Board power in W; for a device that is one die of a package, that die's share.
     pub tdp_w: f64,
     #[serde(default)]
     pub form_factor: String,
@@ -114,6 +143,9 @@ pub struct Gpu {
     pub interconnect: Interconnect,
     #[serde(default)]
     pub price: Option<Price>,
+    /// Set where the device is one die of a multi-die product (see [`Package`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<Package>,
 }
 
 /// The public measurement sets a catalog entry's `measured` list may name (the folders of
@@ -250,6 +282,7 @@ impl Gpu {
         }
         let non_negative = [
             ("l2_cache_mb", self.l2_cache_mb),
+            ("infinity_cache_mb", self.infinity_cache_mb),
             ("interconnect.nvlink_gbs", self.interconnect.nvlink_gbs),
             ("interconnect.pcie_gbs", self.interconnect.pcie_gbs),
         ];
@@ -264,6 +297,12 @@ impl Gpu {
             }
             if self.measured[..i].contains(m) {
                 return Err(format!("GPU '{}': measured lists '{m}' twice", self.id));
+            }
+        }
+        if let Some(p) = &self.package {
+            let figures = [("package.devices", f64::from(p.devices)), ("package.memory_gb", p.memory_gb), ("package.tdp_w", p.tdp_w)];
+            if let Some((field, v)) = figures.into_iter().find(|(_, v)| !(v.is_finite() && (lo..=hi).contains(v))) {
+                return Err(format!("GPU '{}': {field} must be a positive number between {lo} and {hi:e}, got {v}", self.id));
             }
         }
         // Costs per token divide by the price: a free GPU is given by leaving `price` out.

@@ -17,11 +17,21 @@ pub fn group_offsets<'a>(
     gpu_of: impl Fn(&str) -> Option<&'a Gpu>,
     key: impl Fn(&Gpu) -> String,
 ) -> BTreeMap<String, f64> {
+    group_offsets_by(per_gpu, gpu_of, key, mean)
+}
+
+/// [`group_offsets`] with another summary of each group's offsets (e.g. a trimmed mean).
+pub fn group_offsets_by<'a>(
+    per_gpu: &BTreeMap<String, f64>,
+    gpu_of: impl Fn(&str) -> Option<&'a Gpu>,
+    key: impl Fn(&Gpu) -> String,
+    summary: impl Fn(&[f64]) -> f64,
+) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (id, off) in per_gpu {
         if let Some(gpu) = gpu_of(id) {
             by.entry(key(gpu)).or_default().push(*off);
         }
     }
-    by.into_iter().map(|(a, v)| (a, mean(&v))).collect()
+    by.into_iter().map(|(a, v)| (a, summary(&v))).collect()
 }

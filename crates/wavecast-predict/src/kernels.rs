@@ -19,6 +19,67 @@ pub fn sgemm_tile(name: &str) -> Option<(u32, u32)> {
     (first > 0 && second > 0).then_some((first, second))
 }
 
+/// A GEMM kernel's output tile as the library names it: cuBLAS SGEMM (`sgemm_128x64`, see
+/// [`sgemm_tile`]) or AMD's Tensile and hipBLASLt (`MT128x64x16`, see [`macro_tile`]); (output
+/// columns, output rows) either way.
+pub fn gemm_tile(name: &str) -> Option<(u32, u32)> {
+    sgemm_tile(name).or_else(|| macro_tile(name).map(|t| (t.cols, t.rows)))
+}
+
+/// A Tensile / hipBLASLt kernel's tiling, read from its name
+/// (`Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_…_WG64_4_1_…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacroTile {
+    /// `MT0`: spans Tensile's free index `i` of `C[i,j]`, which is column-major, so the output's
+    /// columns as PyTorch (row-major) sees them — the same orientation as cuBLAS names.
+    pub cols: u32,
+    /// `MT1`: the output's rows.
+    pub rows: u32,
+    /// `DepthU`: the reduction depth loaded per main-loop iteration.
+    pub depth: u32,
+    /// The matrix-core (MFMA) instruction's output block (`MI32x32…` → (32, 32)); `None` for a
+    /// kernel on the vector ALUs.
+    pub mfma: Option<(u32, u32)>,
+    /// Work-items per workgroup (`WG64_4_1` → 256), when the name says.
+    pub workgroup: Option<u32>,
+    /// Workgroups sharing one output tile's reduction (`GSU4`: global split-U, Tensile's
+    /// split-K); 1 when the name gives none or a mode instead of a number (`GSUAMB`).
+    pub split: u32,
+}
+
+impl MacroTile {
+    /// Workgroups the kernel launches for a GEMM of `batch` products with a `rows` × `cols`
+    /// output: one per macro-tile and split.
+    pub fn workgroups(&self, batch: f64, rows: f64, cols: f64) -> f64 {
+        batch * (rows / self.rows as f64).ceil() * (cols / self.cols as f64).ceil() * self.split as f64
+    }
+}
+
+/// The macro-tile of a Tensile / hipBLASLt kernel name: `_MT<c>x<r>x<depth>_` (all positive),
+/// and the `_MI<m>x<n>…_` instruction when present. The token must start a `_`-separated field,
+/// so names that merely contain the letters (`…_MTX…`) are not read as tiles.
+pub fn macro_tile(name: &str) -> Option<MacroTile> {
+    let field = |tag: &str| name.split('_').find_map(|f| f.strip_prefix(tag).filter(|r| r.starts_with(|c: char| c.is_ascii_digit())));
+    let dims = |s: &str| -> Vec<u32> { s.split('x').map_while(|d| d.parse().ok()).collect() };
+    let mt = dims(field("MT")?);
+    let [cols, rows, depth] = mt[..] else { return None };
+    if cols == 0 || rows == 0 || depth == 0 {
+        return None;
+    }
+    let mfma = field("MI").map(dims).and_then(|d| match d[..] {
+        [m, n, ..] if m > 0 && n > 0 => Some((m, n)),
+        _ => None,
+    });
+    // `WG64_4_1`: the sizes are the field's number and the two fields after it.
+    let fields: Vec<&str> = name.split('_').collect();
+    let workgroup = fields.iter().position(|f| f.strip_prefix("WG").is_some_and(|r| r.parse::<u32>().is_ok())).and_then(|i| {
+        let sizes: Vec<u32> = std::iter::once(&fields[i][2..]).chain(fields[i + 1..].iter().copied()).take(3).map_while(|d| d.parse().ok()).collect();
+        (sizes.len() == 3).then(|| sizes.iter().try_fold(1u32, |a, &d| a.checked_mul(d))).flatten().filter(|&t| t > 0)
+    });
+    let split = field("GSU").and_then(|r| r.parse().ok()).filter(|&g: &u32| g > 0).unwrap_or(1);
+    Some(MacroTile { cols, rows, depth, mfma, workgroup, split })
+}
+
 /// The decimal number at the start of `s` and what follows it.
 fn leading_number(s: &str) -> Option<(u32, &str)> {
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -226,6 +287,25 @@ fn first(best: &[(u32, u8)], label: u8) -> usize {
 mod tests {
     use super::*;
     use wavecast_gpu::Catalog;
+
+    #[test]
+    fn reads_tensile_macro_tiles() {
+        // MI100's NeuSight rows (Tensile) and the MI250 trace (hipBLASLt).
+        let mi100 = "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SE_1LDSB0_APM1_ABV0_ACED0_ISA908_WG64_4_1_WGM2";
+        assert_eq!(macro_tile(mi100), Some(MacroTile { cols: 128, rows: 64, depth: 16, mfma: Some((32, 32)), workgroup: Some(256), split: 1 }));
+        let simt = "Cijk_Ailk_Bljk_SB_MT16x8x32_SE_1LDSB0_APM1_GSU4_ISA908_WG8_4_4_WGM1";
+        assert_eq!(macro_tile(simt), Some(MacroTile { cols: 16, rows: 8, depth: 32, mfma: None, workgroup: Some(128), split: 4 }));
+        // A 2048 × 256 output (row-major) in 128-column, 64-row tiles: 2 × 32 workgroups, as
+        // the measured launch of that MI100 kernel shows (global size 512 = 2 × 256 work-items).
+        assert_eq!(macro_tile(mi100).unwrap().workgroups(1.0, 2048.0, 256.0), 64.0);
+        let lt = "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_ISA90a";
+        assert_eq!(macro_tile(lt).map(|t| (t.cols, t.rows, t.mfma, t.workgroup, t.split)), Some((64, 16, Some((16, 16)), None, 1)));
+        assert_eq!(gemm_tile(mi100), Some((128, 64)));
+        assert_eq!(gemm_tile("ampere_sgemm_128x64_tn"), Some((128, 64)));
+        for bad in ["Cijk_MT128x64_SE", "Cijk_MT0x64x16_SE", "Cijk_SMT128x64x16", "Cijk_MTx64x16", "vectorized_elementwise_kernel"] {
+            assert_eq!(macro_tile(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn reads_tiles_from_kernel_names() {

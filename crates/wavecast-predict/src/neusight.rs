@@ -23,7 +23,7 @@
 //! * util is kept above the lowest utilization seen in training (see
 //!   [`UTIL_FLOOR_QUANTILE`]), where NeuSight lets it reach 0 and clamps the time to 0.
 
-use crate::kernels::{sgemm_tile, KernelTable};
+use crate::kernels::{gemm_tile, KernelTable};
 use crate::mlp::{Dense, Mlp};
 use crate::physics::{gemm_dims, roofline, sm_count, tiles, tiles_along, vector_dims, waves, Family, Roof};
 use crate::registry::{Learned, LearnedKind};
@@ -63,9 +63,10 @@ pub enum Tile {
 }
 
 impl Tile {
-    /// The tile of a cuBLAS SGEMM kernel name (first number: output columns).
-    pub fn of_sgemm(name: &str) -> Option<Tile> {
-        let (cols, rows) = sgemm_tile(name)?;
+    /// The tile of a GEMM kernel name, cuBLAS SGEMM or Tensile/hipBLASLt (see
+    /// [`gemm_tile`]; first number: output columns).
+    pub fn of_kernel(name: &str) -> Option<Tile> {
+        let (cols, rows) = gemm_tile(name)?;
         Some(Tile::Gemm { rows: rows as f64, cols: cols as f64 })
     }
 
@@ -79,7 +80,7 @@ impl Tile {
 
     pub fn from_label(label: &str, gemm: bool) -> Option<Tile> {
         if gemm {
-            Tile::of_sgemm(&format!("sgemm_{label}"))
+            Tile::of_kernel(&format!("sgemm_{label}"))
         } else {
             label.parse().ok().filter(|t: &f64| *t >= 1.0).map(Tile::Vector)
         }

@@ -22,7 +22,7 @@
 //!
 //! Kernel time is predicted; isolated calls add the measured launch floor.
 
-use crate::kernels::{is_sliced, sgemm_tile, KernelTable};
+use crate::kernels::{gemm_tile, is_sliced, sgemm_tile, KernelTable};
 use crate::physics::{gemm_dims, roofline, roofline_terms, sm_count, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
@@ -55,7 +55,7 @@ impl GemmConfig {
     /// The configuration of a recorded kernel: tile from the name, split-K from how many more
     /// blocks the grid had than output tiles.
     pub fn of_kernel(name: &str, grid_blocks: Option<f64>, op: &Op) -> Option<GemmConfig> {
-        let (cols, rows) = sgemm_tile(name)?;
+        let (cols, rows) = gemm_tile(name)?;
         let mut cfg = GemmConfig { cols, rows, sliced: is_sliced(name), split: 1 };
         if let Some(blocks) = grid_blocks {
             cfg.split = (blocks / cfg.tiles(op)?).round().clamp(1.0, 1024.0) as u32;

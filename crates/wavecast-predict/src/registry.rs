@@ -204,7 +204,7 @@ impl Entry {
             Kind::Learned { weights, .. } => match holdout {
                 Some(gpu) => {
                     let file: WeightsFile = serde_json::from_str(weights).map_err(|e| load_error(self.name, e))?;
-                    load(file.holdout.get(gpu).unwrap_or(&file.all))
+                    load(file.without(gpu).map_err(|reason| PredictError::Load { name: self.name.to_string(), reason })?)
                 }
                 // The all-GPU model only; skipping the left-out models keeps start-up fast.
                 None => load(&serde_json::from_str::<AllOnly>(weights).map_err(|e| load_error(self.name, e))?.all),
@@ -239,6 +239,22 @@ pub struct WeightsFile {
     /// Keyed by the catalog id of the GPU left out.
     #[serde(default)]
     pub holdout: BTreeMap<String, ModelFile>,
+}
+
+impl WeightsFile {
+    /// The model that never saw `gpu`: its left-out model, or the all-GPU model when that was
+    /// not trained on `gpu` either. A file whose all-GPU model learned from `gpu` but which has
+    /// no model without it is an error, never a silent fallback to the model that saw it.
+    pub fn without(&self, gpu: &str) -> Result<&ModelFile, String> {
+        match self.holdout.get(gpu) {
+            Some(model) if !model.trained_on.iter().any(|g| g == gpu) => Ok(model),
+            Some(_) => Err(format!("its model 'without {gpu}' was trained on {gpu}")),
+            None if self.all.trained_on.iter().any(|g| g == gpu) => {
+                Err(format!("it was trained on {gpu} and ships no model without it (retrain it with `wavecast train`)"))
+            }
+            None => Ok(&self.all),
+        }
+    }
 }
 
 /// Builds the predictor a model file describes (without fallbacks).
@@ -296,5 +312,28 @@ mod tests {
         }
         assert!(shipped_all("roofline").is_none());
         assert_eq!(entry("roofline").unwrap().build(None).unwrap().name(), "roofline");
+    }
+
+    /// The leave-one-GPU-out rule where predictions are made: a GPU whose measurements trained
+    /// the all-GPU model is only ever predicted by a model that never saw them.
+    #[test]
+    fn a_gpu_is_predicted_without_its_measurements_or_not_at_all() {
+        let model = |on: &[&str]| ModelFile { predictor: "li".into(), trained_on: on.iter().map(|s| s.to_string()).collect(), seed: 0, params: serde_json::Value::Null };
+        let mut file = WeightsFile { all: model(&["mi100", "t4"]), holdout: BTreeMap::new() };
+        assert!(file.without("mi100").unwrap_err().contains("trained on mi100"));
+        assert_eq!(file.without("h100").unwrap().trained_on, ["mi100", "t4"], "a GPU it never saw gets the all-GPU model");
+        file.holdout.insert("mi100".into(), model(&["t4"]));
+        assert_eq!(file.without("mi100").unwrap().trained_on, ["t4"]);
+        file.holdout.insert("t4".into(), model(&["mi100", "t4"]));
+        assert!(file.without("t4").is_err(), "a left-out model that saw its GPU is refused");
+        // Every shipped file obeys it for every GPU it was trained on.
+        for (_, e) in learned() {
+            let Kind::Learned { weights, .. } = e.kind else { continue };
+            let shipped: WeightsFile = serde_json::from_str(weights).unwrap();
+            for gpu in &shipped.all.trained_on {
+                let m = shipped.without(gpu).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                assert!(!m.trained_on.contains(gpu), "{} {gpu}", e.name);
+            }
+        }
     }
 }

@@ -45,7 +45,12 @@ pub struct FamilyModel {
     /// of an unmeasured architecture.
     #[serde(default)]
     pub per_generation: BTreeMap<String, f64>,
-    /// Trimmed mean of `per_gpu`: what a GPU of an unmeasured generation gets.
+    /// Trimmed mean of the measured GPUs of each vendor's runtime (`cuda`, `rocm`): what a GPU
+    /// of an unmeasured generation gets when its vendor was measured, so one vendor's kernels
+    /// never stand in for another's when they need not.
+    #[serde(default)]
+    pub per_runtime: BTreeMap<String, f64>,
+    /// Trimmed mean of `per_gpu`: what a GPU of an unmeasured vendor gets.
     pub default_offset: f64,
     /// Quantiles (10 %, 90 %) of ln(measured / predicted) on held-out GPUs.
     pub interval: [f64; 2],
@@ -56,8 +61,12 @@ pub struct Wavecast {
     /// Power per FP32 TFLOP/s a 12 nm board needs to hold boost (see [`sustained_clock_fraction`]).
     pub watts_per_tflop_12nm: f64,
     pub families: BTreeMap<Family, FamilyModel>,
-    /// Isolated-call floor per family (seconds).
+    /// Isolated-call floor per family (seconds), over every measured GPU.
     pub floors: BTreeMap<Family, f64>,
+    /// The same per runtime (`cuda`, `rocm`; see `Vendor::runtime`), from that runtime's GPUs:
+    /// the host floor is the software stack's, so a GPU of a measured runtime takes its floors.
+    #[serde(default)]
+    pub runtime_floors: BTreeMap<String, BTreeMap<Family, f64>>,
     /// Device-side gap between back-to-back kernels in a running model (seconds).
     pub kernel_gap_s: f64,
     /// Run-level calibration from measured end-to-end runs: measured / predicted per GPU.
@@ -66,7 +75,11 @@ pub struct Wavecast {
     /// difference (see DATA.md's note on isolated timings).
     #[serde(default)]
     pub run_scale: BTreeMap<String, f64>,
-    /// Trimmed mean of `run_scale`: what a GPU without end-to-end labels gets.
+    /// Trimmed mean of `run_scale` over each runtime's GPUs (`cuda`, `rocm`): what a GPU
+    /// without end-to-end labels of a measured vendor gets.
+    #[serde(default)]
+    pub runtime_run_scale: BTreeMap<String, f64>,
+    /// Trimmed mean of `run_scale`: what a GPU of a vendor without end-to-end labels gets.
     #[serde(default = "one")]
     pub default_run_scale: f64,
     /// 10 % and 90 % quantiles of ln(measured / predicted) of whole runs on held-out GPUs: the
@@ -169,7 +182,15 @@ pub fn generation(gpu: &Gpu) -> &'static str {
 
 impl Wavecast {
     fn run_scale_for(&self, gpu: &Gpu) -> f64 {
-        self.run_scale.get(&gpu.id).copied().unwrap_or(self.default_run_scale)
+        let runtime = || self.runtime_run_scale.get(gpu.vendor.runtime());
+        self.run_scale.get(&gpu.id).or_else(runtime).copied().unwrap_or(self.default_run_scale)
+    }
+
+    /// The host floor of an isolated call of `op` on `gpu`: its runtime's where that was
+    /// measured for the op's family, else the all-GPU one.
+    fn isolated_floor(&self, op: &Op, gpu: &Gpu) -> f64 {
+        let own = self.runtime_floors.get(gpu.vendor.runtime()).map(|f| family_floor(f, op)).filter(|f| *f > 0.0);
+        own.unwrap_or_else(|| family_floor(&self.floors, op))
     }
 
     /// Predicted kernel seconds and the family model used.
@@ -183,6 +204,7 @@ impl Wavecast {
             .get(&gpu.id)
             .or_else(|| model.per_arch.get(&arch_key(gpu)))
             .or_else(|| model.per_generation.get(generation(gpu)))
+            .or_else(|| model.per_runtime.get(gpu.vendor.runtime()))
             .copied()
             .unwrap_or(model.default_offset);
         let learned = (model.mlp.predict(&features(op, fam, gpu, self.watts_per_tflop_12nm)) as f64).clamp(lo, hi);
@@ -202,7 +224,7 @@ impl Wavecast {
         };
         let adjust = |k: f64| {
             if isolated {
-                isolated_seconds(k, family_floor(&self.floors, op))
+                isolated_seconds(k, self.isolated_floor(op, gpu))
             } else {
                 k * self.run_scale_for(gpu) + self.kernel_gap_s
             }
@@ -210,7 +232,30 @@ impl Wavecast {
         // Isolated ops carry their family's per-op spread; in-run ops the whole-run spread, since
         // per-op errors partly cancel over a model.
         let [lo, hi] = if isolated { model.interval } else { self.run_interval };
+        let widen = model.transfer_widening(op, gpu);
+        let (lo, hi) = (lo - widen, hi + widen);
         Estimate::Time(OpTime { seconds: adjust(t), lo: adjust(t * lo.exp()), hi: adjust(t * hi.exp()) })
+    }
+}
+
+impl FamilyModel {
+    /// How far apart two kernel-library generations sit on the same physics: the spread (in
+    /// ln) of the measured generations' offsets.
+    fn generation_spread(&self) -> f64 {
+        let v: Vec<f64> = self.per_generation.values().copied().collect();
+        let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        if v.len() >= 2 { hi - lo } else { 0.0 }
+    }
+
+    /// Extra width (ln, each side) of the interval for what the measurements never showed: a
+    /// GPU of a vendor no measured GPU belongs to, whose offset is the other vendor's, and a
+    /// format other than the FP32 the model learned from (BF16 or FP8 on an MI300X, say,
+    /// priced from the datasheet and the physics only). One generation spread for each; the
+    /// held-out calibration covers neither.
+    pub fn transfer_widening(&self, op: &Op, gpu: &Gpu) -> f64 {
+        let unseen_vendor = !self.per_gpu.contains_key(&gpu.id) && !self.per_runtime.contains_key(gpu.vendor.runtime());
+        let unseen_format = op.dtype() != wavecast_ir::DType::Fp32;
+        (u8::from(unseen_vendor) + u8::from(unseen_format)) as f64 * self.generation_spread()
     }
 }
 

@@ -19,6 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use wavecast_gpu::occupancy::KernelResources;
 use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, Op, OpClass};
+use wavecast_predict::kernels::macro_tile;
+use wavecast_predict::physics::gemm_dims;
 use wavecast_predict::wave_scaling::{gamma, ridge, scale_kernel, Launch, WaveForm, Work};
 use wavecast_predict::Predictor;
 
@@ -115,7 +117,12 @@ fn family_of(trace: &Trace, k: &Kernel, op: Option<&Op>) -> Family {
     }
 }
 
-fn launch_of(k: &Kernel) -> Option<Launch> {
+/// The launch the trace recorded, or for a Tensile/hipBLASLt GEMM kernel (ROCm traces carry no
+/// grid) the one its name implies: one workgroup per macro-tile of the op's output and split.
+fn launch_of(k: &Kernel, op: Option<&Op>) -> Option<Launch> {
+    if k.grid.is_none() {
+        return tensile_launch(k, op?);
+    }
     let threads = k.threads_per_block()?;
     Some(Launch {
         blocks: k.blocks()?,
@@ -124,6 +131,18 @@ fn launch_of(k: &Kernel) -> Option<Launch> {
             registers_per_thread: k.registers_per_thread.unwrap_or(0),
             shared_mem_bytes: k.shared_mem_bytes.unwrap_or(0).min(u32::MAX as u64) as u32,
         },
+    })
+}
+
+fn tensile_launch(k: &Kernel, op: &Op) -> Option<Launch> {
+    let tile = macro_tile(&k.name)?;
+    let (batch, rows, cols, _) = gemm_dims(op)?;
+    let blocks = tile.workgroups(batch, rows, cols);
+    // Tensile's default workgroup when the name does not give one.
+    let threads = tile.workgroup.unwrap_or(256);
+    (blocks.is_finite() && blocks >= 1.0 && blocks < u64::MAX as f64).then_some(Launch {
+        blocks: blocks as u64,
+        resources: KernelResources { threads_per_block: threads, registers_per_thread: 0, shared_mem_bytes: 0 },
     })
 }
 
@@ -198,7 +217,7 @@ fn scale_one(
     let dtype = op.map(|o| o.dtype()).or_else(|| dtype_from_kernel(&k.name)).unwrap_or(DType::Fp32);
     let work = Work { class: family.roof_class(), dtype };
     let g = kernel_gamma(k, op, family, work, dest, opts.gamma);
-    let launch = launch_of(k);
+    let launch = launch_of(k, op);
     let s = scale_kernel(k.dur, launch.as_ref(), g, work, origin, dest, opts.form);
     if let Some(n) = s.note {
         let key = n.split(':').next().unwrap_or(&n).to_string();

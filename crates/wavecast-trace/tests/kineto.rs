@@ -44,7 +44,7 @@ fn devices_map_to_the_catalog() {
         ("a100_sxm4_80gb_rank0.json.gz", "a100-sxm-80gb"),
         ("v100_sxm2_rank0.json.gz", "v100-sxm2"),
         ("a100_control.json.gz", "a100-sxm-40gb"),
-        ("mi250_minitoy_train.json.gz", "mi210"),
+        ("mi250_minitoy_train.json.gz", "mi250"),
     ] {
         let t = kineto(file);
         assert_eq!(match_device(t.main_device().unwrap(), &cat).unwrap().gpu, want, "{file}");

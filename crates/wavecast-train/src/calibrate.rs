@@ -36,7 +36,7 @@ pub fn calibrate(model: ModelFile, data: &Path, cat: &Catalog, holdout: Option<&
             continue;
         }
         if let Ok(predicted) = predict_label(data, &label, cat, &w) {
-            ratios.push((gpu.id.clone(), label.e2e_ms / predicted));
+            ratios.push((gpu, label.e2e_ms / predicted));
         }
     }
     crate::wavecast::calibrate_runs(&mut w, &ratios);

@@ -25,7 +25,7 @@ pub mod wavecast;
 use indicatif::ProgressBar;
 use std::path::Path;
 use thiserror::Error;
-use wavecast_data::{load_neusight_dir, DataError};
+use wavecast_data::{load_neusight_dir, op_sets, DataError};
 use wavecast_eval::ops::{family_errors, FamilyError};
 use wavecast_gpu::Catalog;
 use wavecast_predict::registry::{self, Learned, LearnedKind, ModelFile, WeightsFile};
@@ -87,23 +87,20 @@ pub fn fit(kind: LearnedKind, samples: &[Sample], seed: u64, progress: Option<&P
     Ok(ModelFile { predictor: kind.name().to_string(), trained_on, seed, params })
 }
 
-/// The training samples under `data`: the random-shape microbenchmarks of `ops/train` and, when
-/// present, the model-shaped measurements of `ops/test` (marked `model_shaped`; only `wavecast`
-/// learns from them). `log` hears what was loaded.
+/// The training samples under `data`: every per-op set of [`op_sets`] — the random-shape
+/// microbenchmarks of `ops/train` and `amd_ops/train` and, when present, the model-shaped
+/// measurements of `ops/test` and `amd_ops/test` (marked `model_shaped`; only `wavecast` learns
+/// from them). `log` hears what was loaded.
 pub fn load_samples(data: &Path, cat: &Catalog, log: &dyn Fn(&str)) -> Result<Vec<Sample>, TrainError> {
-    let dir = data.join("ops").join("train");
-    log(&format!("loading {}", dir.display()));
-    let report = load_neusight_dir(&dir, cat)?;
-    log(&report.summary());
-    let mut all = to_samples(&report.rows, cat);
-    let test = data.join("ops").join("test");
-    if test.is_dir() {
-        let report = load_neusight_dir(&test, cat)?;
-        log(&format!("{} (model-shaped)", report.summary()));
-        all.extend(to_samples(&report.rows, cat).into_iter().map(|s| Sample { model_shaped: true, ..s }));
+    let mut all = Vec::new();
+    for set in op_sets(data) {
+        log(&format!("loading {}", set.dir.display()));
+        let report = load_neusight_dir(&set.dir, cat)?;
+        log(&format!("{}: {}", set.name, report.summary()));
+        all.extend(to_samples(&report.rows, cat).into_iter().map(|s| Sample { model_shaped: set.model_shaped, ..s }));
     }
     if all.is_empty() {
-        return Err(TrainError::Invalid(format!("no usable measurements under {}", dir.display())));
+        return Err(TrainError::Invalid(format!("no usable measurements under {}", data.join("ops").display())));
     }
     Ok(all)
 }
@@ -147,7 +144,7 @@ pub fn train(
     let mut validation = Vec::new();
     for (g, model) in &models.holdout {
         let predictor = registry::load(model)?;
-        for (set, model_shaped) in [("ops/train", false), ("ops/test", true)] {
+        for (set, model_shaped) in [("random shapes", false), ("model-shaped", true)] {
             let test: Vec<&Sample> = samples.iter().filter(|s| &s.gpu.id == g && s.model_shaped == model_shaped).collect();
             if !test.is_empty() {
                 validation.push((format!("{g} {set}"), family_errors(&test, predictor.as_ref())));

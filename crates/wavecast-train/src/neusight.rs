@@ -36,11 +36,11 @@ fn smape_loss(out: &Tensor, targets: &Tensor) -> candle_core::Result<Tensor> {
     predicted.sub(&measured)?.abs()?.div(&predicted.add(&measured)?)?.mean_all()
 }
 
-/// The tile of a training row, from its recorded kernel: the SGEMM name for GEMMs, elements
+/// The tile of a training row, from its recorded kernel: the GEMM kernel's name (cuBLAS or Tensile) for GEMMs, elements
 /// per block rounded up to a power of two for element-wise ops, the row length otherwise.
 pub fn measured_tile(s: &Sample) -> Option<Tile> {
     match s.family {
-        Family::Linear | Family::Bmm => Tile::of_sgemm(s.kernel.as_deref()?),
+        Family::Linear | Family::Bmm => Tile::of_kernel(s.kernel.as_deref()?),
         Family::Elementwise => {
             let (rows, cols) = vector_dims(&s.op);
             let per_block = (rows * cols / s.grid_blocks.filter(|b| *b >= 1.0)?).ceil().max(1.0);

@@ -30,6 +30,18 @@ pub fn isolated_floors(samples: &[Sample]) -> BTreeMap<Family, f64> {
         .collect()
 }
 
+/// Per runtime ([`wavecast_gpu::Vendor::runtime`]) and family: [`isolated_floors`] of that
+/// runtime's GPUs on their random-shape rows. The host floor belongs to the software stack that
+/// drove the GPU (ROCm's PyTorch calls return sooner than CUDA's in NeuSight's data), so a GPU
+/// of a measured runtime takes that runtime's floors.
+pub fn runtime_floors(samples: &[Sample]) -> BTreeMap<String, BTreeMap<Family, f64>> {
+    let mut by: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| !s.model_shaped) {
+        by.entry(s.gpu.vendor.runtime()).or_default().push(s.clone());
+    }
+    by.into_iter().map(|(runtime, rows)| (runtime.to_string(), isolated_floors(&rows))).collect()
+}
+
 /// Samples whose latency is clearly above their own GPU's floor, i.e. dominated by the kernel.
 pub fn kernel_dominated(samples: &[Sample]) -> Vec<&Sample> {
     let floors = floors_per_gpu(samples);

@@ -3,11 +3,11 @@
 //! ln(t_kernel / t_bound) minus the GPU's offset; then the run-level calibration.
 
 use crate::mlp::{compact, train as train_mlp, TrainConfig};
-use crate::samples::{balanced, isolated_floors, kernel_dominated};
+use crate::samples::{balanced, isolated_floors, kernel_dominated, runtime_floors};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
-use wavecast_predict::calibration::{arch_key, group_offsets};
+use wavecast_predict::calibration::{arch_key, group_offsets, group_offsets_by};
 use wavecast_predict::mlp::Rng;
 use wavecast_predict::physics::{roofline_terms, watts_per_fp32_tflop, Family, DEFAULT_WATTS_PER_TFLOP_12NM, REFERENCE_NODE_NM};
 use wavecast_predict::sample::{Sample, KERNEL_GAP_S};
@@ -83,10 +83,21 @@ fn gpu_offsets(rows: &[&Sample], fam: Family, watts: f64) -> BTreeMap<String, f6
     out
 }
 
+/// The rows that calibrate the GPUs' offsets for `fam`: the network's `rows` and, for a GPU
+/// whose only GEMMs of this family are model-shaped (MI100: NeuSight's AMD set has no random
+/// GEMM shapes), those. They set that GPU's offset — and so its architecture's and vendor's —
+/// without entering the network.
+fn calibration_rows<'a>(usable: &[&'a Sample], rows: &[&'a Sample], fam: Family) -> Vec<&'a Sample> {
+    let has_random = |g: &str| rows.iter().any(|s| s.gpu.id == g);
+    let only_model_shaped = usable.iter().copied().filter(|s| s.family == fam && s.model_shaped && fam.is_gemm() && !has_random(&s.gpu.id));
+    rows.iter().copied().chain(only_model_shaped).collect()
+}
+
 /// Fits on `samples` (random-shape microbenchmarks and, for the vector families, the
 /// model-shaped rows); the run-level calibration is left at 1 (see [`calibrate_runs`]).
 pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Result<Wavecast, String> {
     let floors = isolated_floors(samples);
+    let runtime_floors = runtime_floors(samples);
     let usable = kernel_dominated(samples);
     let watts = fit_watts(&usable);
     let mut families = BTreeMap::new();
@@ -99,9 +110,10 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
         if rows.is_empty() {
             continue;
         }
+        let calibration = calibration_rows(&usable, &rows, fam);
         let mut rng = Rng::new(seed ^ fam as u64);
         rng.shuffle(&mut rows);
-        let per_gpu = gpu_offsets(&rows, fam, watts);
+        let per_gpu = gpu_offsets(&calibration, fam, watts);
         let (model_shaped, random): (Vec<&Sample>, Vec<&Sample>) = rows.into_iter().partition(|s| s.model_shaped);
         rows = balanced(random, MAX_ROWS);
         let repeat = (rows.len() / (2 * model_shaped.len().max(1))).clamp(1, MAX_MODEL_SHAPED_REPEAT);
@@ -116,9 +128,10 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
             })
             .unzip();
         let default_offset = trimmed_mean(&per_gpu.values().copied().collect::<Vec<_>>());
-        let gpu_of = |id: &str| rows.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu);
+        let gpu_of = |id: &str| calibration.iter().find(|s| s.gpu.id == id).map(|s| &s.gpu);
         let per_arch = group_offsets(&per_gpu, gpu_of, arch_key);
         let per_generation = group_offsets(&per_gpu, gpu_of, |g| generation(g).to_string());
+        let per_runtime = group_offsets_by(&per_gpu, gpu_of, |g| g.vendor.runtime().to_string(), trimmed_mean);
         let cfg = TrainConfig { seed, epochs: 40, ..TrainConfig::default() };
         let mut mlp = train_mlp(&x, &y, cfg, None)?;
         compact(&mut mlp);
@@ -127,7 +140,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
         let output_range = [pick(0.005), pick(0.995)];
         families.insert(
             fam,
-            FamilyModel { mlp, output_range, per_gpu, per_arch, per_generation, default_offset, interval: [-0.15, 0.15] },
+            FamilyModel { mlp, output_range, per_gpu, per_arch, per_generation, per_runtime, default_offset, interval: [-0.15, 0.15] },
         );
         if let Some(p) = progress {
             p.tick();
@@ -137,21 +150,27 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
         watts_per_tflop_12nm: watts,
         families,
         floors,
+        runtime_floors,
         kernel_gap_s: KERNEL_GAP_S,
         run_scale: BTreeMap::new(),
+        runtime_run_scale: BTreeMap::new(),
         default_run_scale: 1.0,
         run_interval: default_run_interval(),
     })
 }
 
-/// Sets the run-level calibration from (GPU id, measured / predicted) pairs of end-to-end
-/// runs; each GPU gets the median of its ratios.
-pub fn calibrate_runs(w: &mut Wavecast, ratios: &[(String, f64)]) {
+/// Sets the run-level calibration from (GPU, measured / predicted) pairs of end-to-end runs;
+/// each GPU gets the median of its ratios, each vendor's runtime and the whole the trimmed mean
+/// of its GPUs'.
+pub fn calibrate_runs(w: &mut Wavecast, ratios: &[(&Gpu, f64)]) {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut gpus: BTreeMap<String, &Gpu> = BTreeMap::new();
     for (g, r) in ratios.iter().filter(|(_, r)| r.is_finite() && *r > 0.0) {
-        by.entry(g.clone()).or_default().push(*r);
+        by.entry(g.id.clone()).or_default().push(*r);
+        gpus.insert(g.id.clone(), g);
     }
     w.run_scale = by.into_iter().map(|(g, v)| (g, upper_median(&v))).collect();
+    w.runtime_run_scale = group_offsets_by(&w.run_scale, |id| gpus.get(id).copied(), |g| g.vendor.runtime().to_string(), trimmed_mean);
     w.default_run_scale = if w.run_scale.is_empty() { 1.0 } else { trimmed_mean(&w.run_scale.values().copied().collect::<Vec<_>>()) };
 }
 

@@ -154,5 +154,37 @@ fn leave_one_gpu_out_models_never_see_the_left_out_gpu() {
     assert_eq!(trained.models(), 3);
     // Per left-out GPU: its random-shape rows, and for T4 also its model-shaped ones.
     let sets: Vec<&str> = trained.validation.iter().map(|(s, _)| s.as_str()).collect();
-    assert_eq!(sets, ["t4 ops/train", "t4 ops/test", "v100-pcie ops/train"]);
+    assert_eq!(sets, ["t4 random shapes", "t4 model-shaped", "v100-pcie random shapes"]);
+}
+
+/// NeuSight's AMD set as it is shaped: random-shape vector ops and model-shaped GEMMs only.
+fn with_mi100(slowdown: f64) -> Vec<Sample> {
+    let mut samples = synthetic(&["v100-pcie", "t4", "mi100"]);
+    for s in samples.iter_mut().filter(|s| s.gpu.id == "mi100") {
+        s.model_shaped = s.family.is_gemm();
+        s.latency_s *= slowdown;
+    }
+    samples
+}
+
+#[test]
+fn the_model_that_predicts_mi100_never_sees_an_mi100_row_and_the_others_learn_cdna_from_it() {
+    let cat = Catalog::builtin();
+    let dir = std::env::temp_dir().join("wavecast-train-no-data");
+    let train = |s: &[Sample]| wavecast_train::train(LearnedKind::Wavecast, s, &dir, &cat, 3, true, false).unwrap().weights;
+    let (honest, poisoned) = (train(&with_mi100(1.0)), train(&with_mi100(4.0)));
+    assert_eq!(honest.all.trained_on, ["mi100", "t4", "v100-pcie"]);
+    assert!(!honest.holdout["mi100"].trained_on.contains(&"mi100".to_string()));
+    assert_eq!(honest.holdout["mi100"].params, poisoned.holdout["mi100"].params, "MI100's rows reached the model that predicts MI100");
+    // The all-GPU model learned MI100's GEMMs (model-shaped rows only) and carries them to the
+    // other CDNA parts, which were never measured.
+    let gemm = Op::Gemm(Gemm::linear(8192, 4096, 4096, true, DType::Fp32).unwrap());
+    let (a, b) = (registry::load(&honest.all).unwrap(), registry::load(&poisoned.all).unwrap());
+    for id in ["mi100", "mi210", "mi250x"] {
+        let ratio = time(b.as_ref(), &gemm, cat.get(id).unwrap()) / time(a.as_ref(), &gemm, cat.get(id).unwrap());
+        assert!(ratio > 3.0, "{id}: 4x slower MI100 GEMMs moved its GEMMs by only x{ratio:.2}");
+    }
+    let t4 = cat.get("t4").unwrap();
+    let ratio = time(b.as_ref(), &gemm, t4) / time(a.as_ref(), &gemm, t4);
+    assert!((ratio - 1.0).abs() < 0.05, "MI100's rows must not move an NVIDIA GPU's GEMMs, got x{ratio:.2}");
 }

@@ -1,8 +1,9 @@
 //! `wavecast`, the default predictor: physics first, learning for what physics leaves out.
 //!
-//! For every op the physics gives a bound, t_bound = max(FLOPs / sustained peak, bytes /
-//! bandwidth), where the sustained peak accounts for power-capped boards that cannot hold boost
-//! clock (see [`sustained_clock_fraction`]). A small MLP per kernel family then predicts
+//! For every op the physics gives a bound from FLOPs at the sustained peak and bytes at the
+//! bandwidth — their maximum for streaming vector ops, their sum for GEMM tiles (see [`bound`])
+//! — where the sustained peak accounts for power-capped boards that cannot hold boost clock
+//! (see [`sustained_clock_fraction`]). A small MLP per kernel family then predicts
 //! ln(t_kernel / t_bound) from unit-free, per-SM-normalised features (thread-block waves, the
 //! last wave's occupancy, intensity against the ridge point, size against L2, the bound itself
 //! in µs for launch and tail effects). Raw GPU names or figures are never inputs, so a new GPU
@@ -12,7 +13,17 @@
 //!
 //! It learns from the random-shape microbenchmarks and, for the vector families, also from the
 //! model-shaped measurements (`ops/test`) of its training GPUs, which then set those GPUs'
-//! offsets: a left-out GPU's rows of either kind never enter its model.
+//! offsets: a left-out GPU's rows of either kind never enter its model. A GPU measured on
+//! model-shaped GEMMs only (MI100) calibrates its GEMM offsets from them.
+//!
+//! Vendors: offsets, run scales and isolated host floors fall back GPU → architecture →
+//! kernel-library generation → vendor runtime (`cuda`, `rocm`) → all GPUs, so an unmeasured
+//! CDNA part learns from MI100 and an unmeasured NVIDIA part from NVIDIA GPUs only. The
+//! architecture itself enters through the physics — FP32 GEMMs at the matrix-core rate on CDNA,
+//! CU counts in the wave quantisation — not as network inputs: with one AMD GPU among six, an
+//! input that is constant on every other GPU would extrapolate without bound on the one left
+//! out. What no measurement covers (a vendor none was measured on, a format other than FP32)
+//! widens the interval instead ([`FamilyModel::transfer_widening`]).
 
 use crate::calibration::arch_key;
 use crate::mlp::Mlp;
@@ -131,10 +142,20 @@ fn wave_padded_flops(op: &Op, family: Family, gpu: &Gpu) -> f64 {
     op.flops() * padded_tile_work * slots / units
 }
 
-/// The physical bound (seconds) of `op` on `gpu`.
+/// The physical bound (seconds) of `op` on `gpu`. A GEMM tile loads its operand panels,
+/// multiplies and stores its output, and with few reduction steps per tile (attention's K = 64,
+/// say) there is little to overlap the transfers with; the more so on a GPU whose matrix rate is
+/// high for its bandwidth (MI100's FP32 matrix cores: ridge 37 FLOP/B against V100's 16). So a
+/// GEMM's bound adds its memory time to its compute time, and the learned part says how much
+/// real kernels overlap; a vector op streams, and its bound is the larger of the two. (Chosen
+/// over max() for GEMMs by leave-one-GPU-out end-to-end error on all six GPUs: 8.9 → 7.8 %.)
 pub fn bound(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
     let (compute, memory) = sustained_roof(op, family, gpu, watts).seconds(wave_padded_flops(op, family, gpu), op.bytes());
-    KERNEL_RAMP_S + compute.max(memory)
+    if family.is_gemm() {
+        KERNEL_RAMP_S + compute + memory
+    } else {
+        KERNEL_RAMP_S + compute.max(memory)
+    }
 }
 
 /// Features of `op` on `gpu`. GEMMs: their shape only, identical on every GPU, so the learned

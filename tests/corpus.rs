@@ -216,6 +216,13 @@ const READERS: &[Reader] = &[
         ],
     },
     Reader {
+        folder: "neusight/amd_ops",
+        commands: &[
+            &["eval", "ops", "--data", "CASE", "--test-gpu", "mi100", "--json"],
+            &["eval", "ops", "--data", "CASE", "--test-gpu", "mi100", "--no-holdout", "--predictor", "pm2lat", "--json"],
+        ],
+    },
+    Reader {
         folder: "modern",
         commands: &[
             &["eval", "ops", "--data", "CASE", "--test-gpu", "h100", "--json"],

@@ -114,3 +114,31 @@ fn eval_pairs_covers_every_ordered_pair() {
     // Conv is only in the random-shape set (four GPUs → 12 ordered pairs of conv).
     assert!(v["sets"][1]["methods"][3]["per_class"]["conv"]["n"].as_u64().unwrap() > 10_000);
 }
+
+/// The MI250 ROCm trace (no launch grids) kernel by kernel: the longest first, hipBLASLt GEMMs
+/// with the tile their names give, every time finite, and the per-kernel times adding up to
+/// each destination's total.
+#[test]
+fn a_rocm_trace_is_carried_kernel_by_kernel() {
+    let trace = kineto("mi250_minitoy_train.json.gz");
+    let v = json(&wavecast(&["scale", "--trace", &trace, "--to", "mi300x,h100", "--kernels", "20", "--json"]));
+    assert_eq!(v["origin"]["gpu"], "mi250", "one MI250 die as ROCm reports it");
+    let rows = v["kernel_rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 14, "every kernel, no more than the trace has");
+    let origin: Vec<f64> = rows.iter().map(|r| r["origin_us"].as_f64().unwrap()).collect();
+    assert!(origin.windows(2).all(|w| w[0] >= w[1]), "longest first: {origin:?}");
+    let tiled: Vec<&str> = rows.iter().filter_map(|r| r["tile"].as_str()).collect();
+    assert_eq!(tiled, ["64x16", "64x16"], "the two hipBLASLt GEMMs' macro-tiles");
+    for (i, d) in v["destinations"].as_array().unwrap().iter().enumerate() {
+        let sum: f64 = rows.iter().map(|r| r["destinations"][i]["us"].as_f64().unwrap()).sum();
+        assert!((sum / 1e3 - d["kernel_ms"].as_f64().unwrap()).abs() < 1e-9, "{}", d["gpu"]);
+    }
+    // Wave scaling alone: the GEMMs get their launch from the macro-tile and the op's shape, so
+    // only the kernels without a tile are scaled as many waves.
+    let w = json(&wavecast(&["scale", "--trace", &trace, "--to", "mi300x", "--method", "wave", "--json"]));
+    let notes = w["destinations"][0]["notes"].as_object().unwrap();
+    let many_waves: u64 = notes.iter().filter(|(k, _)| k.contains("scaled as many waves")).map(|(_, n)| n.as_u64().unwrap()).sum();
+    assert_eq!(many_waves, 12, "{notes:?}");
+    let plain = json(&wavecast(&["scale", "--trace", &trace, "--to", "mi300x", "--json"]));
+    assert!(plain.get("kernel_rows").is_none(), "no per-kernel rows unless asked");
+}

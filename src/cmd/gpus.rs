@@ -42,5 +42,8 @@ pub fn run(a: GpusArgs) -> Result<()> {
     println!("{t}");
     println!("{} GPUs. Dense tensor-core peaks (no sparsity). Aliases: `wavecast gpus --json`.", gpus.len());
     println!("data: public measurements (A = AIConfigurator, V = Vidur, P = PipeWeave, N = NeuSight; `measured` in --json).");
+    for (g, p) in gpus.iter().filter_map(|g| Some((g, g.package.as_ref()?))) {
+        println!("{}: one of the {} dies of the {} ({:.0} GB, {:.0} W in all), as PyTorch sees it; figures are per die.", g.id, p.devices, p.name, p.memory_gb, p.tdp_w);
+    }
     Ok(())
 }

@@ -1201,9 +1201,62 @@ def neusight_ops(out):
     write(f"{d}/ops/train/linear/Tesla_T4.csv", OPS_HEADER + ops_row("linear", "0.2", "Tesla T4", (1, 64, 64, 64)))
 
 
+AMD_HEADER = "OPName,Latency,Device,Kernel Name,Grid x,Grid y,Grid z,Block x,Block y,Block z,Kernels,B,M,N,K\n"
+AMD_VEC_HEADER = "OPName,Latency,Device,Kernel Name,Grid x,Grid y,Grid z,Block x,Block y,Block z,Kernels,B,H\n"
+TENSILE = "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SE_GSU1_ISA908_WG64_4_1_WGM2"
+
+
+def amd_row(op, lat, kernel, grid, block, dims):
+    return ",".join([op, lat, "AMD Instinct MI100", kernel] + [str(v) for v in grid] + [str(v) for v in block] + [";" + kernel.lower()] + [str(v) for v in dims]) + "\n"
+
+
+def amd_folder(d, bmm_rows, add_rows=None):
+    """NeuSight's AMD collection layout: amd_ops/{train,test}/collect/<op>/p2.4.1/<GPU>.csv."""
+    good_add = amd_row("add", "0.03", "vectorized_elementwise_kernel", (1024, 1, 1), (256, 1, 1), (64, 4096))
+    write(f"{d}/amd_ops/train/collect/add/p2.4.1/AMD Instinct MI100.csv", AMD_VEC_HEADER + good_add + "".join(add_rows or []))
+    good = amd_row("bmm", "0.5", TENSILE, (512, 32, 8), (256, 1, 1), (8, 2048, 512, 256))
+    write(f"{d}/amd_ops/test/collect/bmm/p2.4.1/AMD Instinct MI100.csv", AMD_HEADER + good + "".join(bmm_rows))
+
+
+def amd_ops(out):
+    """HIP launch sizes (work-items, divided by the workgroup), Tensile names and the
+    collection layout at their edges."""
+    amd_folder(f"{out}/valid", [])
+    u64 = 2**64 - 1
+    launches = {
+        "block-zero": ((512, 32, 8), (0, 0, 0)),
+        "grid-u64max": ((u64, u64, u64), (1, 1, 1)),
+        "grid-zero": ((0, 0, 0), (256, 1, 1)),
+        "block-u64max": ((512, 32, 8), (u64, 1, 1)),
+        "grid-negative": ((-512, 32, 8), (256, 1, 1)),
+    }
+    for name, (grid, block) in launches.items():
+        amd_folder(f"{out}/launch-{name}", [amd_row("bmm", "0.5", TENSILE, grid, block, (8, 2048, 512, 256))])
+    tiles = {
+        "tile-zero": "Cijk_Ailk_Bljk_SB_MT0x0x0_MI32x32x2x1_SE",
+        "tile-u32-overflow": "Cijk_Ailk_Bljk_SB_MT4294967296x64x16_SE",
+        "tile-huge": "Cijk_Ailk_Bljk_SB_MT4294967295x4294967295x16_MI0x0_GSU4294967295_WG4294967295_4294967295_4294967295",
+        "tile-empty-fields": "Cijk___MT_MI_WG__GSU_",
+        "name-newline": "Cijk_MT128x64x16\nSE",
+    }
+    for name, kernel in tiles.items():
+        amd_folder(f"{out}/{name}", [amd_row("bmm", "0.5", json.dumps(kernel) if "\n" in kernel else kernel, (512, 32, 8), (256, 1, 1), (8, 2048, 512, 256))])
+    amd_folder(f"{out}/dims-huge", [amd_row("bmm", "0.5", TENSILE, (512, 32, 8), (256, 1, 1), (2**32, 2**32, 2**32, 2**32))])
+    amd_folder(f"{out}/latency-nan", [amd_row("bmm", "NaN", TENSILE, (512, 32, 8), (256, 1, 1), (8, 2048, 512, 256))])
+    amd_folder(f"{out}/add-dims-u64max", [], [amd_row("add", "0.03", "k", (1, 1, 1), (1, 1, 1), (u64, u64))])
+    # The layout itself: files at other depths, a collect/ that is a file, nothing but merged copies.
+    d = f"{out}/only-merged-copies"
+    write(f"{d}/amd_ops/train/collect/add.csv", AMD_VEC_HEADER + amd_row("add", "0.03", "k", (1024, 1, 1), (256, 1, 1), (64, 4096)))
+    write(f"{d}/amd_ops/train/elem.csv", AMD_VEC_HEADER)
+    write(f"{out}/collect-is-a-file/amd_ops/train/collect", "not a folder\n")
+    d = f"{out}/too-deep"
+    write(f"{d}/amd_ops/test/collect/bmm/p2.4.1/extra/AMD Instinct MI100.csv", AMD_HEADER + amd_row("bmm", "0.5", TENSILE, (512, 32, 8), (256, 1, 1), (8, 2048, 512, 256)))
+
+
 def neusight(out):
     neusight_e2e(os.path.join(out, "e2e"))
     neusight_ops(os.path.join(out, "ops"))
+    amd_ops(os.path.join(out, "amd_ops"))
 
 
 MODERN = os.path.join(HERE, "..", "fixtures", "modern")

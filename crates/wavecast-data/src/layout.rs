@@ -8,7 +8,8 @@ use wavecast_gpu::Catalog;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
-    /// NeuSight's FP32 per-op CSVs (`ops/train`, `ops/test`) and end-to-end labels.
+    /// NeuSight's FP32 per-op CSVs (`ops/train`, `ops/test`, the AMD GPUs' `amd_ops/`) and
+    /// end-to-end labels.
     NeuSight,
     Aiconfigurator,
     Vidur,
@@ -18,7 +19,7 @@ pub enum Layout {
 impl Layout {
     /// The layout of `root`, checked in an order where no layout's marker is another's.
     pub fn detect(root: &Path) -> Option<Layout> {
-        if root.join("ops").is_dir() {
+        if root.join("ops").is_dir() || root.join("amd_ops").is_dir() {
             Some(Layout::NeuSight)
         } else if aiconfigurator::detect(root) {
             Some(Layout::Aiconfigurator)

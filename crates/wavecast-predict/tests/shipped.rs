@@ -56,3 +56,31 @@ fn every_registry_row_builds_with_and_without_a_held_out_gpu() {
     }
     assert!(wavecast_predict::by_name("nope").is_err());
 }
+
+/// ln(hi / lo) of the in-model interval.
+fn log_width(p: &dyn Predictor, op: &Op, gpu: &wavecast_gpu::Gpu) -> f64 {
+    match p.predict(op, gpu, &Context::IN_MODEL) {
+        Estimate::Time(t) => (t.hi / t.lo).ln(),
+        Estimate::Unpriced(r) => panic!("unpriced: {r}"),
+    }
+}
+
+/// What no measurement covers is said with a wider interval: a format the default model never
+/// learned (BF16 on an MI300X), and an AMD part priced by the model that never saw an AMD GPU.
+#[test]
+fn intervals_widen_where_the_measurements_end() {
+    let cat = Catalog::builtin();
+    let all = wavecast_predict::by_name("wavecast").unwrap();
+    let nvidia_only = wavecast_predict::by_name_holdout("wavecast", Some("mi100")).unwrap();
+    let gemm = |dtype| Op::Gemm(Gemm::linear(8192, 4096, 4096, false, dtype).unwrap());
+    let mi300x = cat.get("mi300x").unwrap();
+    let (fp32, bf16) = (log_width(all.as_ref(), &gemm(DType::Fp32), mi300x), log_width(all.as_ref(), &gemm(DType::Bf16), mi300x));
+    assert!(bf16 > fp32 + 0.2, "BF16 on MI300X: ln width {bf16:.3} vs FP32 {fp32:.3}");
+    let mi210 = cat.get("mi210").unwrap();
+    let (seen, unseen) = (log_width(all.as_ref(), &gemm(DType::Fp32), mi210), log_width(nvidia_only.as_ref(), &gemm(DType::Fp32), mi210));
+    assert!(unseen > seen + 0.2, "MI210 from NVIDIA data only: ln width {unseen:.3} vs {seen:.3} with MI100's");
+    // An NVIDIA GPU in FP32 is covered either way: same width from both models.
+    let h100 = cat.get("h100").unwrap();
+    let (a, b) = (log_width(all.as_ref(), &gemm(DType::Fp32), h100), log_width(nvidia_only.as_ref(), &gemm(DType::Fp32), h100));
+    assert!((a - b).abs() < 0.1, "H100 FP32: {a:.3} vs {b:.3}");
+}

@@ -464,7 +464,8 @@ pub enum GammaArg {
 
 #[derive(Args, Debug)]
 pub struct EvalPairsArgs {
-    /// Data folder laid out like NeuSight's (reads ops/test and ops/train).
+    /// Data folder: NeuSight's (reads ops/test and ops/train), or AIConfigurator's database,
+    /// Vidur's profiles, PipeWeave's data or a folder holding several (detected).
     #[arg(long)]
     pub data: PathBuf,
     /// Per-op predictor(s) for the hybrid, comma-separated; learned ones use their model

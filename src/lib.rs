@@ -58,7 +58,7 @@ pub use wavecast_workload::{LoadOptions, LoadedWorkload, Mode, Source};
 
 /// The accuracy benchmarks: end to end, per op, GPU pairs, convolutions.
 pub mod eval {
-    pub use wavecast_eval::{conv, e2e, kernels, ops, pairs, EvalError};
+    pub use wavecast_eval::{conv, e2e, kernels, modern_pairs, ops, pairs, EvalError};
 }
 
 /// Loading workloads: the one entry point for every front-end.

@@ -1,15 +1,21 @@
 //! `wavecast eval pairs`: runtime-based scaling between every ordered pair of measured GPUs
-//! (Habitat's protocol on NeuSight's per-op data), as a summary, `--json` or Markdown.
+//! (Habitat's protocol) on NeuSight's per-op data, as a summary, `--json` or Markdown, or on the
+//! modern-GPU measurements (AIConfigurator, Vidur, PipeWeave) through the sustained roofline.
 
 use super::{print_json, Result};
 use crate::cli::EvalPairsArgs;
 use crate::table;
 use std::fmt::Write as _;
+use wavecast::eval::modern_pairs;
 use wavecast::eval::pairs::{evaluate, Method, Report, SetReport, CLASSES};
+use wavecast_data::{load_timings, Layout};
 use wavecast::Catalog;
 
 pub fn run(a: EvalPairsArgs) -> Result<()> {
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
+    if Layout::detect(&a.data) != Some(Layout::NeuSight) {
+        return modern_gpus(&a, &cat);
+    }
     let report = evaluate(&a.data, &cat, &a.predictor)?;
     if let Some(path) = &a.markdown {
         std::fs::write(path, markdown(&report)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -25,6 +31,37 @@ pub fn run(a: EvalPairsArgs) -> Result<()> {
     for (n, per) in &report.predictor_training {
         let how: Vec<String> = per.iter().map(|(g, h)| format!("{g}: {h}")).collect();
         println!("hybrid ({n}) per destination — {}", how.join("; "));
+    }
+    Ok(())
+}
+
+/// AIConfigurator, Vidur or PipeWeave data: every ordered GPU pair through the sustained roofline
+/// (or the plain roofline), fitted without the destination.
+fn modern_gpus(a: &EvalPairsArgs, cat: &Catalog) -> Result<()> {
+    if a.markdown.is_some() {
+        return Err("--markdown applies to NeuSight's data; use --json here".into());
+    }
+    let predictor = match a.predictor.as_slice() {
+        [] => "sustained",
+        [one] => one.as_str(),
+        _ => return Err("name one predictor (sustained or roofline) on modern-GPU data".into()),
+    };
+    let loaded = load_timings(&a.data, cat)?;
+    eprintln!("{}: {}", a.data.display(), loaded.summary());
+    let r = modern_pairs::evaluate(&loaded.rows, cat, predictor, &|line| eprintln!("{line}"))?;
+    if a.json {
+        return print_json(&r);
+    }
+    let how = if r.predictor == "roofline" { "datasheet figures, nothing fitted" } else { "each destination's model fitted without it" };
+    println!("predictor '{}', every ordered pair of {} ({how})", r.predictor, r.gpus.join(", "));
+    let mut t = table::new(&["family", "dtype", "pairs", "kernels", "mean APE", "median", "mean of pairs"]);
+    for f in &r.families {
+        t.add_row(vec![f.family.clone(), f.dtype.clone(), f.pairs.to_string(), f.pooled.n.to_string(), table::pct(f.pooled.mean_ape), table::pct(f.pooled.median_ape), table::pct(f.mean_of_pairs)]);
+    }
+    println!("{t}");
+    println!("mean over every ordered pair, family and format: {}. `--json` for every pair.", table::pct(r.mean_of_pairs));
+    for (reason, n) in &r.unpriced {
+        eprintln!("  {n} kernels not carried: {reason}");
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! - [`conv`]: the convolution model against a linear baseline and the roofline, each GPU
 //!   left out in turn.
 //! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
-//!   measured GPUs on the same op shapes.
+//!   measured GPUs on the same op shapes; [`modern_pairs`] the same on modern GPUs' kernels.
 //!
 //! Statistics come from `wavecast-stats`; reports are plain serializable structs that the CLI
 //! and the Python package print as they are.
@@ -15,6 +15,7 @@
 pub mod conv;
 pub mod e2e;
 pub mod kernels;
+pub mod modern_pairs;
 pub mod ops;
 pub mod pairs;
 

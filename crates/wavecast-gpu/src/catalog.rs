@@ -269,6 +269,27 @@ mod tests {
             ("NVIDIA_A100-PCIE-40GB", "a100-pcie-40gb"),
             ("NVIDIA_A100-SXM4-40GB", "a100-sxm-40gb"),
             ("AMD_Instinct_MI100", "mi100"),
+            // AMD Instinct, as rocm-smi, rocminfo and torch.cuda.get_device_name print them
+            ("AMD Instinct MI250X", "mi250x"),
+            ("MI250X (GCD)", "mi250x"),
+            ("mi250x-gcd", "mi250x"),
+            // torch.cuda.get_device_name on a GCD of either MI250 part; mapped to the MI250X.
+            ("AMD Instinct MI250X / MI250", "mi250x"),
+            // rocminfo's marketing name for the same device.
+            ("AMD Instinct MI250X/MI250", "mi250x"),
+            ("AMD Instinct MI250", "mi250"),
+            ("MI250 (GCD)", "mi250"),
+            ("mi250-gcd", "mi250"),
+            ("AMD_Instinct_MI250", "mi250"),
+            ("AMD INSTINCT MI250 (MCM) OAM AC MBA", "mi250"),
+            ("AMD Instinct MI300X", "mi300x"),
+            ("MI300X", "mi300x"),
+            ("AMD Instinct MI300A", "mi300a"),
+            ("AMD Instinct MI325X", "mi325x"),
+            ("AMD Instinct MI350X", "mi350x"),
+            ("AMD Instinct MI355X", "mi355x"),
+            ("AMD Instinct MI210", "mi210"),
+            ("AMD Instinct MI100", "mi100"),
         ];
         for (name, id) in expected {
             match cat.get(name) {

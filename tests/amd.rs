@@ -30,16 +30,21 @@ fn hip_launches_are_workgroups_and_match_the_tensile_macro_tile() {
     let cat = Catalog::builtin();
     let test = load_neusight_dir(&fixture().join("amd_ops/test"), &cat).unwrap();
     assert_eq!(test.rows.len(), 8);
-    let mut checked = 0;
+    let (mut checked, mut split) = (0, false);
     for m in &test.rows {
         let OpShape::Bmm { batch, m: rows, n: cols, .. } = m.shape else { panic!("{:?}", m.shape) };
         let kernel = m.main_kernel.as_ref().unwrap();
         let Some(tile) = macro_tile(&kernel.name) else { continue };
         let expected = tile.workgroups(batch as f64, rows as f64, cols as f64);
         assert_eq!(kernel.blocks().map(|b| b as f64), Some(expected), "{} on {:?}", kernel.name, m.shape);
+        // Dimension by dimension: x spans the output's columns in MT0, y its rows in MT1 times
+        // the reduction split (GSU8 launches 8 × as many rows of workgroups), z the batch.
+        let per_dim = [cols.div_ceil(u64::from(tile.cols)), rows.div_ceil(u64::from(tile.rows)) * u64::from(tile.split), batch];
+        assert_eq!(kernel.grid, Some(per_dim), "{} on {:?}", kernel.name, m.shape);
+        split |= tile.split > 1;
         checked += 1;
     }
-    assert!(checked >= 6, "{checked} Tensile rows checked");
+    assert!(checked >= 6 && split, "{checked} Tensile rows checked, one with a split-K launch: {split}");
 }
 
 #[test]
@@ -61,8 +66,8 @@ fn eval_ops_on_mi100_with_and_without_its_measurements() {
     assert_eq!(families(&left_out, "amd_ops/test"), ["bmm"]);
     let learned = run(&["--no-holdout"]);
     assert_eq!(learned["holdout"].as_bool(), Some(false));
-    // The model that learned MI100's host floor and offsets predicts its small element-wise
-    // calls differently from the one that never saw an AMD GPU.
+    // The model that learned ROCm's host floor and MI100's offsets prices its element-wise
+    // calls closer than the one that never saw an AMD GPU (CUDA's floor is about twice ROCm's).
     let ape = |v: &serde_json::Value| v["sets"]["amd_ops/train"][0]["mean_ape"].as_f64().unwrap();
-    assert_ne!(ape(&left_out), ape(&learned));
+    assert!(ape(&learned) < 0.5 * ape(&left_out), "with MI100 {:.1} %, without {:.1} %", ape(&learned), ape(&left_out));
 }

@@ -21,7 +21,11 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
         }
         return modern_gpus(&a, &cat, &gpu);
     }
-    wavecast::Predictors::without(&a.predictor, &gpu)?;
+    if a.no_holdout {
+        wavecast::Predictors::get(&a.predictor)?;
+    } else {
+        wavecast::Predictors::without(&a.predictor, &gpu)?;
+    }
     let sets = load_gpu_sets(&a.data, &cat, &gpu, &|line| eprintln!("{line}"))?;
     let (out, rows) = evaluate(&a.predictor, &gpu, &sets, !a.no_holdout)?;
     if let Some(path) = &a.rows {

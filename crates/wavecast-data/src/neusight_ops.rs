@@ -107,11 +107,12 @@ fn row(
 
 /// HIP's profilers record a launch's grid as its global size in work-items, CUDA's as a count
 /// of thread blocks; the schema counts blocks (workgroups), so each dimension is divided by the
-/// workgroup's (rounding up, as HIP pads a partial workgroup).
+/// workgroup's (rounding up, as HIP pads a partial workgroup). Without a workgroup size the
+/// grid means nothing countable and is dropped.
 fn hip_grid_in_workgroups(k: Kernel) -> Kernel {
     let grid = match (k.grid, k.block) {
         (Some(g), Some(b)) => Some([0, 1, 2].map(|i| g[i].div_ceil(b[i].max(1)))),
-        (g, _) => g,
+        _ => None,
     };
     Kernel { grid, ..k }
 }

@@ -40,7 +40,8 @@ pub struct EvalOps {
     /// Whether the GPU was predicted by a model trained without its measurements (always, unless
     /// `--no-holdout` asked for the model that learned from them).
     pub holdout: bool,
-    /// `ops/train` (random shapes) and `ops/test` (model-shaped) rows of the test GPU.
+    /// Rows of the test GPU per set: `ops/train` and `amd_ops/train` (random shapes), `ops/test`
+    /// and `amd_ops/test` (model-shaped).
     pub sets: BTreeMap<String, Vec<FamilyError>>,
 }
 

@@ -6,7 +6,7 @@
 use crate::mlp::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use wavecast_gpu::Gpu;
+use wavecast_gpu::{Gpu, Vendor};
 
 /// Output tile of a cuBLAS SGEMM kernel, read from the two integers after `sgemm_`
 /// (`ampere_sgemm_128x64_tn` → (128, 64), `sgemm_32x32x32_NN` → (32, 32)). cuBLAS is
@@ -51,7 +51,13 @@ impl MacroTile {
     /// Workgroups the kernel launches for a GEMM of `batch` products with a `rows` × `cols`
     /// output: one per macro-tile and split.
     pub fn workgroups(&self, batch: f64, rows: f64, cols: f64) -> f64 {
-        batch * (rows / self.rows as f64).ceil() * (cols / self.cols as f64).ceil() * self.split as f64
+        crate::physics::tiles(batch, rows, cols, self.rows as f64, self.cols as f64) * self.split as f64
+    }
+
+    /// Whether the kernel runs stream-K (`SK1`…): it launches about one workgroup per CU
+    /// whatever the tile count, so [`MacroTile::workgroups`] does not describe its launch.
+    pub fn stream_k(name: &str) -> bool {
+        name.split('_').any(|f| f.strip_prefix("SK").and_then(|r| r.parse::<u32>().ok()).is_some_and(|k| k > 0))
     }
 }
 
@@ -105,6 +111,9 @@ pub fn kernel_function(name: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableGpu {
     pub id: String,
+    /// `None` in tables written before AMD GPUs were measured: NVIDIA.
+    #[serde(default)]
+    pub vendor: Option<Vendor>,
     pub architecture: String,
     /// Compute capability as a number (7.5); 0 when unknown.
     pub compute_capability: f64,
@@ -116,6 +125,7 @@ impl TableGpu {
     pub fn of(gpu: &Gpu) -> TableGpu {
         TableGpu {
             id: gpu.id.clone(),
+            vendor: Some(gpu.vendor),
             architecture: gpu.architecture.clone(),
             compute_capability: gpu.compute_capability.parse().unwrap_or(0.0),
             figures: figures(gpu),
@@ -247,11 +257,15 @@ impl KernelTable {
             return Some(i);
         }
         let me = TableGpu::of(gpu);
+        // A GPU of the same vendor first (its libraries are the same). Across vendors the
+        // choice is a guess: an AMD gfx target reads as compute capability 0, so the NVIDIA
+        // part with the lowest capability stands in (the baselines' published behaviour).
         let key = |g: &TableGpu| {
+            let same_vendor = g.vendor.unwrap_or(Vendor::Nvidia) == gpu.vendor;
             let other_arch = (g.architecture != me.architecture) as u8 as f64;
             let cc = (g.compute_capability - me.compute_capability).abs();
             let fig: f64 = g.figures.iter().zip(&me.figures).map(|(a, b)| (a - b) * (a - b)).sum();
-            (other_arch, cc, fig)
+            (f64::from(u8::from(!same_vendor)), other_arch, cc, fig)
         };
         (0..self.gpus.len()).min_by(|&a, &b| key(&self.gpus[a]).partial_cmp(&key(&self.gpus[b])).unwrap_or(std::cmp::Ordering::Equal))
     }
@@ -298,6 +312,10 @@ mod tests {
         // A 2048 × 256 output (row-major) in 128-column, 64-row tiles: 2 × 32 workgroups, as
         // the measured launch of that MI100 kernel shows (global size 512 = 2 × 256 work-items).
         assert_eq!(macro_tile(mi100).unwrap().workgroups(1.0, 2048.0, 256.0), 64.0);
+        // Orientation: 100 rows × 300 columns in 128 × 64 tiles is ⌈300/128⌉ · ⌈100/64⌉ = 6, the
+        // other way round ⌈300/64⌉ · ⌈100/128⌉ = 5.
+        assert_eq!(macro_tile(mi100).unwrap().workgroups(1.0, 100.0, 300.0), 6.0);
+        assert!(MacroTile::stream_k("Cijk_Alik_Bljk_HHS_BH_MT256x256x64_MI16x16x1_SK3_ISA942") && !MacroTile::stream_k(mi100));
         let lt = "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_ISA90a";
         assert_eq!(macro_tile(lt).map(|t| (t.cols, t.rows, t.mfma, t.workgroup, t.split)), Some((64, 16, Some((16, 16)), None, 1)));
         assert_eq!(gemm_tile(mi100), Some((128, 64)));

@@ -12,13 +12,14 @@
 //! GPU left out.
 //!
 //! It learns from the random-shape microbenchmarks and, for the vector families, also from the
-//! model-shaped measurements (`ops/test`) of its training GPUs, which then set those GPUs'
+//! model-shaped measurements (`ops/test`, `amd_ops/test`) of its training GPUs, which then set those GPUs'
 //! offsets: a left-out GPU's rows of either kind never enter its model. A GPU measured on
 //! model-shaped GEMMs only (MI100) calibrates its GEMM offsets from them.
 //!
-//! Vendors: offsets, run scales and isolated host floors fall back GPU → architecture →
-//! kernel-library generation → vendor runtime (`cuda`, `rocm`) → all GPUs, so an unmeasured
-//! CDNA part learns from MI100 and an unmeasured NVIDIA part from NVIDIA GPUs only. The
+//! Vendors: offsets fall back GPU → architecture → kernel-library generation (all AMD parts
+//! are one, ROCm's) → vendor runtime (`cuda`, `rocm`) → all GPUs; run scales GPU → runtime →
+//! all; isolated host floors runtime → all. So an unmeasured CDNA part learns from MI100 and an
+//! unmeasured NVIDIA part from NVIDIA GPUs only. The
 //! architecture itself enters through the physics — FP32 GEMMs at the matrix-core rate on CDNA,
 //! CU counts in the wave quantisation — not as network inputs: with one AMD GPU among six, an
 //! input that is constant on every other GPU would extrapolate without bound on the one left
@@ -148,7 +149,8 @@ fn wave_padded_flops(op: &Op, family: Family, gpu: &Gpu) -> f64 {
 /// high for its bandwidth (MI100's FP32 matrix cores: ridge 37 FLOP/B against V100's 16). So a
 /// GEMM's bound adds its memory time to its compute time, and the learned part says how much
 /// real kernels overlap; a vector op streams, and its bound is the larger of the two. (Chosen
-/// over max() for GEMMs by leave-one-GPU-out end-to-end error on all six GPUs: 8.9 → 7.8 %.)
+/// over max() for GEMMs by leave-one-GPU-out end-to-end error on all six GPUs: 8.9 → 7.8 %
+/// when it was made.)
 pub fn bound(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
     let (compute, memory) = sustained_roof(op, family, gpu, watts).seconds(wave_padded_flops(op, family, gpu), op.bytes());
     if family.is_gemm() {
@@ -191,10 +193,11 @@ pub fn features(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Vec<f32> {
 /// Kernel-library generation: cuBLAS ships one family of FP32 SIMT kernels for Pascal
 /// (`maxwell_sgemm_*`), another for Volta through Ada (`volta_sgemm_*`, `ampere_sgemm_*`), and
 /// Hopper onwards runs `xmma` kernels — the kernel names in the measurements show the split.
-/// A generation no training GPU belongs to falls back to the trimmed mean of all.
+/// AMD parts are one generation, their runtime's (ROCm: Tensile and hipBLASLt). A generation
+/// no training GPU belongs to falls back to its vendor's GPUs, then to all.
 pub fn generation(gpu: &Gpu) -> &'static str {
     match (gpu.vendor, gpu.compute_major()) {
-        (wavecast_gpu::Vendor::Amd, _) => "amd",
+        (wavecast_gpu::Vendor::Amd, _) => gpu.vendor.runtime(),
         (_, 0..=6) => "maxwell-sgemm",
         (_, 7..=8) => "volta-ampere-sgemm",
         _ => "xmma",
@@ -208,10 +211,10 @@ impl Wavecast {
     }
 
     /// The host floor of an isolated call of `op` on `gpu`: its runtime's where that was
-    /// measured for the op's family, else the all-GPU one.
-    fn isolated_floor(&self, op: &Op, gpu: &Gpu) -> f64 {
+    /// measured for the op's family (`true`), else the all-GPU one (`false`).
+    fn isolated_floor(&self, op: &Op, gpu: &Gpu) -> (f64, bool) {
         let own = self.runtime_floors.get(gpu.vendor.runtime()).map(|f| family_floor(f, op)).filter(|f| *f > 0.0);
-        own.unwrap_or_else(|| family_floor(&self.floors, op))
+        own.map_or_else(|| (family_floor(&self.floors, op), false), |f| (f, true))
     }
 
     /// Predicted kernel seconds and the family model used.
@@ -243,9 +246,15 @@ impl Wavecast {
         let Some((t, model)) = self.kernel_seconds(op, gpu) else {
             return Estimate::Unpriced(format!("no trained model for {}", op.class()));
         };
-        let adjust = |k: f64| {
+        let widen = model.transfer_widening(op, gpu);
+        let (floor, own_runtime) = self.isolated_floor(op, gpu);
+        // Another runtime's host floor is no bound on this one's (ROCm's calls return in about
+        // half CUDA's time), and nothing measured says how far below it lies: the low end
+        // takes no floor at all.
+        let floor_lo = if own_runtime { floor } else { 0.0 };
+        let adjust = |k: f64, floor: f64| {
             if isolated {
-                isolated_seconds(k, self.isolated_floor(op, gpu))
+                isolated_seconds(k, floor)
             } else {
                 k * self.run_scale_for(gpu) + self.kernel_gap_s
             }
@@ -253,15 +262,16 @@ impl Wavecast {
         // Isolated ops carry their family's per-op spread; in-run ops the whole-run spread, since
         // per-op errors partly cancel over a model.
         let [lo, hi] = if isolated { model.interval } else { self.run_interval };
-        let widen = model.transfer_widening(op, gpu);
         let (lo, hi) = (lo - widen, hi + widen);
-        Estimate::Time(OpTime { seconds: adjust(t), lo: adjust(t * lo.exp()), hi: adjust(t * hi.exp()) })
+        Estimate::Time(OpTime { seconds: adjust(t, floor), lo: adjust(t * lo.exp(), floor_lo), hi: adjust(t * hi.exp(), floor) })
     }
 }
 
 impl FamilyModel {
     /// How far apart two kernel-library generations sit on the same physics: the spread (in
     /// ln) of the measured generations' offsets.
+    /// 0 when fewer than two generations were measured: then nothing says how far apart they
+    /// sit, and the interval is not widened.
     fn generation_spread(&self) -> f64 {
         let v: Vec<f64> = self.per_generation.values().copied().collect();
         let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));

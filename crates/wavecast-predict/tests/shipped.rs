@@ -79,6 +79,11 @@ fn intervals_widen_where_the_measurements_end() {
     let mi210 = cat.get("mi210").unwrap();
     let (seen, unseen) = (log_width(all.as_ref(), &gemm(DType::Fp32), mi210), log_width(nvidia_only.as_ref(), &gemm(DType::Fp32), mi210));
     assert!(unseen > seen + 0.2, "MI210 from NVIDIA data only: ln width {unseen:.3} vs {seen:.3} with MI100's");
+    // Isolated, the NVIDIA-only model's interval for a small call on an AMD part reaches below
+    // CUDA's host floor (ROCm's is lower), which its point estimate sits on.
+    let tiny = Op::Elementwise(wavecast_ir::ops::Elementwise::new(wavecast_ir::ops::EwKind::Add, 1024, 2, DType::Fp32));
+    let Estimate::Time(t) = nvidia_only.predict(&tiny, mi210, &Context::ISOLATED) else { panic!("unpriced") };
+    assert!(t.lo < 0.8 * t.seconds, "isolated MI210 add: {t:?}");
     // An NVIDIA GPU in FP32 is covered either way: same width from both models.
     let h100 = cat.get("h100").unwrap();
     let (a, b) = (log_width(all.as_ref(), &gemm(DType::Fp32), h100), log_width(nvidia_only.as_ref(), &gemm(DType::Fp32), h100));

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use wavecast_gpu::occupancy::KernelResources;
 use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, Op, OpClass};
-use wavecast_predict::kernels::macro_tile;
+use wavecast_predict::kernels::{macro_tile, MacroTile};
 use wavecast_predict::physics::gemm_dims;
 use wavecast_predict::wave_scaling::{gamma, ridge, scale_kernel, Launch, WaveForm, Work};
 use wavecast_predict::Predictor;
@@ -135,7 +135,7 @@ fn launch_of(k: &Kernel, op: Option<&Op>) -> Option<Launch> {
 }
 
 fn tensile_launch(k: &Kernel, op: &Op) -> Option<Launch> {
-    let tile = macro_tile(&k.name)?;
+    let tile = macro_tile(&k.name).filter(|_| !MacroTile::stream_k(&k.name))?;
     let (batch, rows, cols, _) = gemm_dims(op)?;
     let blocks = tile.workgroups(batch, rows, cols);
     // Tensile's default workgroup when the name does not give one.

@@ -100,7 +100,7 @@ pub fn load_samples(data: &Path, cat: &Catalog, log: &dyn Fn(&str)) -> Result<Ve
         all.extend(to_samples(&report.rows, cat).into_iter().map(|s| Sample { model_shaped: set.model_shaped, ..s }));
     }
     if all.is_empty() {
-        return Err(TrainError::Invalid(format!("no usable measurements under {}", data.join("ops").display())));
+        return Err(TrainError::Invalid(format!("no usable measurements under {} (ops/ or amd_ops/)", data.display())));
     }
     Ok(all)
 }
@@ -109,7 +109,7 @@ pub fn load_samples(data: &Path, cat: &Catalog, log: &dyn Fn(&str)) -> Result<Ve
 pub struct Trained {
     /// The all-GPU model and, unless left out, one per left-out GPU.
     pub weights: WeightsFile,
-    /// Per left-out GPU and measurement set (`"<gpu> ops/train"`, `"<gpu> ops/test"`): the
+    /// Per left-out GPU and kind of shape (`"<gpu> random shapes"`, `"<gpu> model-shaped"`): the
     /// isolated-latency error by family of the model trained without that GPU.
     pub validation: Vec<(String, Vec<FamilyError>)>,
 }

@@ -181,9 +181,10 @@ fn predictor_for(name: &str, dest: &str) -> Result<(Box<dyn Predictor>, String),
         return Ok((wavecast_predict::by_name(name)?, "analytic".into()));
     };
     let file = file?;
-    Ok(match file.holdout.get(dest) {
-        Some(m) => (wavecast_predict::registry::load(m)?, "trained without the destination".into()),
-        None => (wavecast_predict::registry::load(&file.all)?, "IN-SAMPLE: trained on the destination too".into()),
+    Ok(match file.without(dest) {
+        Ok(m) if file.holdout.contains_key(dest) => (wavecast_predict::registry::load(m)?, "trained without the destination".into()),
+        Ok(m) => (wavecast_predict::registry::load(m)?, "never trained on the destination".into()),
+        Err(_) => (wavecast_predict::registry::load(&file.all)?, "IN-SAMPLE: trained on the destination too".into()),
     })
 }
 

@@ -9,10 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/neusight}"
 KINETO="${2:-../shared/data/kineto}"
-cargo build --release --quiet
-# Where cargo just built: its own answer honours CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR and a
-# configured build.target-dir, so a stale binary in the default ./target is never run instead.
-BIN="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wavecast"
+. bench/build.sh
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 for p in wavecast li neusight pm2lat roofline; do

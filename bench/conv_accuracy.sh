@@ -8,10 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/neusight}"
-cargo build --release --quiet
-# Where cargo just built: its own answer honours CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR and a
-# configured build.target-dir, so a stale binary in the default ./target is never run instead.
-BIN="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wavecast"
+. bench/build.sh
 if [ "${2:-}" = "--retrain" ]; then
   "$BIN" eval conv --data "$DATA" --retrain crates/wavecast-predict/weights/conv.json --force --seed 7 > /dev/null
   cargo build --release --quiet

@@ -7,10 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data}"
-cargo build --release --quiet
-# Where cargo just built: its own answer honours CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR and a
-# configured build.target-dir, so a stale binary in the default ./target is never run instead.
-BIN="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wavecast"
+. bench/build.sh
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 # Every GPU `wavecast gpus` marks as measured by one of these sources.

@@ -9,10 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data="${1:-../shared/data/neusight}"
-cargo build --release --quiet
-# Where cargo just built: its own answer honours CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR and a
-# configured build.target-dir, so a stale binary in the default ./target is never run instead.
-bin="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wavecast"
+. bench/build.sh
+bin="$BIN"
 predictors="roofline"
 for p in li wavecast; do
     # Only predictors that load (shipped weights) are compared.

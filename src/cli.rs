@@ -475,6 +475,13 @@ pub struct EvalPairsArgs {
     /// Also write the report as Markdown to this file.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// NeuSight's data: write the held-out scaling intervals `scale` gives carried kernels to
+    /// FILE (the shipped ones are crates/wavecast-predict/weights/scale_intervals.json).
+    #[arg(long, value_name = "FILE")]
+    pub intervals_out: Option<PathBuf>,
+    /// Overwrite --intervals-out if it exists.
+    #[arg(long, requires = "intervals_out")]
+    pub force: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]

@@ -9,7 +9,7 @@ use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_predict::wave_scaling::WaveForm;
+use wavecast_predict::wave_scaling::{scaling_interval, shipped_intervals, ScalingIntervals, WaveForm};
 use wavecast_predict::kernels::gemm_tile;
 use wavecast_predict::Predictor;
 use wavecast_trace::scale::{scale as scale_trace, GammaSource, Options, ScalePath, Scaling};
@@ -28,6 +28,9 @@ pub struct Destination {
     pub gpu: String,
     pub kernel_ms: f64,
     pub per_step_ms: f64,
+    /// Per step: every kernel at the low and at the high end of its class's held-out scaling
+    /// interval (errors assumed not to cancel), ms.
+    pub interval_ms: [f64; 2],
     pub speedup: f64,
     pub steps_per_s: f64,
     pub usd_per_hour: Option<f64>,
@@ -131,14 +134,33 @@ fn price(g: &Gpu) -> Option<f64> {
     g.price.as_ref().map(|p| p.usd_per_hour)
 }
 
-fn destination(s: Scaling, steps: f64, origin_ms: f64, gpu: &Gpu) -> Destination {
+/// Per step, the low and high ends of the destination's time: each kernel's carried time at its
+/// class's held-out interval for the path that carried it.
+fn interval_ms(s: &Scaling, steps: f64, intervals: &ScalingIntervals) -> [f64; 2] {
+    let mut ends = [0.0, 0.0];
+    for k in &s.kernels {
+        let method = match k.path {
+            ScalePath::Predictor => "hybrid",
+            ScalePath::Wave => "wave",
+            ScalePath::Unchanged => "unchanged",
+        };
+        let [lo, hi] = scaling_interval(intervals, method, k.family);
+        ends[0] += k.dest_us * lo.exp();
+        ends[1] += k.dest_us * hi.exp();
+    }
+    ends.map(|us| us / 1e3 / steps)
+}
+
+fn destination(s: Scaling, steps: f64, origin_ms: f64, gpu: &Gpu, intervals: &ScalingIntervals) -> Destination {
     let kernel_ms = s.dest_us / 1e3;
     let per_step_ms = kernel_ms / steps;
+    let interval_ms = interval_ms(&s, steps, intervals);
     let steps_per_s = 1e3 / per_step_ms;
     Destination {
         gpu: s.dest,
         kernel_ms,
         per_step_ms,
+        interval_ms,
         speedup: origin_ms / kernel_ms,
         steps_per_s,
         usd_per_hour: price(gpu),
@@ -182,7 +204,8 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     let origin_ms = trace.kernel_time_us() / 1e3;
     let scalings: Vec<Scaling> = dests.iter().map(|d| scale_trace(&trace, from, d, &opts)).collect();
     let kernel_rows = kernel_rows(&trace, &scalings, req.kernels.unwrap_or(0));
-    let destinations = scalings.into_iter().zip(&dests).map(|(s, d)| destination(s, steps, origin_ms, d)).collect();
+    let intervals = shipped_intervals();
+    let destinations = scalings.into_iter().zip(&dests).map(|(s, d)| destination(s, steps, origin_ms, d, &intervals)).collect();
     Ok(ScaleReport {
         trace: req.trace.display().to_string(),
         kernels: trace.kernels.len(),

@@ -113,6 +113,22 @@ fn eval_pairs_covers_every_ordered_pair() {
     }
     // Conv is only in the random-shape set (four GPUs → 12 ordered pairs of conv).
     assert!(v["sets"][1]["methods"][3]["per_class"]["conv"]["n"].as_u64().unwrap() > 10_000);
+    // The held-out intervals `scale` ships: written on request, never over a file unasked, and
+    // the same numbers as the shipped ones.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("scale_intervals.json");
+    let out_s = out.to_str().unwrap();
+    assert!(wavecast(&["eval", "pairs", "--data", &data, "--intervals-out", out_s]).status.success());
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    for method in ["wave", "hybrid"] {
+        for class in ["elementwise", "softmax", "layernorm", "linear", "bmm", "conv"] {
+            let [lo, hi] = [0, 1].map(|i| written[method][class][i].as_f64().unwrap());
+            assert!(lo < 0.0 && hi > 0.0, "{method} {class}: [{lo}, {hi}]");
+        }
+    }
+    let shipped: serde_json::Value = serde_json::from_str(include_str!("../crates/wavecast-predict/weights/scale_intervals.json")).unwrap();
+    assert_eq!(written, shipped, "regenerate with `wavecast eval pairs --data ../shared/data/neusight --intervals-out crates/wavecast-predict/weights/scale_intervals.json --force`");
+    fails_with(&["eval", "pairs", "--data", &data, "--intervals-out", out_s], "exists");
 }
 
 /// The MI250 ROCm trace (no launch grids) kernel by kernel: the longest first, hipBLASLt GEMMs
@@ -139,6 +155,11 @@ fn a_rocm_trace_is_carried_kernel_by_kernel() {
     let notes = w["destinations"][0]["notes"].as_object().unwrap();
     let many_waves: u64 = notes.iter().filter(|(k, _)| k.contains("scaled as many waves")).map(|(_, n)| n.as_u64().unwrap()).sum();
     assert_eq!(many_waves, 12, "{notes:?}");
+    // Every destination carries an interval around its time (held-out scaling errors).
+    for d in v["destinations"].as_array().unwrap() {
+        let (t, lo, hi) = (d["per_step_ms"].as_f64().unwrap(), d["interval_ms"][0].as_f64().unwrap(), d["interval_ms"][1].as_f64().unwrap());
+        assert!(lo < t && t < hi, "{}: {lo} < {t} < {hi}", d["gpu"]);
+    }
     let plain = json(&wavecast(&["scale", "--trace", &trace, "--to", "mi300x", "--json"]));
     assert!(plain.get("kernel_rows").is_none(), "no per-kernel rows unless asked");
 }

@@ -2,21 +2,31 @@
 //! (Habitat's protocol) on NeuSight's per-op data, as a summary, `--json` or Markdown, or on the
 //! modern-GPU measurements (AIConfigurator, Vidur, PipeWeave) through the sustained roofline.
 
-use super::{print_json, Result};
+use super::{check_output_path, print_json, write_atomically, Result};
 use crate::cli::EvalPairsArgs;
 use crate::table;
 use std::fmt::Write as _;
 use wavecast::eval::modern_pairs;
-use wavecast::eval::pairs::{evaluate, Method, Report, SetReport, CLASSES};
+use wavecast::eval::pairs::{evaluate, scaling_intervals, Method, Report, SetReport, CLASSES};
 use wavecast_data::{load_timings, Layout};
 use wavecast::Catalog;
 
 pub fn run(a: EvalPairsArgs) -> Result<()> {
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     if Layout::detect(&a.data) != Some(Layout::NeuSight) {
+        if a.intervals_out.is_some() {
+            return Err("--intervals-out applies to NeuSight's data".into());
+        }
         return modern_gpus(&a, &cat);
     }
+    if let Some(out) = &a.intervals_out {
+        check_output_path(out, a.force)?;
+    }
     let report = evaluate(&a.data, &cat, &a.predictor)?;
+    if let Some(out) = &a.intervals_out {
+        write_atomically(out, &(serde_json::to_string_pretty(&scaling_intervals(&report))? + "\n"))?;
+        eprintln!("wrote {}", out.display());
+    }
     if let Some(path) = &a.markdown {
         std::fs::write(path, markdown(&report)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }

@@ -88,7 +88,7 @@ fn print_kernels(r: &ScaleReport) {
 }
 
 fn print_comparison(r: &ScaleReport) {
-    let mut t = table::new(&["GPU", "ms/step", "speedup", "steps/s", "$/h", "$ per 1k steps"]);
+    let mut t = table::new(&["GPU", "ms/step", "interval", "speedup", "steps/s", "$/h", "$ per 1k steps"]);
     let money = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
     // Per-step costs are fractions of a cent: four decimals.
     let cents = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_else(|| "-".into());
@@ -97,6 +97,7 @@ fn print_comparison(r: &ScaleReport) {
     t.add_row(vec![
         format!("{} (measured)", o.gpu),
         table::ms(o.per_step_ms),
+        "-".into(),
         "1.00".into(),
         format!("{origin_rate:.2}"),
         money(o.usd_per_hour),
@@ -106,6 +107,7 @@ fn print_comparison(r: &ScaleReport) {
         t.add_row(vec![
             d.gpu.clone(),
             table::ms(d.per_step_ms),
+            format!("{}–{}", table::ms(d.interval_ms[0]), table::ms(d.interval_ms[1])),
             format!("{:.2}", d.speedup),
             format!("{:.2}", d.steps_per_s),
             money(d.usd_per_hour),
@@ -113,4 +115,5 @@ fn print_comparison(r: &ScaleReport) {
         ]);
     }
     println!("{t}");
+    println!("interval: every kernel at the 10th / 90th percentile of its class's held-out scaling error (NeuSight's GPU pairs)");
 }

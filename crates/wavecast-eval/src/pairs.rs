@@ -27,7 +27,7 @@ use wavecast_predict::physics::Family;
 use wavecast_predict::sample::host_floor_percentile;
 use wavecast_predict::wave_scaling::{op_gamma, predictor_ratio, scale_kernel, Launch, WaveForm, Work};
 use wavecast_predict::Predictor;
-use wavecast_stats::{ape, mean, Summary};
+use wavecast_stats::{ape, decile_interval, mean, Summary};
 
 /// γ for convolutions, which the IR has no operator for (same prior as for traces).
 const GAMMA_CONV: f64 = wavecast_trace::scale::GAMMA_UNKNOWN_COMPUTE;
@@ -69,13 +69,19 @@ impl Method {
     }
 }
 
-/// One prediction's error: APE %, absolute error and measured time (ms).
+/// One prediction's error: APE %, absolute error and measured time (ms), and for a call well
+/// above the origin's host floor (its kernel, not the floor, decides the time) ln(measured /
+/// predicted).
 #[derive(Debug, Clone, Copy)]
 struct Miss {
     ape: f64,
     abs_ms: f64,
     measured_ms: f64,
+    kernel_log_ratio: Option<f64>,
 }
+
+/// A call counts as kernel-dominated above this many times the origin's floor.
+const KERNEL_DOMINATED: f64 = 3.0;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Stat {
@@ -116,6 +122,10 @@ pub struct MethodReport {
     /// Mean over ordered pairs of the pair's mean APE (each pair weighs the same).
     pub mean_of_pairs: f64,
     pub per_class: BTreeMap<&'static str, Stat>,
+    /// Per class, the 10th and 90th percentiles of ln(measured / predicted) over every ordered
+    /// pair's kernel-dominated calls (at least 10): the interval `scale` gives a kernel carried
+    /// by this method (`weights/scale_intervals.json`).
+    pub intervals: BTreeMap<&'static str, [f64; 2]>,
     pub pairs: Vec<PairReport>,
 }
 
@@ -223,7 +233,9 @@ fn case_apes(mo: &Measurement, md: &Measurement, floor: f64, c: &Ctx) -> Vec<Opt
     let k_o = (mo.latency_ms - floor).max(0.0);
     let miss = |k_d: f64| {
         let predicted = floor + k_d;
-        Miss { ape: ape(predicted, md.latency_ms), abs_ms: (predicted - md.latency_ms).abs(), measured_ms: md.latency_ms }
+        let dominated = mo.latency_ms > KERNEL_DOMINATED * floor && md.latency_ms > KERNEL_DOMINATED * floor && predicted > 0.0;
+        let kernel_log_ratio = dominated.then(|| (md.latency_ms / predicted).ln());
+        Miss { ape: ape(predicted, md.latency_ms), abs_ms: (predicted - md.latency_ms).abs(), measured_ms: md.latency_ms, kernel_log_ratio }
     };
     methods(c.predictors.len()).into_iter().map(|m| scale_op(m, mo, op.as_ref(), k_o, c).map(miss)).collect()
 }
@@ -290,7 +302,31 @@ fn method_report(i: usize, kind: Method, method: String, per_pair: &[((String, S
         }
     }
     let mean_of_pairs = mean(&pairs.iter().map(|p| p.all.mean_ape).collect::<Vec<_>>());
-    MethodReport { method, kind, all: Stat::of(all), mean_of_pairs, per_class: by_class.into_iter().map(|(k, v)| (k, Stat::of(v))).collect(), pairs }
+    let intervals = by_class
+        .iter()
+        .filter_map(|(class, v)| {
+            let r: Vec<f64> = v.iter().filter_map(|m| m.kernel_log_ratio).collect();
+            (r.len() >= 10).then(|| (*class, decile_interval(&r)))
+        })
+        .collect();
+    MethodReport { method, kind, all: Stat::of(all), mean_of_pairs, per_class: by_class.into_iter().map(|(k, v)| (k, Stat::of(v))).collect(), intervals, pairs }
+}
+
+/// The intervals `scale` gives carried kernels (`weights/scale_intervals.json`): per method,
+/// wavecast's wave form (`wave`) and the hybrid with the first predictor named (`hybrid`), each
+/// class's interval from the model-shaped set where it has one, else from the random shapes.
+pub fn scaling_intervals(r: &Report) -> wavecast_predict::wave_scaling::ScalingIntervals {
+    let mut out = wavecast_predict::wave_scaling::ScalingIntervals::new();
+    for (name, kind) in [("wave", Method::Wave), ("hybrid", Method::Hybrid(0))] {
+        let per_class = out.entry(name.to_string()).or_default();
+        // Sets are in preference order (model-shaped first).
+        for m in r.sets.iter().flat_map(|s| s.methods.iter().filter(|m| m.kind == kind)) {
+            for (class, iv) in &m.intervals {
+                per_class.entry(class.to_string()).or_insert(*iv);
+            }
+        }
+    }
+    out
 }
 
 /// NeuSight's Habitat re-implementation, end to end, per device (plain single-GPU rows).

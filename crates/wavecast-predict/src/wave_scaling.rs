@@ -254,8 +254,63 @@ fn no_launch(g: f64, work: Work, o: &Gpu, d: &Gpu, form: WaveForm) -> f64 {
     bw_ratio(o, d).powf(g) * compute.powf(1.0 - g)
 }
 
+/// Held-out scaling intervals: per method (`wave`, `hybrid`) and NeuSight op class, the 10th and
+/// 90th percentiles of ln(measured / predicted) of kernels carried between every ordered pair
+/// of NeuSight's GPUs, the hybrid's predictor trained without the destination
+/// (`wavecast eval pairs --intervals-out`, shipped as `weights/scale_intervals.json`).
+pub type ScalingIntervals = std::collections::BTreeMap<String, std::collections::BTreeMap<String, [f64; 2]>>;
+
+const SHIPPED_INTERVALS: &str = include_str!("../weights/scale_intervals.json");
+
+/// The shipped [`ScalingIntervals`].
+pub fn shipped_intervals() -> ScalingIntervals {
+    serde_json::from_str(SHIPPED_INTERVALS).expect("shipped scaling intervals parse (tested)")
+}
+
+/// The NeuSight op class whose held-out scaling errors stand for a kernel of IR class `class`
+/// (the trace's families); `None` for what is carried unchanged (communication).
+pub fn interval_class(class: &str) -> Option<&'static str> {
+    Some(match class {
+        "communication" => return None,
+        "gemm" | "rnn" => "linear",
+        "attention_bmm" | "fused_attention" => "bmm",
+        "softmax" => "softmax",
+        "norm" => "layernorm",
+        "conv" => "conv",
+        _ => "elementwise",
+    })
+}
+
+/// The interval (ln, low and high) of a kernel of `class` carried by `method`; the widest the
+/// method has for a class it has none for, `[0, 0]` for a kernel carried unchanged.
+pub fn scaling_interval(intervals: &ScalingIntervals, method: &str, class: &str) -> [f64; 2] {
+    let Some(per_class) = intervals.get(method) else { return [0.0, 0.0] };
+    match interval_class(class) {
+        None => [0.0, 0.0],
+        Some(c) => per_class.get(c).copied().unwrap_or_else(|| {
+            per_class.values().fold([0.0, 0.0], |[lo, hi], [l, h]| [f64::min(lo, *l), f64::max(hi, *h)])
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn carried_kernels_get_their_class_interval_and_communication_none() {
+        let iv = shipped_intervals();
+        let linear = scaling_interval(&iv, "hybrid", "gemm");
+        assert_eq!(linear, iv["hybrid"]["linear"]);
+        assert!(linear[0] < 0.0 && linear[1] > 0.0);
+        assert_eq!(scaling_interval(&iv, "wave", "norm"), iv["wave"]["layernorm"]);
+        assert_eq!(scaling_interval(&iv, "wave", "communication"), [0.0, 0.0]);
+        assert_eq!(scaling_interval(&iv, "unchanged", "gemm"), [0.0, 0.0]);
+        // A class the method has no interval for gets its widest.
+        let mut only_two = ScalingIntervals::new();
+        only_two.insert("wave".into(), [("elementwise".to_string(), [-0.1, 0.2]), ("softmax".to_string(), [-0.3, 0.1])].into());
+        assert_eq!(scaling_interval(&only_two, "wave", "conv"), [-0.3, 0.2]);
+    }
+
     use super::*;
     use crate::Roofline;
     use wavecast_gpu::Catalog;
@@ -383,3 +438,4 @@ mod tests {
         assert!("eq3".parse::<WaveForm>().unwrap_err().contains("eq1"));
     }
 }
+

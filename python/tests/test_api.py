@@ -155,6 +155,11 @@ def test_scale(wavecast, cli):
     r = wavecast.scale(trace, to=["h100", "l4"])
     assert r == cli.json("scale", "--trace", trace, "--to", "h100,l4")
     assert [d.gpu for d in r.destinations] == ["h100-sxm", "l4"] and r.origin.kernel_ms > 0
+    lo, hi = r.destinations[0].interval_ms
+    assert lo < r.destinations[0].per_step_ms < hi
+    k = wavecast.scale(trace, to="h100", kernels=3)
+    assert k == cli.json("scale", "--trace", trace, "--to", "h100", "--kernels", "3")
+    assert len(k.kernel_rows) == 3 and k.kernel_rows[0]["origin_us"] >= k.kernel_rows[2]["origin_us"]
     w = wavecast.scale(trace, to="h100", from_="a100-sxm-40gb", method="wave", wave_form="habitat-code", gamma="habitat")
     assert w == cli.json("scale", "--trace", trace, "--to", "h100", "--from", "a100-sxm-40gb", "--method", "wave",
                          "--wave-form", "habitat-code", "--gamma", "habitat")

@@ -270,6 +270,7 @@ def scale(
     wave_form: Optional[str] = None,
     gamma: Optional[str] = None,
     predictor: Optional[str] = None,
+    kernels: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
 ) -> ScaleReport:
     """Carries a PyTorch profiler trace recorded on one GPU to other GPUs
@@ -283,8 +284,11 @@ def scale(
         method: ``"hybrid"`` (default) or ``"wave"``. wave_form: ``"wavecast"`` (default),
             ``"eq1"``, ``"eq2"`` or ``"habitat-code"``. gamma: ``"wavecast"`` or ``"habitat"``.
         predictor: per-op predictor for the hybrid method.
+        kernels: also list this many of the longest kernels one by one (``kernel_rows``: name,
+            library tile, measured µs and µs on every destination).
 
-    Returns a :class:`ScaleReport` (``origin``, ``destinations[i].per_step_ms``, ``speedup``…).
+    Returns a :class:`ScaleReport` (``origin``, ``destinations[i].per_step_ms``,
+    ``interval_ms``, ``speedup``…).
     """
     return ScaleReport(_request("scale", {
         "trace": _path("trace", trace),
@@ -294,6 +298,7 @@ def scale(
         "wave_form": _str("wave_form", wave_form),
         "gamma": _str("gamma", gamma),
         "predictor": _str("predictor", predictor),
+        "kernels": _int("kernels", kernels),
         "gpu_file": _path("gpu_file", gpu_file),
     }))
 

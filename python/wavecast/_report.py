@@ -129,8 +129,8 @@ class ServeReport(Report):
 class ScaleReport(Report):
     """``wavecast.scale``'s result (the CLI's ``scale --json``): ``origin`` (the trace's GPU
     and its measured ``kernel_ms``/``per_step_ms``) and one entry of ``destinations`` per
-    target GPU (``gpu, per_step_ms, speedup, steps_per_s, usd_per_1k_steps, classes, paths,
-    notes``)."""
+    target GPU (``gpu, per_step_ms, interval_ms, speedup, steps_per_s, usd_per_1k_steps,
+    classes, paths, notes``); with ``kernels=N``, ``kernel_rows``."""
 
     __slots__ = ()
     trace: str

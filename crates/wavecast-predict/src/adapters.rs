@@ -37,7 +37,7 @@ pub struct WithConv {
 
 impl WithConv {
     pub fn new(inner: Box<dyn Predictor>, weights: &ConvWeights, holdout: Option<&str>) -> WithConv {
-        let conv = OnceLock::from(Ok((weights.model(holdout).clone(), weights.interval)));
+        let conv = OnceLock::from(weights.model(holdout).map(|m| (m.clone(), weights.interval)));
         WithConv { inner, holdout: holdout.map(str::to_string), conv }
     }
 

@@ -208,7 +208,7 @@ impl ConvWeights {
         match holdout {
             Some(g) => {
                 let w = ConvWeights::shipped()?;
-                Ok((w.model(Some(g)).clone(), w.interval))
+                Ok((w.model(Some(g))?.clone(), w.interval))
             }
             None => {
                 let a: AllOnly = serde_json::from_str(SHIPPED).map_err(|e| format!("weights/conv.json: {e}"))?;
@@ -217,9 +217,19 @@ impl ConvWeights {
         }
     }
 
-    /// The model trained without `holdout`'s measurements when there is one, else the all-GPU one.
-    pub fn model(&self, holdout: Option<&str>) -> &ConvModel {
-        holdout.and_then(|g| self.holdout.get(g)).unwrap_or(&self.all)
+    /// The model trained without `holdout`'s measurements: its left-out model, or the all-GPU
+    /// one when that never saw it either (a GPU it learned from has an offset in `per_gpu`); a
+    /// GPU the all-GPU model learned from but without a left-out model is an error, never a
+    /// silent fallback (the rule `WeightsFile::without` keeps for the per-op predictors).
+    pub fn model(&self, holdout: Option<&str>) -> Result<&ConvModel, String> {
+        match holdout {
+            Some(g) => match self.holdout.get(g) {
+                Some(m) => Ok(m),
+                None if self.all.per_gpu.contains_key(g) => Err(format!("the convolution weights were trained on {g} and ship no model without it (retrain them with `wavecast eval conv --retrain`)")),
+                None => Ok(&self.all),
+            },
+            None => Ok(&self.all),
+        }
     }
 }
 
@@ -251,6 +261,20 @@ mod tests {
     use wavecast_ir::DType;
 
     #[test]
+    fn a_gpu_the_conv_weights_learned_from_is_predicted_without_it_or_not_at_all() {
+        let mut w = ConvWeights::shipped().unwrap();
+        let trained: Vec<String> = w.all.per_gpu.keys().cloned().collect();
+        assert!(!trained.is_empty());
+        for g in &trained {
+            let m = w.model(Some(g)).unwrap();
+            assert!(!m.per_gpu.contains_key(g), "the model for {g} learned from {g}");
+        }
+        assert!(std::ptr::eq(w.model(Some("h100")).unwrap(), &w.all), "a GPU it never saw gets the all-GPU model");
+        w.holdout.remove(&trained[0]);
+        assert!(w.model(Some(&trained[0])).unwrap_err().contains("trained on"));
+    }
+
+    #[test]
     fn transposed_conv_is_priced_as_the_matching_forward_conv() {
         let t = Conv::new(8, 256, 128, [8, 8], [4, 4], DType::Fp32).stride(2).pad(1).transposed(0).build().unwrap();
         let c = canonical(&t);
@@ -265,7 +289,7 @@ mod tests {
         let v100 = cat.get("v100-pcie-32gb").unwrap();
         let small = Conv::new(1, 64, 64, [56, 56], [3, 3], DType::Fp32).pad(1).build().unwrap();
         let big = Conv { batch: 64, ..small.clone() };
-        let m = w.model(None);
+        let m = &w.all;
         let (ts, tb) = (m.kernel_seconds(&small, v100), m.kernel_seconds(&big, v100));
         assert!(ts > 0.0 && tb > ts * 4.0, "{ts} {tb}");
         // Within 3× of the direct roofline for a large, regular convolution on a measured GPU

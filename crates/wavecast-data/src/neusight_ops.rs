@@ -7,7 +7,7 @@ use crate::measurement::{Kernel, Measurement, OpShape};
 use crate::table::{records, Columns, DeviceIds, LoadReport};
 use crate::DataError;
 use std::path::{Path, PathBuf};
-use wavecast_gpu::Catalog;
+use wavecast_gpu::{Catalog, Vendor};
 use wavecast_ir::{DType, Phase};
 
 /// Loads one NeuSight CSV; device names are mapped to catalog ids.
@@ -26,11 +26,7 @@ pub fn parse_neusight_csv(text: &str, file: &str, catalog: &Catalog) -> Result<L
             if rec.len() != cols.width() {
                 return Err(format!("wrong field count: {} fields, header has {}", rec.len(), cols.width()));
             }
-            let mut m = row(&rec, &cols, file, line, &mut devices)?;
-            if catalog.get(&m.gpu).is_ok_and(|g| g.vendor == wavecast_gpu::Vendor::Amd) {
-                m.main_kernel = m.main_kernel.map(hip_grid_in_workgroups);
-            }
-            Ok(m)
+            row(&rec, &cols, file, line, &mut devices)
         });
         report.push(file, line, result);
     }
@@ -47,7 +43,7 @@ fn row(
     let op = cols.get(rec, "OPName").ok_or("missing value: column 'OPName' is empty")?.to_string();
     let latency_ms = crate::measured_ms("bad latency: Latency", cols.num(rec, "Latency")?)?;
     let device = cols.get(rec, "Device").ok_or("missing value: column 'Device' is empty")?;
-    let gpu = devices.id(device)?;
+    let (gpu, vendor) = devices.gpu(device)?;
     let shape = match op.as_str() {
         "bmm" => OpShape::Bmm { batch: cols.dim(rec, "B")?, m: cols.dim(rec, "M")?, k: cols.dim(rec, "N")?, n: cols.dim(rec, "K")? },
         "linear" => {
@@ -74,11 +70,12 @@ fn row(
         let g = |s: &str| cols.opt_f64(rec, &format!("{prefix} {s}")).map(|v| v as u64);
         Some([g("x")?, g("y")?, g("z")?])
     };
-    let main_kernel = cols.get(rec, "Kernel Name").map(|name| Kernel {
-        name: name.to_string(),
-        grid: triple("Grid"),
-        block: triple("Block"),
-        ..Kernel::default()
+    let main_kernel = cols.get(rec, "Kernel Name").map(|name| {
+        let k = Kernel { name: name.to_string(), grid: triple("Grid"), block: triple("Block"), ..Kernel::default() };
+        match vendor {
+            Vendor::Amd => hip_grid_in_workgroups(k),
+            Vendor::Nvidia => k,
+        }
     });
     let kernels = cols
         .get(rec, "Kernels")

@@ -4,7 +4,7 @@
 use crate::measurement::Measurement;
 use crate::DataError;
 use std::collections::HashMap;
-use wavecast_gpu::Catalog;
+use wavecast_gpu::{Catalog, Vendor};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
@@ -118,7 +118,7 @@ pub(crate) fn records<'t>(text: &'t str, file: &str, required: &[&str]) -> Resul
 /// name on every row).
 pub(crate) struct DeviceIds<'c> {
     catalog: &'c Catalog,
-    seen: HashMap<String, Result<String, String>>,
+    seen: HashMap<String, Result<(String, Vendor), String>>,
 }
 
 impl<'c> DeviceIds<'c> {
@@ -128,7 +128,12 @@ impl<'c> DeviceIds<'c> {
 
     /// The catalog id of the GPU `name` names, or why there is none.
     pub(crate) fn id(&mut self, name: &str) -> Result<String, String> {
+        self.gpu(name).map(|(id, _)| id)
+    }
+
+    /// The catalog id and vendor of the GPU `name` names, or why there is none.
+    pub(crate) fn gpu(&mut self, name: &str) -> Result<(String, Vendor), String> {
         let catalog = self.catalog;
-        self.seen.entry(name.to_string()).or_insert_with(|| catalog.get(name).map(|g| g.id.clone()).map_err(|e| format!("unknown device: {e}"))).clone()
+        self.seen.entry(name.to_string()).or_insert_with(|| catalog.get(name).map(|g| (g.id.clone(), g.vendor)).map_err(|e| format!("unknown device: {e}"))).clone()
     }
 }

@@ -244,7 +244,7 @@ impl Gpu {
     /// times infinite), the rest are non-negative and below its upper end.
     pub fn validate(&self) -> Result<(), String> {
         let o = &self.occupancy;
-        let positive = [
+        let mut positive = vec![
             ("sm_count", f64::from(self.sm_count)),
             ("fp32_lanes_per_sm", f64::from(self.fp32_lanes_per_sm)),
             ("base_clock_mhz", self.base_clock_mhz),
@@ -267,6 +267,9 @@ impl Gpu {
             ("occupancy.register_alloc_unit", f64::from(o.register_alloc_unit)),
             ("occupancy.shared_mem_alloc_unit_bytes", f64::from(o.shared_mem_alloc_unit_bytes)),
         ];
+        if let Some(p) = &self.package {
+            positive.extend([("package.devices", f64::from(p.devices)), ("package.memory_gb", p.memory_gb), ("package.tdp_w", p.tdp_w)]);
+        }
         let (lo, hi) = PLAUSIBLE;
         for (field, v) in positive {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
@@ -297,12 +300,6 @@ impl Gpu {
             }
             if self.measured[..i].contains(m) {
                 return Err(format!("GPU '{}': measured lists '{m}' twice", self.id));
-            }
-        }
-        if let Some(p) = &self.package {
-            let figures = [("package.devices", f64::from(p.devices)), ("package.memory_gb", p.memory_gb), ("package.tdp_w", p.tdp_w)];
-            if let Some((field, v)) = figures.into_iter().find(|(_, v)| !(v.is_finite() && (lo..=hi).contains(v))) {
-                return Err(format!("GPU '{}': {field} must be a positive number between {lo} and {hi:e}, got {v}", self.id));
             }
         }
         // Costs per token divide by the price: a free GPU is given by leaving `price` out.

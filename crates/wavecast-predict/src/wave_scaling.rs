@@ -438,4 +438,3 @@ mod tests {
         assert!("eq3".parse::<WaveForm>().unwrap_err().contains("eq1"));
     }
 }
-

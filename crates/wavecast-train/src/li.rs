@@ -3,7 +3,7 @@
 //! t = α·FLOPs/peak + β·bytes/bandwidth + γ for GPUs without measurements.
 
 use wavecast_stats::fit::relative_least_squares;
-use crate::samples::{isolated_floors, kernel_dominated};
+use crate::samples::Floors;
 use std::collections::BTreeMap;
 use wavecast_predict::li::{Li, LiFamily};
 use wavecast_predict::physics::{roofline_terms, Family};
@@ -11,8 +11,8 @@ use wavecast_predict::sample::Sample;
 
 /// Fits on `samples` (kernel-dominated rows; floors from all).
 pub fn fit(samples: &[Sample]) -> Result<Li, String> {
-    let floors = isolated_floors(samples);
-    let usable = kernel_dominated(samples);
+    let host = Floors::of(samples);
+    let usable = host.kernel_dominated(samples);
     let mut families = BTreeMap::new();
     for fam in Family::ALL {
         let rows: Vec<&&Sample> = usable.iter().filter(|s| s.family == fam).collect();
@@ -42,6 +42,6 @@ pub fn fit(samples: &[Sample]) -> Result<Li, String> {
     if families.is_empty() {
         return Err("no usable training rows".into());
     }
-    Ok(Li { families, floors })
+    Ok(Li { families, floors: host.all })
 }
 

@@ -3,7 +3,7 @@
 //! the utilization σ(γ) − σ(α)/W implies.
 
 use crate::mlp::{train_with_loss, TrainConfig};
-use crate::samples::{balanced, isolated_floors, kernel_dominated};
+use crate::samples::{balanced, Floors};
 use candle_core::Tensor;
 use wavecast_stats::{quantile_sorted, sorted};
 use indicatif::ProgressBar;
@@ -53,7 +53,7 @@ pub fn measured_tile(s: &Sample) -> Option<Tile> {
 /// Fits on `samples` (microbenchmarks): tile tables from every row, networks from the
 /// kernel-dominated ones.
 pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Result<NeuSight, String> {
-    let floors = isolated_floors(samples);
+    let host = Floors::of(samples);
     let mut tiles = BTreeMap::new();
     for fam in [Family::Linear, Family::Bmm, Family::Elementwise] {
         // Every row shows which kernel ran, fast or not, so the table uses them all.
@@ -67,7 +67,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
             tiles.insert(fam, KernelTable::build(entries, per_gpu, seed ^ fam as u64));
         }
     }
-    let usable = kernel_dominated(samples);
+    let usable = host.kernel_dominated(samples);
     let mut families = BTreeMap::new();
     for fam in Family::ALL {
         if let Some(model) = fit_family(&usable, fam, seed)? {
@@ -80,7 +80,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
     if families.is_empty() {
         return Err("no usable training rows".into());
     }
-    Ok(NeuSight { families, tiles, floors })
+    Ok(NeuSight { families, tiles, floors: host.all })
 }
 
 /// Trains one family's network on its kernel-dominated rows (`None` when it has none).

@@ -3,7 +3,7 @@
 //! least-squares fit of time on the configuration's features.
 
 use wavecast_stats::fit::nonnegative_fit;
-use crate::samples::{isolated_floors, kernel_dominated};
+use crate::samples::Floors;
 use std::collections::BTreeMap;
 use wavecast_predict::kernels::{kernel_function, Entry, KernelTable};
 use wavecast_predict::physics::Family;
@@ -66,8 +66,8 @@ fn fit_family(rows: &[Row]) -> FamilyFits {
 
 /// Fits on `samples` (microbenchmarks).
 pub fn fit(samples: &[Sample]) -> Result<Pm2Lat, String> {
-    let floors = isolated_floors(samples);
-    let usable = kernel_dominated(samples);
+    let host = Floors::of(samples);
+    let usable = host.kernel_dominated(samples);
     let mut families = BTreeMap::new();
     let mut kernels = BTreeMap::new();
     for fam in Family::ALL {
@@ -85,7 +85,7 @@ pub fn fit(samples: &[Sample]) -> Result<Pm2Lat, String> {
     if families.is_empty() {
         return Err("no usable training rows".into());
     }
-    Ok(Pm2Lat { families, kernels, floors })
+    Ok(Pm2Lat { families, kernels, floors: host.all })
 }
 
 /// The kernel-choice table row of a training sample.

@@ -3,7 +3,7 @@
 //! ln(t_kernel / t_bound) minus the GPU's offset; then the run-level calibration.
 
 use crate::mlp::{compact, train as train_mlp, TrainConfig};
-use crate::samples::{balanced, isolated_floors, kernel_dominated, runtime_floors};
+use crate::samples::{balanced, Floors};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
@@ -88,17 +88,16 @@ fn gpu_offsets(rows: &[&Sample], fam: Family, watts: f64) -> BTreeMap<String, f6
 /// GEMM shapes), those. They set that GPU's offset — and so its architecture's and vendor's —
 /// without entering the network.
 fn calibration_rows<'a>(usable: &[&'a Sample], rows: &[&'a Sample], fam: Family) -> Vec<&'a Sample> {
-    let has_random = |g: &str| rows.iter().any(|s| s.gpu.id == g);
-    let only_model_shaped = usable.iter().copied().filter(|s| s.family == fam && s.model_shaped && fam.is_gemm() && !has_random(&s.gpu.id));
+    let with_random: std::collections::BTreeSet<&str> = rows.iter().map(|s| s.gpu.id.as_str()).collect();
+    let only_model_shaped = usable.iter().copied().filter(|s| s.family == fam && s.model_shaped && fam.is_gemm() && !with_random.contains(s.gpu.id.as_str()));
     rows.iter().copied().chain(only_model_shaped).collect()
 }
 
 /// Fits on `samples` (random-shape microbenchmarks and, for the vector families, the
 /// model-shaped rows); the run-level calibration is left at 1 (see [`calibrate_runs`]).
 pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Result<Wavecast, String> {
-    let floors = isolated_floors(samples);
-    let runtime_floors = runtime_floors(samples);
-    let usable = kernel_dominated(samples);
+    let host = Floors::of(samples);
+    let usable = host.kernel_dominated(samples);
     let watts = fit_watts(&usable);
     let mut families = BTreeMap::new();
     for fam in Family::ALL {
@@ -149,8 +148,8 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
     Ok(Wavecast {
         watts_per_tflop_12nm: watts,
         families,
-        floors,
-        runtime_floors,
+        floors: host.all,
+        runtime_floors: host.per_runtime,
         kernel_gap_s: KERNEL_GAP_S,
         run_scale: BTreeMap::new(),
         runtime_run_scale: BTreeMap::new(),

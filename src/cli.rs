@@ -26,6 +26,9 @@ pub enum Command {
     Train(TrainArgs),
     /// Compare one LLM serving workload across GPUs and tensor-parallel degrees.
     Compare(CompareArgs),
+    /// Simulate LLM serving under load (continuous batching, paged KV cache, aggregated or
+    /// disaggregated): TTFT, TPOT, latency percentiles, tokens/s per GPU and per user.
+    ServeSim(ServeSimArgs),
     /// Carry a PyTorch profiler trace recorded on one GPU to other GPUs (Habitat's method).
     Scale(ScaleArgs),
     /// Search parallel layouts and rank them.
@@ -38,6 +41,196 @@ pub enum PlanCommand {
     /// Rank training layouts (DP×TP×PP×CP×EP, ZeRO, micro-batch, recomputation) on N GPUs by
     /// step time among those that fit in memory.
     Train(PlanTrainArgs),
+    /// Rank serving deployments on N GPUs (TP/EP/attention-DP workers, aggregated or
+    /// disaggregated, over a sweep of concurrencies) by tokens/s per GPU within a TTFT/TPOT
+    /// target; `--svg` draws the Pareto front.
+    Serve(PlanServeArgs),
+}
+
+/// Formats and engine of a serving deployment.
+#[derive(Args, Debug, Clone)]
+pub struct ServingFormatFlags {
+    /// Activations: bf16 or fp16.
+    #[arg(long, default_value = "bf16")]
+    pub dtype: String,
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4.
+    #[arg(long)]
+    pub quant: Option<String>,
+    /// Routed-expert weights when they differ from --quant.
+    #[arg(long)]
+    pub moe_quant: Option<String>,
+    /// KV cache type (default: --dtype), e.g. fp8.
+    #[arg(long)]
+    pub kv_dtype: Option<String>,
+    /// Serving engine whose scheduler defaults and per-iteration overhead apply: vllm, sglang
+    /// or trtllm.
+    #[arg(long, default_value = "vllm")]
+    pub backend: String,
+}
+
+impl ServingFormatFlags {
+    pub fn args(&self) -> wavecast::ServingFormatArgs {
+        wavecast::ServingFormatArgs { dtype: self.dtype.clone(), quant: self.quant.clone(), moe_quant: self.moe_quant.clone(), kv_dtype: self.kv_dtype.clone(), backend: self.backend.clone() }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ServeSimArgs {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    pub model: Option<String>,
+    /// A Hugging Face config.json (MoE, MLA, sliding-window models included).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub gpu: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// Aggregated workers: tp8, tp1,dp8,ep8 (attention data parallel, expert parallel),
+    /// 2xtp4 (two workers), tp4,ep4,etp1 (expert tensor parallelism) [default: tp1].
+    #[arg(long, conflicts_with_all = ["prefill", "decode"])]
+    pub layout: Option<String>,
+    /// Disaggregated serving: the prefill pool, e.g. 2xtp4 (needs --decode).
+    #[arg(long, requires = "decode")]
+    pub prefill: Option<String>,
+    /// Disaggregated serving: the decode pool, e.g. tp1,dp8,ep8 (needs --prefill).
+    #[arg(long, requires = "prefill")]
+    pub decode: Option<String>,
+    /// Closed loop: this many users, each sending its next request when the last completes.
+    #[arg(long, conflicts_with_all = ["rate", "trace"])]
+    pub concurrency: Option<u64>,
+    /// Open loop: Poisson arrivals, requests per second.
+    #[arg(long, conflicts_with = "trace")]
+    pub rate: Option<f64>,
+    /// A CSV trace with columns arrival_s, input_len, output_len.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
+    #[arg(long)]
+    pub input: Option<String>,
+    /// Output tokens per request, same forms [default: 256].
+    #[arg(long)]
+    pub output: Option<String>,
+    /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
+    #[arg(long)]
+    pub requests: Option<u64>,
+    #[command(flatten)]
+    pub formats: ServingFormatFlags,
+    /// Tokens per iteration (chunked-prefill budget) [default: the backend's].
+    #[arg(long)]
+    pub max_batched_tokens: Option<u64>,
+    /// Most running sequences per worker [default: the backend's].
+    #[arg(long)]
+    pub max_seqs: Option<u64>,
+    /// Prefill each prompt whole instead of in chunks.
+    #[arg(long)]
+    pub no_chunked_prefill: bool,
+    /// Reuse the cached pages of the shared prompt prefix (--shared-prefix).
+    #[arg(long)]
+    pub prefix_caching: bool,
+    /// Prompt tokens every request shares (a system prompt).
+    #[arg(long, default_value_t = 0)]
+    pub shared_prefix: u64,
+    /// Latency target for goodput: time to first token, ms.
+    #[arg(long)]
+    pub slo_ttft: Option<f64>,
+    /// Latency target for goodput: time per output token, ms.
+    #[arg(long)]
+    pub slo_tpot: Option<f64>,
+    /// Seed of drawn lengths and arrivals.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ServeSimArgs {
+    pub fn request(&self) -> wavecast::ServeSimRequest {
+        wavecast::ServeSimRequest {
+            model: self.model.clone(),
+            config: self.config.clone().map(wavecast::ConfigArg::Path),
+            gpu: self.gpu.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+            layout: self.layout.clone(),
+            prefill: self.prefill.clone(),
+            decode: self.decode.clone(),
+            concurrency: self.concurrency,
+            rate: self.rate,
+            trace: self.trace.clone(),
+            input: self.input.clone(),
+            output: self.output.clone(),
+            requests: self.requests,
+            formats: self.formats.args(),
+            max_batched_tokens: self.max_batched_tokens,
+            max_seqs: self.max_seqs,
+            chunked_prefill: !self.no_chunked_prefill,
+            prefix_caching: self.prefix_caching,
+            shared_prefix: self.shared_prefix,
+            slo_ttft_ms: self.slo_ttft,
+            slo_tpot_ms: self.slo_tpot,
+            seed: self.seed,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PlanServeArgs {
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    pub model: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub gpu: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// GPUs to serve on.
+    #[arg(long)]
+    pub gpus: u64,
+    #[arg(long, default_value_t = 1024)]
+    pub input_len: u64,
+    #[arg(long, default_value_t = 256)]
+    pub output_len: u64,
+    /// Time-to-first-token target, ms.
+    #[arg(long)]
+    pub slo_ttft: Option<f64>,
+    /// Time-per-output-token target, ms.
+    #[arg(long)]
+    pub slo_tpot: Option<f64>,
+    #[command(flatten)]
+    pub formats: ServingFormatFlags,
+    /// Users per worker to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256")]
+    pub concurrency: Vec<u64>,
+    /// Search aggregated workers only.
+    #[arg(long)]
+    pub no_disagg: bool,
+    /// Layouts to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Write the Pareto chart (tokens/s/GPU against tokens/s/user) as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl PlanServeArgs {
+    pub fn request(&self) -> wavecast::PlanServeRequest {
+        wavecast::PlanServeRequest {
+            model: self.model.clone(),
+            config: self.config.clone().map(wavecast::ConfigArg::Path),
+            gpu: self.gpu.clone(),
+            gpu_file: self.gpu_file.gpu_file.clone(),
+            gpus: self.gpus,
+            input_len: self.input_len,
+            output_len: self.output_len,
+            slo_ttft_ms: self.slo_ttft,
+            slo_tpot_ms: self.slo_tpot,
+            formats: self.formats.args(),
+            concurrency: self.concurrency.clone(),
+            disaggregated: !self.no_disagg,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -462,6 +655,28 @@ pub enum EvalCommand {
     /// Held-out intervals of predictors that give none of their own: per op family, the 10th
     /// and 90th percentiles of ln(measured / predicted), each GPU predicted without its data.
     Intervals(EvalIntervalsArgs),
+    /// Serving under load against measured runs (AIConfigurator's silicon_sample.csv): mean
+    /// TTFT and TPOT error per system, backend, precision and mode; rows that cannot be
+    /// predicted are listed with the reason.
+    Serving(EvalServingArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalServingArgs {
+    /// A CSV in the layout of AIConfigurator's silicon_sample.csv.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Folder of Hugging Face configs named org--name_config.json [default: model_configs/
+    /// beside the data file].
+    #[arg(long, value_name = "DIR")]
+    pub configs: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// Also write every row (measured and predicted) to FILE as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub rows: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

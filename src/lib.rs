@@ -33,7 +33,7 @@
 //! ```
 //!
 //! For one call from a request (what the CLI and Python do): [`predict()`], [`serve()`],
-//! [`compare()`], [`train()`], [`plan_train()`], [`gpus()`], [`models()`], [`scale()`], each taking a serde-deserializable
+//! [`compare()`], [`train()`], [`plan_train()`], [`serve_sim()`], [`plan_serve()`], [`gpus()`], [`models()`], [`scale()`], each taking a serde-deserializable
 //! request and returning the report `--json` prints.
 
 mod error;
@@ -42,14 +42,16 @@ mod predict;
 mod request;
 mod scale;
 mod serve;
+mod serve_sim;
 mod train;
 
 pub use error::{Error, Result};
 pub use listing::{gpus, models, ModelInfo};
 pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
-pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, TrainRequest};
+pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};
 pub use scale::{scale, ScaleReport};
 pub use serve::{compare, serve};
+pub use serve_sim::{plan_serve, serve_sim, PlanServeReport, ServeSimReport};
 pub use train::{plan_train, train};
 
 pub use wavecast_gpu::{Catalog, Gpu};
@@ -60,7 +62,7 @@ pub use wavecast_workload::{LoadOptions, LoadedWorkload, Mode, Source};
 
 /// The accuracy benchmarks: end to end, per op, GPU pairs, convolutions.
 pub mod eval {
-    pub use wavecast_eval::{conv, e2e, kernels, modern_pairs, ops, pairs, EvalError};
+    pub use wavecast_eval::{conv, e2e, kernels, modern_pairs, ops, pairs, serving, EvalError};
 }
 
 /// Loading workloads: the one entry point for every front-end.

@@ -45,7 +45,8 @@ pub fn models() -> Result<Vec<ModelInfo>> {
         rows.push(ModelInfo {
             name: name.to_string(),
             arch: format!("{:?}", s.arch).to_lowercase(),
-            params: build(&s, &o)?.params(),
+            // A few tokens wake only some of a large MoE's experts: count those from the config.
+            params: if s.moe.is_some() && s.encdec.is_none() { s.params().total } else { build(&s, &o)?.params() },
             layers: Some(s.layers),
             hidden: Some(s.hidden),
             heads: Some(s.heads),

@@ -95,3 +95,44 @@ fn bars(
     }))?;
     Ok(())
 }
+
+/// Writes `plan serve`'s chart: every simulated point as tokens/s per GPU against tokens/s per
+/// user, aggregated and disaggregated in their own colours, points missing the target faded,
+/// and the Pareto front as a line.
+pub fn pareto(r: &wavecast::PlanServeReport, path: &Path) -> Result<(), String> {
+    let root = SVGBackend::new(path, (960, 640)).into_drawing_area();
+    let err = |e: DrawingAreaErrorKind<std::io::Error>| format!("cannot write plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(err)?;
+    let x_max = r.points.iter().map(|p| p.tokens_per_s_per_user).fold(1.0, f64::max) * 1.1;
+    let y_max = r.points.iter().map(|p| p.tokens_per_s_per_gpu).fold(1.0, f64::max) * 1.1;
+    let title = format!("{} on {} × {} · {} in + {} out · {}", r.model, r.gpus, r.gpu, r.input_len, r.output_len, r.backend);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("output tokens/s per user (1000 / TPOT)")
+        .y_desc("output tokens/s per GPU")
+        .x_label_formatter(&|x| short(*x))
+        .y_label_formatter(&|y| short(*y))
+        .draw()
+        .map_err(err)?;
+    for (mode, c) in [("agg", colour(0)), ("disagg", colour(1))] {
+        let pts: Vec<_> = r.points.iter().filter(|p| p.mode == mode).collect();
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new((p.tokens_per_s_per_user, p.tokens_per_s_per_gpu), 4, if p.meets_slo { c.filled() } else { c.mix(0.25).filled() })))
+            .map_err(err)?
+            .label(if mode == "agg" { "aggregated" } else { "disaggregated" })
+            .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+    }
+    let mut front: Vec<(f64, f64)> = r.points.iter().filter(|p| p.pareto).map(|p| (p.tokens_per_s_per_user, p.tokens_per_s_per_gpu)).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart.draw_series(LineSeries::new(front, colour(2).stroke_width(2))).map_err(err)?.label("Pareto front").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour(2).stroke_width(2)));
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

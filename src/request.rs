@@ -319,3 +319,128 @@ pub struct PlanTrainRequest {
     #[serde(default = "default_predictor")]
     pub predictor: String,
 }
+
+fn vllm() -> String {
+    "vllm".into()
+}
+fn yes() -> bool {
+    true
+}
+
+/// A deployment's shape shared by `serve-sim` and `plan serve`: formats and engine.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServingFormatArgs {
+    /// Activations: "bf16" or "fp16".
+    #[serde(default = "bf16")]
+    pub dtype: String,
+    /// Quantized layer weights: "fp8", "fp8_block", "nvfp4", "mxfp4", "int4".
+    #[serde(default)]
+    pub quant: Option<String>,
+    /// Routed-expert weights when they differ from `quant`.
+    #[serde(default)]
+    pub moe_quant: Option<String>,
+    /// KV cache type: `dtype` by default, or "fp8".
+    #[serde(default)]
+    pub kv_dtype: Option<String>,
+    /// "vllm", "sglang" or "trtllm": scheduler defaults and per-iteration overhead.
+    #[serde(default = "vllm")]
+    pub backend: String,
+}
+
+impl Default for ServingFormatArgs {
+    fn default() -> ServingFormatArgs {
+        ServingFormatArgs { dtype: bf16(), quant: None, moe_quant: None, kv_dtype: None, backend: vllm() }
+    }
+}
+
+/// LLM serving under load (`wavecast serve-sim`): a continuous-batching simulation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSimRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<ConfigArg>,
+    pub gpu: String,
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    /// Aggregated workers, e.g. "tp8", "tp1,dp8,ep8", "2xtp4" (default "tp1").
+    #[serde(default)]
+    pub layout: Option<String>,
+    /// Disaggregated serving: the prefill and decode pools (both or neither).
+    #[serde(default)]
+    pub prefill: Option<String>,
+    #[serde(default)]
+    pub decode: Option<String>,
+    /// Closed loop: this many users, each sending its next request when the last completes.
+    #[serde(default)]
+    pub concurrency: Option<u64>,
+    /// Open loop: Poisson arrivals at this many requests per second.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// A CSV trace of arrival_s, input_len, output_len.
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    /// Prompt tokens: "1024", "uniform:512:2048" or "lognormal:1024:0.5".
+    #[serde(default)]
+    pub input: Option<String>,
+    /// Output tokens, same forms.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// Requests to simulate (default: 4 per user, at least 32; 500 for a rate).
+    #[serde(default)]
+    pub requests: Option<u64>,
+    #[serde(default)]
+    pub formats: ServingFormatArgs,
+    #[serde(default)]
+    pub max_batched_tokens: Option<u64>,
+    /// Most running sequences per worker.
+    #[serde(default)]
+    pub max_seqs: Option<u64>,
+    #[serde(default = "yes")]
+    pub chunked_prefill: bool,
+    #[serde(default)]
+    pub prefix_caching: bool,
+    /// Prompt tokens every request shares (a system prompt).
+    #[serde(default)]
+    pub shared_prefix: u64,
+    #[serde(default)]
+    pub slo_ttft_ms: Option<f64>,
+    #[serde(default)]
+    pub slo_tpot_ms: Option<f64>,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn concurrencies() -> Vec<u64> {
+    vec![1, 2, 4, 8, 16, 32, 64, 128, 256]
+}
+
+/// Ranking serving deployments on N GPUs (`wavecast plan serve`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanServeRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub config: Option<ConfigArg>,
+    pub gpu: String,
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    pub gpus: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    #[serde(default)]
+    pub slo_ttft_ms: Option<f64>,
+    #[serde(default)]
+    pub slo_tpot_ms: Option<f64>,
+    #[serde(default)]
+    pub formats: ServingFormatArgs,
+    /// Users per worker to try.
+    #[serde(default = "concurrencies")]
+    pub concurrency: Vec<u64>,
+    /// Also search disaggregated prefill and decode pools.
+    #[serde(default = "yes")]
+    pub disaggregated: bool,
+}

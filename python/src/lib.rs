@@ -65,6 +65,18 @@ fn plan_train(py: Python<'_>, request: &str) -> PyResult<String> {
     call(py, request, wavecast::plan_train)
 }
 
+/// `wavecast serve-sim --json`: LLM serving under load, simulated.
+#[pyfunction]
+fn serve_sim(py: Python<'_>, request: &str) -> PyResult<String> {
+    call(py, request, wavecast::serve_sim)
+}
+
+/// `wavecast plan serve --json`: serving deployments ranked by tokens/s per GPU.
+#[pyfunction]
+fn plan_serve(py: Python<'_>, request: &str) -> PyResult<String> {
+    call(py, request, |req| wavecast::plan_serve(req, &|_, _| {}))
+}
+
 /// `wavecast compare --json`: one serving workload on several GPUs and TP degrees.
 #[pyfunction]
 fn compare(py: Python<'_>, request: &str) -> PyResult<String> {
@@ -106,6 +118,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(plan_train, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_serve, m)?)?;
     m.add_function(wrap_pyfunction!(scale, m)?)?;
     m.add_function(wrap_pyfunction!(gpus, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;

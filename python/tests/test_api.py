@@ -279,3 +279,27 @@ def test_plan_train_matches_the_cli(wavecast, cli):
     assert [r.rank for r in p.rows] == [1, 2, 3]
     with pytest.raises(wavecast.WavecastError, match="tokens must be a number"):
         wavecast.plan_train("gpt2-large", gpu="h100", gpus=8, batch=32, tokens="many")
+
+
+def test_serve_sim_matches_the_cli(wavecast, cli):
+    s = wavecast.serve_sim("llama-3.1-70b", gpu="h100", layout="tp4", concurrency=8, input=512, output=64, quant="fp8")
+    want = cli.json("serve-sim", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp4", "--concurrency", 8,
+                    "--input", 512, "--output", 64, "--quant", "fp8")
+    assert s.to_dict() == want
+    assert s.gpus == 4 and s.requests == 32
+    assert 0 < s.metrics.ttft_ms.p50 <= s.metrics.ttft_ms.p99 and s.metrics.tpot_ms.mean > 0
+    with pytest.raises(wavecast.WavecastError, match="unknown serving backend 'tgi'"):
+        wavecast.serve_sim("llama-3.1-70b", gpu="h100", layout="tp4", backend="tgi")
+    with pytest.raises(wavecast.WavecastError, match="does not fit in memory"):
+        wavecast.serve_sim("llama-3.1-70b", gpu="l4", layout="tp1", concurrency=1)
+    with pytest.raises(ValueError, match="input must be a token count"):
+        wavecast.serve_sim("llama-3.1-70b", gpu="h100", input=1.5)
+
+
+def test_plan_serve_matches_the_cli(wavecast, cli):
+    p = wavecast.plan_serve("qwen3-32b", gpu="h100", gpus=2, input_len=256, output_len=32, concurrency=[1, 8], slo_tpot_ms=50)
+    want = cli.json("plan", "serve", "--model", "qwen3-32b", "--gpu", "h100", "--gpus", 2, "--input-len", 256,
+                    "--output-len", 32, "--concurrency", "1,8", "--slo-tpot", 50)
+    assert p.to_dict() == want
+    assert p.ranked and all(r.meets_slo for r in p.ranked)
+    assert any(pt.pareto for pt in p.points)

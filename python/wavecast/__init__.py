@@ -15,11 +15,14 @@ presets and trained predictors are compiled in: no GPU and no download needed.
 
     t = wavecast.train("gpt2-large", gpu="h100", batch=16, dp=2, tp=2, pp=2, micro_batch=2)
     plan = wavecast.plan_train("gpt2-large", gpu="a100-sxm-80gb", gpus=16, batch=64)
+    sim = wavecast.serve_sim("llama-3.1-70b", gpu="h100", layout="tp4", concurrency=32,
+                             input=1024, output=256, quant="fp8")     # under load: TTFT, TPOT
+    best = wavecast.plan_serve("qwen3-32b", gpu="h100", gpus=8, slo_tpot_ms=30)
 
 ``wavecast.torch`` records PyTorch profiler traces for :func:`scale` (needs torch to record).
 """
 
-from ._api import WavecastError, compare, gpus, models, plan_train, predict, scale, serve, train
+from ._api import WavecastError, compare, gpus, models, plan_serve, plan_train, predict, scale, serve, serve_sim, train
 from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
 
 
@@ -40,6 +43,8 @@ __all__ = [
     "compare",
     "train",
     "plan_train",
+    "serve_sim",
+    "plan_serve",
     "scale",
     "gpus",
     "models",

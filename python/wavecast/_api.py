@@ -423,3 +423,126 @@ def plan_train(
         "top": _int("top", top),
         "predictor": _str("predictor", predictor),
     })
+
+
+def _formats(dtype: str, quant: Optional[str], moe_quant: Optional[str], kv_dtype: Optional[str], backend: str) -> Dict[str, Any]:
+    fields = {"dtype": _str("dtype", dtype), "quant": _str("quant", quant), "moe_quant": _str("moe_quant", moe_quant),
+              "kv_dtype": _str("kv_dtype", kv_dtype), "backend": _str("backend", backend)}
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def serve_sim(
+    model: Optional[str] = None,
+    *,
+    gpu: str,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    layout: Optional[str] = None,
+    prefill: Optional[str] = None,
+    decode: Optional[str] = None,
+    concurrency: Optional[int] = None,
+    rate: Optional[float] = None,
+    trace: Optional[PathLike] = None,
+    input: Union[int, str, None] = None,
+    output: Union[int, str, None] = None,
+    requests: Optional[int] = None,
+    dtype: str = "bf16",
+    quant: Optional[str] = None,
+    moe_quant: Optional[str] = None,
+    kv_dtype: Optional[str] = None,
+    backend: str = "vllm",
+    max_batched_tokens: Optional[int] = None,
+    max_seqs: Optional[int] = None,
+    chunked_prefill: bool = True,
+    prefix_caching: bool = False,
+    shared_prefix: int = 0,
+    slo_ttft_ms: Optional[float] = None,
+    slo_tpot_ms: Optional[float] = None,
+    seed: int = 0,
+    gpu_file: Optional[PathLike] = None,
+) -> Report:
+    """LLM serving under load (``wavecast serve-sim --json``): a continuous-batching
+    simulation of ``requests`` requests arriving from ``concurrency`` users (or at ``rate``
+    per second, or from a CSV ``trace``) on workers laid out as ``layout`` (``"tp8"``,
+    ``"tp1,dp8,ep8"``, ``"2xtp4"``) or as ``prefill`` and ``decode`` pools. ``input`` and
+    ``output`` are token counts or distributions (``"uniform:512:2048"``,
+    ``"lognormal:1024:0.5"``).
+
+    Returns a :class:`Report`: ``metrics`` (``ttft_ms``, ``tpot_ms``, ``e2e_ms`` with mean,
+    p50, p90, p99; ``output_tokens_per_s_per_gpu``, ``tokens_per_s_per_user``, goodput),
+    ``engine`` (iterations, preemptions, KV-cache peak), ``memory`` per pool and
+    ``decode_step`` (where a decode iteration's time goes).
+    """
+    for name, flag in (("chunked_prefill", chunked_prefill), ("prefix_caching", prefix_caching)):
+        if not isinstance(flag, bool):
+            raise WavecastError(f"{name} must be True or False, got {flag!r}")
+    lengths = {}
+    for name, value in (("input", input), ("output", output)):
+        if isinstance(value, bool) or not (value is None or isinstance(value, (int, str))):
+            raise WavecastError(f"{name} must be a token count or a distribution string, got {value!r}")
+        lengths[name] = None if value is None else str(value)
+    return _request("serve_sim", {
+        "model": _str("model", model),
+        "config": _config(config),
+        "gpu": _str("gpu", gpu),
+        "gpu_file": _path("gpu_file", gpu_file),
+        "layout": _str("layout", layout),
+        "prefill": _str("prefill", prefill),
+        "decode": _str("decode", decode),
+        "concurrency": _int("concurrency", concurrency),
+        "rate": _float("rate", rate),
+        "trace": _path("trace", trace),
+        "input": lengths["input"],
+        "output": lengths["output"],
+        "requests": _int("requests", requests),
+        "formats": _formats(dtype, quant, moe_quant, kv_dtype, backend),
+        "max_batched_tokens": _int("max_batched_tokens", max_batched_tokens),
+        "max_seqs": _int("max_seqs", max_seqs),
+        "chunked_prefill": chunked_prefill,
+        "prefix_caching": prefix_caching,
+        "shared_prefix": _int("shared_prefix", shared_prefix),
+        "slo_ttft_ms": _float("slo_ttft_ms", slo_ttft_ms),
+        "slo_tpot_ms": _float("slo_tpot_ms", slo_tpot_ms),
+        "seed": _int("seed", seed),
+    })
+
+
+def plan_serve(
+    model: Optional[str] = None,
+    *,
+    gpu: str,
+    gpus: int,
+    input_len: int = 1024,
+    output_len: int = 256,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    slo_ttft_ms: Optional[float] = None,
+    slo_tpot_ms: Optional[float] = None,
+    concurrency: Iterable[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    disaggregated: bool = True,
+    dtype: str = "bf16",
+    quant: Optional[str] = None,
+    moe_quant: Optional[str] = None,
+    kv_dtype: Optional[str] = None,
+    backend: str = "vllm",
+    gpu_file: Optional[PathLike] = None,
+) -> Report:
+    """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
+    among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
+    (best point per layout), ``points`` (every simulated layout × concurrency, with
+    ``pareto`` marking the front of tokens/s/GPU against tokens/s/user) and ``rejected``.
+    """
+    if not isinstance(disaggregated, bool):
+        raise WavecastError(f"disaggregated must be True or False, got {disaggregated!r}")
+    return _request("plan_serve", {
+        "model": _str("model", model),
+        "config": _config(config),
+        "gpu": _str("gpu", gpu),
+        "gpu_file": _path("gpu_file", gpu_file),
+        "gpus": _int("gpus", gpus),
+        "input_len": _int("input_len", input_len),
+        "output_len": _int("output_len", output_len),
+        "slo_ttft_ms": _float("slo_ttft_ms", slo_ttft_ms),
+        "slo_tpot_ms": _float("slo_tpot_ms", slo_tpot_ms),
+        "formats": _formats(dtype, quant, moe_quant, kv_dtype, backend),
+        "concurrency": _ints("concurrency", concurrency),
+        "disaggregated": disaggregated,
+    })

@@ -7,12 +7,15 @@ mod eval_e2e;
 mod eval_intervals;
 mod eval_ops;
 mod eval_pairs;
+mod eval_serving;
 mod gpus;
 mod models;
+mod plan_serve;
 mod plan_train;
 mod predict;
 mod scale;
 mod serve;
+mod serve_sim;
 mod train_step;
 #[cfg(feature = "train")]
 mod train;
@@ -28,6 +31,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Predict(a) if a.mode == ModeArg::Train && (a.layout.any() || a.serve.tp != 1) => train_step::run(a),
         Command::Predict(a) => predict::run(a),
         Command::Plan(PlanCommand::Train(a)) => plan_train::run(a),
+        Command::Plan(PlanCommand::Serve(a)) => plan_serve::run(a),
+        Command::ServeSim(a) => serve_sim::run(a),
         Command::Gpus(a) => gpus::run(a),
         Command::Models(a) => models::run(a),
         Command::Eval(EvalCommand::E2e(a)) => eval_e2e::run(a),
@@ -39,6 +44,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
         Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
         Command::Eval(EvalCommand::Intervals(a)) => eval_intervals::run(a),
+        Command::Eval(EvalCommand::Serving(a)) => eval_serving::run(a),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod layout;
 pub mod measurement;
 pub mod neusight_ops;
 pub mod pipeweave;
+pub mod silicon;
 pub mod table;
 pub mod timing;
 pub mod vidur;

@@ -211,3 +211,16 @@ pub struct Timing {
     /// File (and row) the measurement came from.
     pub provenance: String,
 }
+
+impl From<wavecast_ir::Quant> for Precision {
+    /// The measurements' name for a quantized layer format.
+    fn from(q: wavecast_ir::Quant) -> Precision {
+        match q {
+            wavecast_ir::Quant::Fp8 => Precision::Fp8,
+            wavecast_ir::Quant::Fp8Block => Precision::Fp8Block,
+            wavecast_ir::Quant::Nvfp4 => Precision::Nvfp4,
+            wavecast_ir::Quant::Mxfp4 => Precision::Mxfp4Wo,
+            wavecast_ir::Quant::Int4 => Precision::Int4Wo,
+        }
+    }
+}

@@ -18,6 +18,7 @@ pub mod kernels;
 pub mod modern_pairs;
 pub mod ops;
 pub mod pairs;
+pub mod serving;
 
 use thiserror::Error;
 

@@ -163,6 +163,12 @@ pub const MEASUREMENT_SOURCES: [&str; 4] = ["aiconfigurator", "vidur", "pipeweav
 pub const PLAUSIBLE: (f64, f64) = (1e-3, 1e7);
 
 impl Gpu {
+    /// Device memory in bytes. Vendors' capacities (80 GB, 141 GB, 180 GB) are binary
+    /// gigabytes: an H100's 80 GB shows as 81,559 MiB in `nvidia-smi`.
+    pub fn memory_bytes(&self) -> f64 {
+        self.memory_gb * (1u64 << 30) as f64
+    }
+
     /// Memory bandwidth in bytes per second.
     pub fn bandwidth(&self) -> f64 {
         self.memory_bandwidth_gbs * 1e9

@@ -8,8 +8,10 @@ pub mod dims;
 pub mod dtype;
 pub mod graph;
 pub mod ops;
+pub mod quant;
 
 pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
 pub use graph::{Graph, Node, Phase, ResidentFloor};
 pub use ops::{Op, OpClass};
+pub use quant::Quant;

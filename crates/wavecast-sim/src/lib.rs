@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod serve;
+pub mod serving;
 pub mod step;
 pub mod plan;
 pub mod train;

@@ -169,7 +169,7 @@ fn attention(c: &Call, dt: DType, backward: bool, q: usize) -> Option<Op> {
     if b != b2 || d != d2 {
         return None;
     }
-    Some(Op::Attention(Attention { batch: b, heads: h, kv_heads: hkv, q_len: l, kv_len: s, head_dim: d, causal: false, dtype: dt, backward }))
+    Some(Op::Attention(Attention { batch: b, heads: h, kv_heads: hkv, q_len: l, kv_len: s, head_dim: d, causal: false, dtype: dt, backward, v_head_dim: None, shared_kv: false, window: None }))
 }
 
 /// Layer norm over the weight's size (or the last dimension) of input `x`; the weight is input

@@ -155,7 +155,7 @@ pub(crate) mod tests {
             Op::Elementwise(Elementwise::new(EwKind::Copy, 1000, 1, DType::Bf16)),
             Op::Softmax(Softmax::new(4096, 1024, DType::Fp32)),
             Op::Norm(Norm::new(NormKind::RmsNorm, 8192, 4096, DType::Bf16)),
-            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: false }),
+            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None }),
         ]
     }
 

@@ -138,7 +138,7 @@ mod tests {
             Op::Elementwise(Elementwise::new(EwKind::Copy, 1000, 1, DType::Bf16)),
             Op::Softmax(Softmax::new(4096, 1024, DType::Fp32)),
             Op::Norm(Norm::new(NormKind::RmsNorm, 8192, 4096, DType::Bf16)),
-            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: true }),
+            Op::Attention(Attention { batch: 4, heads: 32, kv_heads: 8, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: DType::Bf16, backward: true, v_head_dim: None, shared_kv: false, window: None }),
         ];
         for id in ["t4", "v100-pcie", "h100-sxm", "mi210"] {
             let gpu = cat.get(id).unwrap();

@@ -147,6 +147,9 @@ fn attention(cx: &Cx, e: &mut Out, name: &str, causal: bool) -> Result<(), Workl
                 causal,
                 dtype: cx.dtype,
                 backward: false,
+                v_head_dim: None,
+                shared_kv: false,
+                window: None,
             }),
         );
     } else {

@@ -4,6 +4,7 @@
 use crate::WorkloadError;
 use serde_json::Value;
 use wavecast_ir::ops::NormKind;
+use wavecast_ir::{DType, Quant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arch {
@@ -40,12 +41,91 @@ pub enum Activation {
     SwiGlu,
 }
 
-/// Mixture of experts: every token goes to `top_k` of `experts` expert MLPs.
+/// Mixture of experts: every token goes to `top_k` of `experts` routed expert MLPs, each of
+/// width [`TransformerSpec::ffn`] (`moe_intermediate_size`, or `intermediate_size` where the
+/// config has no separate expert width: Mixtral, gpt-oss, MiniMax-M2).
 /// Routing assumption: perfectly balanced, so each expert gets tokens·top_k/experts rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Moe {
     pub experts: u64,
     pub top_k: u64,
+    /// Total width of the shared experts that every token also runs, as one SwiGLU MLP
+    /// (DeepSeek: n_shared_experts × moe_intermediate_size; Qwen2-MoE:
+    /// shared_expert_intermediate_size); 0 when there are none.
+    pub shared_ffn: u64,
+    /// Layers whose feed-forward block is a dense MLP of width `dense_ffn` instead of experts
+    /// (DeepSeek's first_k_dense_replace; Qwen-MoE's mlp_only_layers and decoder_sparse_step).
+    /// Graphs take them to be the first layers (DeepSeek's are).
+    pub dense_layers: u64,
+    /// Width of those dense MLPs (`intermediate_size`); 0 when there are none.
+    pub dense_ffn: u64,
+}
+
+impl Moe {
+    /// Top-k routing over `experts`, without shared experts or dense layers.
+    pub fn routed(experts: u64, top_k: u64) -> Moe {
+        Moe { experts, top_k, shared_ffn: 0, dense_layers: 0, dense_ffn: 0 }
+    }
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3/R1, Kimi-K2, GLM-5): queries through an optional
+/// low-rank bottleneck, keys and values compressed into one `kv_lora_rank`-wide latent plus a
+/// `qk_rope_head_dim`-wide shared rotary key, which is all the KV cache holds per token and
+/// layer. A spec with MLA has `head_dim` = qk_nope + qk_rope and `kv_heads` = `heads`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mla {
+    /// Query bottleneck (hidden → q_lora_rank → heads·(nope+rope)); `None`: one projection.
+    pub q_lora_rank: Option<u64>,
+    pub kv_lora_rank: u64,
+    pub qk_nope_head_dim: u64,
+    pub qk_rope_head_dim: u64,
+    pub v_head_dim: u64,
+}
+
+impl Mla {
+    /// Elements one token's latent cache holds per layer: kv_lora_rank + qk_rope_head_dim.
+    pub fn cache_width(&self) -> u64 {
+        self.kv_lora_rank + self.qk_rope_head_dim
+    }
+    /// Query/key head width: qk_nope + qk_rope.
+    pub fn qk_head_dim(&self) -> u64 {
+        self.qk_nope_head_dim + self.qk_rope_head_dim
+    }
+}
+
+/// Sliding-window attention: the layers flagged in `layers` (one flag per layer, true =
+/// sliding) attend to the last `window` tokens only, and only those stay in their KV cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlidingWindow {
+    pub window: u64,
+    pub layers: Vec<bool>,
+}
+
+impl SlidingWindow {
+    /// How many layers use the window.
+    pub fn count(&self) -> u64 {
+        self.layers.iter().filter(|&&s| s).count() as u64
+    }
+}
+
+/// Parameter counts of a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// Every parameter: embeddings, all layers with every expert, the final norm and the LM
+    /// head (once when tied to the embeddings). Multi-token-prediction modules
+    /// (`num_nextn_predict_layers`) are not part of the main model and are not counted.
+    pub total: u64,
+    /// Parameters one token runs through: every layer's attention, norms, dense MLPs, router,
+    /// shared experts and `top_k` routed experts, plus the LM head (also when tied). The
+    /// input embedding table is a lookup, not counted. Matches gpt-oss's published 5.1 B.
+    pub active: u64,
+}
+
+/// A `hf_quant_config.json` (NVIDIA ModelOpt checkpoints): the weight format and the KV cache's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HfQuant {
+    pub weights: Option<Quant>,
+    pub kv_cache: Option<DType>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +157,15 @@ pub struct TransformerSpec {
     pub causal: bool,
     /// Set for encoder–decoder models (Switch); `layers` then counts encoder layers.
     pub encdec: Option<EncDec>,
+    /// Multi-head latent attention; `None`: standard (grouped-query) attention.
+    pub mla: Option<Mla>,
+    /// Sliding-window attention, where the config enables it (gpt-oss's alternate layers,
+    /// Mistral's `sliding_window`, Qwen's `use_sliding_window`).
+    pub sliding_window: Option<SlidingWindow>,
+    /// The checkpoint's own quantisation as its `quantization_config` declares it. Informational:
+    /// graphs use [`crate::BuildOptions::quant`]. Checkpoints often quantise only some layers
+    /// (gpt-oss and Kimi-K2.5: the routed experts).
+    pub checkpoint_quant: Option<Quant>,
 }
 
 /// An optional non-negative integer field: absent or `null` is `None`; any other non-integer
@@ -105,48 +194,208 @@ fn required(cfg: &Value, keys: &[&str], origin: &str) -> Result<u64, WorkloadErr
     Err(WorkloadError::Config { origin: origin.into(), reason: format!("missing field '{}'", keys[0]) })
 }
 
+/// Most layers a config may have (the largest published models have about 200): checked as
+/// soon as the count is read, because per-layer flags are built from it before [`TransformerSpec::check`].
+const MAX_LAYERS: u64 = 10_000;
+
+fn layer_count(cfg: &Value, keys: &[&str], origin: &str) -> Result<u64, WorkloadError> {
+    let n = required(cfg, keys, origin)?;
+    if n > MAX_LAYERS {
+        return Err(WorkloadError::Config { origin: origin.into(), reason: format!("number of layers must be in 1..={MAX_LAYERS}, got {n}") });
+    }
+    Ok(n)
+}
+
 fn flag(cfg: &Value, key: &str, default: bool) -> bool {
     cfg.get(key).and_then(|v| v.as_bool()).unwrap_or(default)
+}
+
+/// An optional list of layer indices (Qwen's `mlp_only_layers`).
+fn index_list(cfg: &Value, key: &str, origin: &str) -> Result<Vec<u64>, WorkloadError> {
+    match cfg.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_u64().ok_or_else(|| WorkloadError::Config { origin: origin.into(), reason: format!("'{key}' must list layer indices, got {v}") }))
+            .collect(),
+        Some(v) => Err(WorkloadError::Config { origin: origin.into(), reason: format!("'{key}' must be a list of layer indices, got {v}") }),
+    }
+}
+
+/// `layer_types` (one entry per layer: "sliding_attention" or "full_attention") as sliding
+/// flags; `None` when absent. Any other kind of layer is an error: it is not modelled.
+fn layer_types(cfg: &Value, layers: u64, origin: &str) -> Result<Option<Vec<bool>>, WorkloadError> {
+    let err = |reason: String| WorkloadError::Config { origin: origin.into(), reason };
+    let items = match cfg.get("layer_types") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items,
+        Some(v) => return Err(err(format!("'layer_types' must be a list, got {v}"))),
+    };
+    if items.len() as u64 != layers {
+        return Err(err(format!("'layer_types' lists {} layers but num_hidden_layers is {layers}", items.len())));
+    }
+    items
+        .iter()
+        .map(|v| match v.as_str() {
+            Some("sliding_attention") => Ok(true),
+            Some("full_attention") => Ok(false),
+            Some(other) => Err(err(format!("layer type '{other}' in 'layer_types' is not modelled (only sliding_attention and full_attention)"))),
+            None => Err(err(format!("'layer_types' entries must be strings, got {v}"))),
+        })
+        .collect::<Result<Vec<bool>, WorkloadError>>()
+        .map(Some)
+}
+
+/// The weight format a `quantization_config` declares, where it is one of [`Quant`]'s;
+/// `None` for anything else (unknown methods are not an error: the config is still usable).
+fn checkpoint_quant(q: &Value) -> Option<Quant> {
+    let method = q.get("quant_method").and_then(|v| v.as_str()).unwrap_or("");
+    match method {
+        "fp8" if q.get("weight_block_size").is_some_and(|b| !b.is_null()) => Some(Quant::Fp8Block),
+        "fp8" => Some(Quant::Fp8),
+        "mxfp4" => Some(Quant::Mxfp4),
+        "awq" | "gptq" if q.get("bits").and_then(|b| b.as_u64()) == Some(4) => Some(Quant::Int4),
+        "modelopt" => q.get("quant_algo").and_then(|a| a.as_str()).and_then(modelopt_algo),
+        // compressed-tensors (also ModelOpt's NVFP4 exports): the first group's weights.
+        _ => {
+            let groups = q.get("config_groups")?.as_object()?;
+            let w = groups.values().find_map(|g| g.get("weights").filter(|w| w.is_object()))?;
+            let bits = w.get("num_bits").and_then(|b| b.as_u64())?;
+            match (bits, w.get("type").and_then(|t| t.as_str())) {
+                (4, Some("int")) => Some(Quant::Int4),
+                (4, Some("float")) if w.get("group_size").and_then(|g| g.as_u64()) == Some(32) => Some(Quant::Mxfp4),
+                (4, Some("float")) => Some(Quant::Nvfp4),
+                (8, Some("float")) => Some(Quant::Fp8),
+                _ => None,
+            }
+        }
+    }
+}
+
+fn modelopt_algo(algo: &str) -> Option<Quant> {
+    match algo.to_ascii_uppercase().as_str() {
+        "NVFP4" | "NVFP4_AWQ" => Some(Quant::Nvfp4),
+        "FP8" => Some(Quant::Fp8),
+        "FP8_BLOCK" | "FP8_PB_WO" => Some(Quant::Fp8Block),
+        "W4A16_AWQ" | "INT4_AWQ" => Some(Quant::Int4),
+        "MXFP4" => Some(Quant::Mxfp4),
+        _ => None,
+    }
+}
+
+/// Reads an NVIDIA ModelOpt `hf_quant_config.json`: `quantization.quant_algo` (NVFP4, FP8, …)
+/// and `quantization.kv_cache_quant_algo` (FP8 → an FP8 KV cache).
+pub fn hf_quant_config(text: &str, origin: &str) -> Result<HfQuant, WorkloadError> {
+    let err = |reason: String| WorkloadError::Config { origin: origin.into(), reason };
+    let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+    let q = v.get("quantization").filter(|q| q.is_object()).ok_or_else(|| err("missing object 'quantization'".into()))?;
+    let algo = |key: &str| -> Result<Option<String>, WorkloadError> {
+        match q.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(err(format!("'{key}' must be a string, got {v}"))),
+        }
+    };
+    let weights = match algo("quant_algo")? {
+        Some(a) => Some(modelopt_algo(&a).ok_or_else(|| err(format!("quant_algo '{a}' is not one of NVFP4, FP8, FP8_BLOCK, W4A16_AWQ, MXFP4")))?),
+        None => None,
+    };
+    let kv_cache = match algo("kv_cache_quant_algo")?.as_deref() {
+        Some(a) if a.eq_ignore_ascii_case("fp8") => Some(DType::Fp8),
+        Some(a) => return Err(err(format!("kv_cache_quant_algo '{a}' is not modelled (only FP8)"))),
+        None => None,
+    };
+    Ok(HfQuant { weights, kv_cache })
 }
 
 impl TransformerSpec {
     /// Parses a Hugging Face config (as JSON text).
     pub fn from_json(text: &str, origin: &str) -> Result<TransformerSpec, WorkloadError> {
-        let cfg: Value = serde_json::from_str(text)
+        let top: Value = serde_json::from_str(text)
             .map_err(|e| WorkloadError::Config { origin: origin.into(), reason: e.to_string() })?;
-        if !cfg.is_object() {
+        if !top.is_object() {
             return Err(WorkloadError::Config { origin: origin.into(), reason: "expected a JSON object".into() });
         }
-        let model_type = cfg.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
-        let name = cfg
+        let name = top
             .get("_name_or_path")
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
             .unwrap_or(origin)
             .to_string();
-        let spec = match model_type {
-            "gpt2" => Self::gpt2(&cfg, origin, name)?,
-            "opt" => Self::opt(&cfg, origin, name)?,
-            "bert" => Self::bert(&cfg, origin, name)?,
-            "llama" | "mistral" | "qwen2" | "qwen3" | "mixtral" | "qwen2_moe" | "qwen3_moe" => {
-                Self::llama(&cfg, origin, name, model_type)?
+        // Multimodal wrappers (Kimi-K2.5, Qwen3.5, Llama-4) nest the language model under
+        // `text_config`; the text model is what is built.
+        let top_type = top.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
+        let cfg = match top.get("text_config") {
+            Some(t @ Value::Object(_)) if !Self::SUPPORTED.contains(&top_type) => t,
+            Some(Value::Object(_)) | None | Some(Value::Null) => &top,
+            Some(v) => {
+                return Err(WorkloadError::Config { origin: origin.into(), reason: format!("'text_config' must be an object, got {v}") })
             }
-            "switch_transformers" => Self::switch(&cfg, origin, name)?,
+        };
+        let model_type = match cfg.get("model_type").and_then(|v| v.as_str()) {
+            Some(t) => t,
+            None if !std::ptr::eq(cfg, &top) => top_type,
+            None => "",
+        };
+        let mut spec = match model_type {
+            "gpt2" => Self::gpt2(cfg, origin, name)?,
+            "opt" => Self::opt(cfg, origin, name)?,
+            "bert" => Self::bert(cfg, origin, name)?,
+            "llama" | "mistral" | "qwen2" | "qwen3" | "mixtral" | "qwen2_moe" | "qwen3_moe" | "minimax_m2" => {
+                Self::llama(cfg, origin, name, model_type)?
+            }
+            "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm_moe_dsa" => Self::deepseek(cfg, origin, name)?,
+            "gpt_oss" => Self::gpt_oss(cfg, origin, name)?,
+            "switch_transformers" => Self::switch(cfg, origin, name)?,
             "" => {
                 return Err(WorkloadError::Config { origin: origin.into(), reason: "missing field 'model_type'".into() })
             }
             other => {
-                return Err(WorkloadError::Config {
-                    origin: origin.into(),
-                    reason: format!(
-                        "unsupported model_type '{other}' (supported: gpt2, opt, bert, llama, mistral, qwen2, qwen3, mixtral, switch_transformers)"
-                    ),
-                })
+                let why = match other {
+                    "qwen3_5_moe" | "qwen3_5_moe_text" | "qwen3_5" | "qwen3_5_text" | "qwen3_next" => {
+                        "its hybrid layers (Gated DeltaNet linear attention with gated full attention) are not modelled"
+                    }
+                    "nemotron_h" => "its hybrid Mamba-2 / attention / MoE layers are not modelled",
+                    "kimi_linear" => "its hybrid linear-attention layers are not modelled",
+                    "llama4" | "llama4_text" => "its interleaved MoE and chunked no-RoPE attention layers are not modelled",
+                    "nemotron-nas" => "its per-layer heterogeneous blocks (NAS) are not modelled",
+                    _ => "",
+                };
+                let reason = if why.is_empty() {
+                    format!("unsupported model_type '{other}' (supported: {})", Self::SUPPORTED.join(", "))
+                } else {
+                    format!("unsupported model_type '{other}': {why}")
+                };
+                return Err(WorkloadError::Config { origin: origin.into(), reason });
             }
         };
+        let quant_cfg = cfg.get("quantization_config").or_else(|| top.get("quantization_config"));
+        spec.checkpoint_quant = quant_cfg.and_then(checkpoint_quant);
         spec.check(origin)?;
         Ok(spec)
     }
+
+    /// The `model_type`s [`TransformerSpec::from_json`] reads.
+    pub const SUPPORTED: [&'static str; 18] = [
+        "gpt2",
+        "opt",
+        "bert",
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "mixtral",
+        "qwen2_moe",
+        "qwen3_moe",
+        "minimax_m2",
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "kimi_k2",
+        "glm_moe_dsa",
+        "gpt_oss",
+        "switch_transformers",
+    ];
 
     fn check(&self, origin: &str) -> Result<(), WorkloadError> {
         let invalid = |reason: String| Err(WorkloadError::Config { origin: origin.into(), reason });
@@ -154,7 +403,7 @@ impl TransformerSpec {
         // vocabularies of ~260,000): beyond them a config is a typo, and shape products would
         // leave the range where times and byte counts are exact.
         let sizes = [
-            ("number of layers", self.layers, 10_000),
+            ("number of layers", self.layers, MAX_LAYERS),
             ("hidden size", self.hidden, 1 << 20),
             ("attention heads", self.heads, 1 << 14),
             ("key/value heads", self.kv_heads, 1 << 14),
@@ -184,6 +433,23 @@ impl TransformerSpec {
             }
             if m.top_k == 0 || m.top_k > m.experts {
                 return invalid(format!("top-k {} must be in 1..={}", m.top_k, m.experts));
+            }
+            if m.shared_ffn > 1 << 22 || m.dense_ffn > 1 << 22 {
+                return invalid("shared-expert or dense MLP width is implausibly large (above 4,194,304)".into());
+            }
+            if m.dense_layers > self.layers || (m.dense_layers > 0 && m.dense_ffn == 0) {
+                return invalid(format!("{} dense layers of width {} do not fit {} layers", m.dense_layers, m.dense_ffn, self.layers));
+            }
+        }
+        if let Some(m) = self.mla {
+            let widths = [m.q_lora_rank.unwrap_or(1), m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim];
+            if widths.iter().any(|&w| w == 0 || w > 1 << 16) {
+                return invalid("MLA ranks and head widths (q_lora_rank, kv_lora_rank, qk_nope/qk_rope/v_head_dim) must be in 1..=65536".into());
+            }
+        }
+        if let Some(w) = &self.sliding_window {
+            if w.window == 0 || w.layers.len() as u64 != self.layers {
+                return invalid(format!("sliding window {} over {} layer flags does not fit {} layers", w.window, w.layers.len(), self.layers));
             }
         }
         if let Some(e) = self.encdec {
@@ -222,6 +488,9 @@ impl TransformerSpec {
             moe: None,
             causal: true,
             encdec: None,
+            mla: None,
+            sliding_window: None,
+            checkpoint_quant: None,
         })
     }
 
@@ -261,6 +530,9 @@ impl TransformerSpec {
             moe: None,
             causal: true,
             encdec: None,
+            mla: None,
+            sliding_window: None,
+            checkpoint_quant: None,
         })
     }
 
@@ -291,21 +563,33 @@ impl TransformerSpec {
             moe: None,
             causal: false,
             encdec: None,
+            mla: None,
+            sliding_window: None,
+            checkpoint_quant: None,
         })
     }
 
     fn llama(cfg: &Value, origin: &str, name: String, model_type: &str) -> Result<TransformerSpec, WorkloadError> {
         let hidden = required(cfg, &["hidden_size"], origin)?;
         let heads = required(cfg, &["num_attention_heads"], origin)?;
+        let layers = layer_count(cfg, &["num_hidden_layers"], origin)?;
         let kv_heads = field(cfg, &["num_key_value_heads"], origin)?.unwrap_or(heads);
         let head_dim = field(cfg, &["head_dim"], origin)?.unwrap_or(hidden / heads);
         let experts = field(cfg, &["num_local_experts", "num_experts"], origin)?.unwrap_or(0);
-        let sparse_type = matches!(model_type, "mixtral" | "qwen2_moe" | "qwen3_moe");
+        let sparse_type = matches!(model_type, "mixtral" | "qwen2_moe" | "qwen3_moe" | "minimax_m2");
         if sparse_type && experts == 0 {
             return Err(WorkloadError::Config { origin: origin.into(), reason: format!("a {model_type} config needs num_experts ≥ 1, got 0") });
         }
         let moe = if experts > 1 {
-            Some(Moe { experts, top_k: field(cfg, &["num_experts_per_tok"], origin)?.unwrap_or(2) })
+            let top_k = field(cfg, &["num_experts_per_tok"], origin)?.unwrap_or(2);
+            let shared_ffn = field(cfg, &["shared_expert_intermediate_size", "shared_intermediate_size"], origin)?.unwrap_or(0);
+            // Qwen-MoE: layer i is sparse unless listed in mlp_only_layers or (i+1) is not a
+            // multiple of decoder_sparse_step.
+            let step = field(cfg, &["decoder_sparse_step"], origin)?.unwrap_or(1).max(1);
+            let mlp_only = index_list(cfg, "mlp_only_layers", origin)?;
+            let dense_layers = (0..layers).filter(|i| mlp_only.contains(i) || !(i + 1).is_multiple_of(step)).count() as u64;
+            let dense_ffn = if dense_layers > 0 { required(cfg, &["intermediate_size"], origin)? } else { 0 };
+            Some(Moe { experts, top_k, shared_ffn, dense_layers, dense_ffn })
         } else {
             None
         };
@@ -318,11 +602,31 @@ impl TransformerSpec {
             "qwen2" | "qwen2_moe" => true,
             _ => flag(cfg, "attention_bias", false),
         };
+        // Mistral and Mixtral slide every layer when `sliding_window` is set; Qwen only with
+        // use_sliding_window, from layer max_window_layers on; an explicit layer_types wins.
+        let window = field(cfg, &["sliding_window"], origin)?;
+        let sliding_window = match window {
+            Some(window) if matches!(model_type, "mistral" | "mixtral") => {
+                let layers_flags = layer_types(cfg, layers, origin)?.unwrap_or_else(|| vec![true; layers as usize]);
+                Some(SlidingWindow { window, layers: layers_flags })
+            }
+            Some(window) if model_type.starts_with("qwen") && flag(cfg, "use_sliding_window", false) => {
+                let from = field(cfg, &["max_window_layers"], origin)?.unwrap_or(layers);
+                let flags = match layer_types(cfg, layers, origin)? {
+                    Some(f) => f,
+                    None => (0..layers).map(|i| i >= from).collect(),
+                };
+                Some(SlidingWindow { window, layers: flags })
+            }
+            _ => None,
+        }
+        .filter(|w| w.count() > 0);
+        let qk_norm = model_type.starts_with("qwen3") || (model_type == "minimax_m2" && flag(cfg, "use_qk_norm", false));
         Ok(TransformerSpec {
             name,
             arch: Arch::Llama,
             hidden,
-            layers: required(cfg, &["num_hidden_layers"], origin)?,
+            layers,
             heads,
             kv_heads,
             head_dim,
@@ -335,13 +639,129 @@ impl TransformerSpec {
             qkv_bias,
             out_bias: flag(cfg, "attention_bias", false),
             mlp_bias: flag(cfg, "mlp_bias", false),
-            qk_norm: model_type.starts_with("qwen3"),
+            qk_norm,
             learned_positions: false,
             position_offset: 0,
             type_vocab: 0,
             moe,
             causal: true,
             encdec: None,
+            mla: None,
+            sliding_window,
+            checkpoint_quant: None,
+        })
+    }
+
+    /// DeepSeek-V2/V3/R1 and the models built on them (Kimi-K2, GLM-5): MLA attention, dense
+    /// first layers, then MoE layers with shared experts. DeepSeek-V3.2's and GLM-5's sparse
+    /// attention (DSA: a lightning indexer picking `index_topk` keys per query) is modelled
+    /// as dense MLA, the indexer left out. Multi-token-prediction layers are not built.
+    fn deepseek(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
+        let hidden = required(cfg, &["hidden_size"], origin)?;
+        let heads = required(cfg, &["num_attention_heads"], origin)?;
+        let layers = layer_count(cfg, &["num_hidden_layers"], origin)?;
+        let mla = Mla {
+            q_lora_rank: field(cfg, &["q_lora_rank"], origin)?,
+            kv_lora_rank: required(cfg, &["kv_lora_rank"], origin)?,
+            qk_nope_head_dim: required(cfg, &["qk_nope_head_dim"], origin)?,
+            qk_rope_head_dim: required(cfg, &["qk_rope_head_dim"], origin)?,
+            v_head_dim: required(cfg, &["v_head_dim"], origin)?,
+        };
+        let experts = field(cfg, &["n_routed_experts"], origin)?.unwrap_or(0);
+        let dense_ffn = required(cfg, &["intermediate_size"], origin)?;
+        let (moe, ffn) = if experts > 0 {
+            let expert_ffn = required(cfg, &["moe_intermediate_size"], origin)?;
+            let first_dense = field(cfg, &["first_k_dense_replace"], origin)?.unwrap_or(0).min(layers);
+            let freq = field(cfg, &["moe_layer_freq"], origin)?.unwrap_or(1).max(1);
+            let sparse = (first_dense..layers).filter(|i| i.is_multiple_of(freq)).count() as u64;
+            let shared = field(cfg, &["n_shared_experts"], origin)?.unwrap_or(0);
+            let moe = Moe {
+                experts,
+                top_k: required(cfg, &["num_experts_per_tok"], origin)?,
+                shared_ffn: shared.saturating_mul(expert_ffn),
+                dense_layers: layers - sparse,
+                dense_ffn,
+            };
+            (Some(moe), expert_ffn)
+        } else {
+            (None, dense_ffn)
+        };
+        Ok(TransformerSpec {
+            name,
+            arch: Arch::Llama,
+            hidden,
+            layers,
+            heads,
+            kv_heads: heads,
+            head_dim: mla.qk_nope_head_dim.saturating_add(mla.qk_rope_head_dim),
+            ffn,
+            vocab: required(cfg, &["vocab_size"], origin)?,
+            max_positions: field(cfg, &["max_position_embeddings"], origin)?.unwrap_or(4096),
+            activation: Activation::SwiGlu,
+            norm: NormKind::RmsNorm,
+            tied_embeddings: flag(cfg, "tie_word_embeddings", false),
+            qkv_bias: flag(cfg, "attention_bias", false),
+            out_bias: flag(cfg, "attention_bias", false),
+            mlp_bias: false,
+            qk_norm: false,
+            learned_positions: false,
+            position_offset: 0,
+            type_vocab: 0,
+            moe,
+            causal: true,
+            encdec: None,
+            mla: Some(mla),
+            sliding_window: None,
+            checkpoint_quant: None,
+        })
+    }
+
+    /// gpt-oss: GQA attention with biases, alternate sliding-window (128) and full layers,
+    /// top-4 MoE with biased experts of width `intermediate_size`. Its attention sinks (one
+    /// learned logit per head) and the clamped SwiGLU cost nothing measurable and are left out.
+    fn gpt_oss(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
+        let hidden = required(cfg, &["hidden_size"], origin)?;
+        let heads = required(cfg, &["num_attention_heads"], origin)?;
+        let layers = layer_count(cfg, &["num_hidden_layers"], origin)?;
+        let experts = required(cfg, &["num_local_experts", "num_experts"], origin)?;
+        let top_k = required(cfg, &["num_experts_per_tok", "experts_per_token"], origin)?;
+        let sliding_window = match field(cfg, &["sliding_window"], origin)? {
+            // Without layer_types gpt-oss alternates, starting with a sliding layer.
+            Some(window) => Some(SlidingWindow {
+                window,
+                layers: layer_types(cfg, layers, origin)?.unwrap_or_else(|| (0..layers).map(|i| i % 2 == 0).collect()),
+            }),
+            None => None,
+        }
+        .filter(|w| w.count() > 0);
+        let bias = flag(cfg, "attention_bias", true);
+        Ok(TransformerSpec {
+            name,
+            arch: Arch::Llama,
+            hidden,
+            layers,
+            heads,
+            kv_heads: field(cfg, &["num_key_value_heads"], origin)?.unwrap_or(heads),
+            head_dim: field(cfg, &["head_dim"], origin)?.unwrap_or(hidden / heads),
+            ffn: required(cfg, &["intermediate_size"], origin)?,
+            vocab: required(cfg, &["vocab_size"], origin)?,
+            max_positions: field(cfg, &["max_position_embeddings"], origin)?.unwrap_or(4096),
+            activation: Activation::SwiGlu,
+            norm: NormKind::RmsNorm,
+            tied_embeddings: flag(cfg, "tie_word_embeddings", false),
+            qkv_bias: bias,
+            out_bias: bias,
+            mlp_bias: true,
+            qk_norm: false,
+            learned_positions: false,
+            position_offset: 0,
+            type_vocab: 0,
+            moe: Some(Moe::routed(experts, top_k)),
+            causal: true,
+            encdec: None,
+            mla: None,
+            sliding_window,
+            checkpoint_quant: None,
         })
     }
 
@@ -380,7 +800,7 @@ impl TransformerSpec {
             learned_positions: false,
             position_offset: 0,
             type_vocab: 0,
-            moe: Some(Moe { experts, top_k }),
+            moe: Some(Moe::routed(experts, top_k)),
             causal: false,
             encdec: Some(EncDec {
                 decoder_layers,
@@ -389,11 +809,102 @@ impl TransformerSpec {
                 expert_capacity: field(cfg, &["expert_capacity"], origin)?.filter(|&c| c > 0),
                 relative_buckets: field(cfg, &["relative_attention_num_buckets"], origin)?.unwrap_or(32),
             }),
+            mla: None,
+            sliding_window: None,
+            checkpoint_quant: None,
         })
     }
 
     pub fn is_decoder(&self) -> bool {
         self.causal
+    }
+
+    /// Layers whose feed-forward block is a dense MLP (all of them without experts).
+    pub fn dense_layers(&self) -> u64 {
+        self.moe.map_or(self.layers, |m| m.dense_layers.min(self.layers))
+    }
+
+    /// KV-cache bytes one token adds on one GPU, over every layer: 2 · kv_heads_per_gpu ·
+    /// head_dim elements per layer, or with MLA the kv_lora_rank + qk_rope_head_dim latent
+    /// (one tensor for keys and values, replicated on every tensor-parallel GPU, so not divided
+    /// by it). Sliding-window layers are counted like the others: this is what a token costs
+    /// while it is inside every window. A cache's size is not tokens × this when windows are
+    /// shorter than the context; [`TransformerSpec::kv_cache_bytes`] caps them.
+    pub fn kv_cache_bytes_per_token(&self, kv_dtype: DType, kv_heads_per_gpu: u64) -> f64 {
+        self.layer_kv_elements(kv_heads_per_gpu) as f64 * self.layers as f64 * kv_dtype.size_bytes() as f64
+    }
+
+    /// Elements one token occupies in one layer's KV cache on one GPU.
+    fn layer_kv_elements(&self, kv_heads_per_gpu: u64) -> u128 {
+        match self.mla {
+            Some(m) => u128::from(m.cache_width()),
+            None => 2 * u128::from(kv_heads_per_gpu) * u128::from(self.head_dim),
+        }
+    }
+
+    /// KV cache of `sequences` sequences of `tokens_per_sequence` tokens on one GPU. Full-
+    /// attention layers keep every token; sliding-window layers keep at most the last `window`
+    /// of each sequence (as vLLM's and SGLang's sliding-window caches do), so the size is
+    /// Σ_layers min(tokens, window_of_layer) · per-layer bytes — not a per-token average.
+    pub fn kv_cache_bytes(&self, kv_dtype: DType, kv_heads_per_gpu: u64, tokens_per_sequence: u64, sequences: u64) -> f64 {
+        let per_layer = self.layer_kv_elements(kv_heads_per_gpu) * u128::from(kv_dtype.size_bytes());
+        let (sliding, window) = self.sliding_window.as_ref().map_or((0, 0), |w| (w.count().min(self.layers), w.window));
+        let full_tokens = u128::from(self.layers - sliding) * u128::from(tokens_per_sequence);
+        let window_tokens = u128::from(sliding) * u128::from(tokens_per_sequence.min(window));
+        ((full_tokens + window_tokens) * per_layer * u128::from(sequences)) as f64
+    }
+
+    /// Parameter counts: every parameter, and those one token runs through (see [`Params`]).
+    /// Counted from the configuration the way the graphs build the layers (norms and biases
+    /// included), so they agree with a graph's `params()` on one GPU.
+    pub fn params(&self) -> Params {
+        // u128 throughout: the largest configs `check` admits overflow u64 here.
+        let w = u128::from;
+        let h = w(self.hidden);
+        let norm = |cols: u128| if self.norm == NormKind::LayerNorm { 2 * cols } else { cols };
+        let bias = |on: bool, n: u128| if on { n } else { 0 };
+        let heads = w(self.heads);
+        // Attention with its pre-norm.
+        let attention = match self.mla {
+            Some(m) => {
+                let qk = heads * w(m.qk_head_dim());
+                let q = match m.q_lora_rank.map(w) {
+                    Some(r) => h * r + norm(r) + r * qk,
+                    None => h * qk,
+                };
+                let kv_lora = w(m.kv_lora_rank);
+                let kv_b = kv_lora * heads * w(m.qk_nope_head_dim + m.v_head_dim);
+                q + h * w(m.cache_width()) + norm(kv_lora) + kv_b + heads * w(m.v_head_dim) * h + bias(self.out_bias, h)
+            }
+            None => {
+                let (q, kv) = (heads * w(self.head_dim), w(self.kv_heads) * w(self.head_dim));
+                let qk_norm = if self.qk_norm { 2 * w(self.head_dim) } else { 0 };
+                h * (q + 2 * kv) + bias(self.qkv_bias, q + 2 * kv) + q * h + bias(self.out_bias, h) + qk_norm
+            }
+        } + norm(h);
+        let mlp = |f: u128| match self.activation {
+            Activation::SwiGlu => 3 * h * f + bias(self.mlp_bias, 2 * f + h),
+            _ => 2 * h * f + bias(self.mlp_bias, f + h),
+        };
+        // Every layer: attention, the second norm, and a dense MLP or the MoE block.
+        let (layers, dense) = (w(self.layers), w(self.dense_layers()));
+        let dense_mlp = dense * mlp(w(self.moe.map_or(self.ffn, |m| m.dense_ffn)));
+        let mut total = layers * (attention + norm(h)) + dense_mlp;
+        let mut active = total;
+        if let Some(m) = self.moe {
+            let sparse = layers - dense;
+            let shared = if m.shared_ffn > 0 { mlp(w(m.shared_ffn)) } else { 0 };
+            let router = h * w(m.experts);
+            total += sparse * (router + w(m.experts) * mlp(w(self.ffn)) + shared);
+            active += sparse * (router + w(m.top_k) * mlp(w(self.ffn)) + shared);
+        }
+        let positions = if self.learned_positions { w(self.max_positions) + w(self.position_offset) } else { 0 };
+        let embeddings = h * (w(self.vocab) + positions + w(self.type_vocab));
+        let lm_head = h * w(self.vocab);
+        total += embeddings + norm(h) + if self.tied_embeddings { 0 } else { lm_head };
+        active += norm(h) + lm_head;
+        let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        Params { total: clamp(total), active: clamp(active) }
     }
 }
 

@@ -18,11 +18,11 @@ pub mod transformer_base;
 pub mod vision;
 pub mod zoo;
 
-pub use hf::{Activation, Arch, EncDec, Moe, TransformerSpec};
+pub use hf::{hf_quant_config, Activation, Arch, EncDec, HfQuant, Mla, Moe, Params, SlidingWindow, TransformerSpec};
 pub use load::{is_zoo_model, load, transformer_spec, Kind, LoadOptions, LoadedWorkload, Source};
 pub use serve::{Memory, ServeOptions};
 pub use train::{Layout, Recompute, TrainMemory, TrainOptions};
-pub use transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
+pub use transformer::{build, check_layout, AttentionImpl, BuildOptions, Head, Mode, Shard};
 
 use thiserror::Error;
 

@@ -254,7 +254,7 @@ impl Net {
         }
         let head_dim = d / heads;
         if self.fused_attention(imp) {
-            let a = Attention { batch: b, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype: self.dtype, backward: false };
+            let a = Attention { batch: b, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype: self.dtype, backward: false, v_head_dim: None, shared_kv: false, window: None };
             self.op(&format!("{name}.attention"), Op::Attention(a));
         } else {
             let bh = b * heads;

@@ -23,6 +23,9 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qwen2.5-7b", include_str!("../presets/qwen2.5-7b.json")),
     ("qwen2.5-14b", include_str!("../presets/qwen2.5-14b.json")),
     ("qwen3-32b", include_str!("../presets/qwen3-32b.json")),
+    ("qwen3-235b-a22b", include_str!("../presets/qwen3-235b-a22b.json")),
+    ("deepseek-v3", include_str!("../presets/deepseek-v3.json")),
+    ("gpt-oss-120b", include_str!("../presets/gpt-oss-120b.json")),
     ("switch-base-8", include_str!("../presets/switch-base-8.json")),
 ];
 

@@ -7,11 +7,11 @@
 //! the caller prices the graphs with a predictor.
 
 use crate::hf::TransformerSpec;
-use crate::transformer::{build, AttentionImpl, BuildOptions, Head, Mode, Shard};
+use crate::transformer::{build, check_layout, AttentionImpl, BuildOptions, Head, Mode, Shard};
 use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::{Gemm, Softmax};
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant};
 
 /// Decode steps priced exactly when there are at most this many; beyond it a fixed set of steps
 /// is priced and the rest interpolated (step time is close to linear in the cache length).
@@ -33,13 +33,68 @@ pub struct ServeOptions {
     pub dtype: DType,
     /// Weight storage of the transformer layers (e.g. FP8 weights with BF16 activations).
     pub weights: DType,
-    /// Tensor-parallel degree.
+    /// Tensor-parallel degree (of attention, and of dense MLPs).
     pub tp: u64,
+    /// Quantised format of the transformer layers' linear weights (see
+    /// [`BuildOptions::quant`]); takes precedence over `weights`.
+    pub quant: Option<Quant>,
+    /// Whether `quant` also covers the attention projections (default true).
+    pub quant_attention: bool,
+    /// KV-cache element type; `None`: the activations' (`dtype`'s vector type, as before).
+    /// `Some(DType::Fp8)` is an FP8 cache: half the bytes of BF16.
+    pub kv_dtype: Option<DType>,
+    /// Attention data parallelism: `batch` is then the sequences of each of these ranks, and
+    /// the GPUs of a replica are tp × attention_dp (see [`BuildOptions::attention_dp`]).
+    pub attention_dp: u64,
+    /// Expert tensor parallelism; `None`: tp × attention_dp / ep.
+    pub moe_tp: Option<u64>,
+    /// Expert parallelism within the replica: tp × attention_dp = moe_tp × ep.
+    pub ep: u64,
 }
 
 impl ServeOptions {
     pub fn new(batch: u64, input_len: u64, output_len: u64, dtype: DType) -> ServeOptions {
-        ServeOptions { batch, input_len, output_len, dtype, weights: dtype, tp: 1 }
+        ServeOptions {
+            batch,
+            input_len,
+            output_len,
+            dtype,
+            weights: dtype,
+            tp: 1,
+            quant: None,
+            quant_attention: true,
+            kv_dtype: None,
+            attention_dp: 1,
+            moe_tp: None,
+            ep: 1,
+        }
+    }
+
+    /// GPUs of one replica: tp × attention_dp.
+    pub fn gpus(&self) -> u64 {
+        self.tp.saturating_mul(self.attention_dp)
+    }
+
+    /// The KV cache's element type.
+    pub fn kv_element(&self) -> DType {
+        self.kv_dtype.unwrap_or(self.dtype.vector_storage())
+    }
+
+    /// The moe_tp handed to the graph builder: explicit whenever experts or attention are
+    /// spread beyond plain tensor parallelism (so `ep` counts GPUs of this replica).
+    fn resolved_moe_tp(&self) -> Result<Option<u64>, WorkloadError> {
+        if self.moe_tp.is_some() || (self.ep <= 1 && self.attention_dp <= 1) {
+            return Ok(self.moe_tp);
+        }
+        let gpus = self.gpus();
+        let ep = dim("expert-parallel degree", self.ep)?;
+        if !gpus.is_multiple_of(ep) {
+            return Err(WorkloadError::Invalid(format!(
+                "expert parallelism {ep} does not divide the {gpus} GPUs of tp {} × attention_dp {}",
+                self.tp, self.attention_dp
+            )));
+        }
+        Ok(Some(gpus / ep))
     }
 
     /// Rejects zero sizes and models that cannot be served this way, with the reason.
@@ -60,7 +115,9 @@ impl ServeOptions {
                 spec.max_positions
             )));
         }
-        Shard::new(spec, self.tp)
+        let shard = Shard::new(spec, self.tp)?;
+        check_layout(spec, &self.build_options(1, 0)?)?;
+        Ok(shard)
     }
 
     /// Tokens in each sequence's KV cache after the last step: I + O.
@@ -68,7 +125,7 @@ impl ServeOptions {
         self.input_len.checked_add(self.output_len).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))
     }
 
-    fn build_options(&self, seq: u64, past: u64) -> BuildOptions {
+    fn build_options(&self, seq: u64, past: u64) -> Result<BuildOptions, WorkloadError> {
         let mut o = BuildOptions::new(self.batch, seq, Mode::Inference, self.dtype);
         o.past = past;
         o.head = Head::LastToken;
@@ -76,13 +133,19 @@ impl ServeOptions {
         o.tp = self.tp;
         o.weights = Some(self.weights).filter(|w| *w != self.dtype);
         o.merged_projections = true;
-        o
+        o.quant = self.quant;
+        o.quant_attention = self.quant_attention;
+        o.kv_dtype = self.kv_dtype.filter(|k| *k != self.dtype);
+        o.attention_dp = self.attention_dp;
+        o.ep = self.ep;
+        o.moe_tp = self.resolved_moe_tp()?;
+        Ok(o)
     }
 
     /// One GPU's graph of the prefill: all prompts at once, logits for the last position only,
     /// then sampling.
     pub fn prefill_graph(&self, spec: &TransformerSpec) -> Result<Graph, WorkloadError> {
-        let mut g = build(spec, &self.build_options(self.input_len, 0))?;
+        let mut g = build(spec, &self.build_options(self.input_len, 0)?)?;
         self.add_sampling(spec, &mut g);
         Ok(g)
     }
@@ -91,7 +154,7 @@ impl ServeOptions {
     /// the I + step cached tokens plus itself.
     pub fn decode_graph(&self, spec: &TransformerSpec, step: u64) -> Result<Graph, WorkloadError> {
         let past = self.input_len.checked_add(step).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))?;
-        let mut g = build(spec, &self.build_options(1, past))?;
+        let mut g = build(spec, &self.build_options(1, past)?)?;
         self.add_sampling(spec, &mut g);
         Ok(g)
     }
@@ -125,23 +188,33 @@ impl ServeOptions {
         })
     }
 
-    /// KV cache of one GPU when every sequence holds I + O tokens:
-    /// 2 (K and V) · layers · kv_heads/tp · head_dim · (I + O) · B · bytes per element.
+    /// KV cache of one GPU when every sequence (B of them) holds I + O tokens:
+    /// 2 (K and V) · layers · kv_heads/tp · head_dim · (I + O) · B · bytes per element, through
+    /// [`TransformerSpec::kv_cache_bytes`]: MLA caches kv_lora + rope elements per token and
+    /// layer (on every GPU), sliding-window layers at most the window.
     pub fn kv_cache_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
-        let e = self.dtype.vector_storage().size_bytes();
-        let n = checked_mul("KV cache", &[2, spec.layers, shard.kv_heads, spec.head_dim, self.context()?, self.batch, e])?;
-        Ok(n as f64)
+        let e = self.kv_element();
+        let context = self.context()?;
+        let width = match spec.mla {
+            Some(m) => m.cache_width(),
+            None => checked_mul("KV width", &[2, shard.kv_heads, spec.head_dim])?,
+        };
+        checked_mul("KV cache", &[spec.layers, width, context, self.batch, e.size_bytes()])?;
+        Ok(spec.kv_cache_bytes(e, shard.kv_heads, context, self.batch))
     }
 
     /// Weights one GPU holds: every parameter of its shard at its storage width (FP8 layer
-    /// weights take one byte, norms, embeddings and the LM head keep the activation type). Built
-    /// from a graph with enough tokens that every MoE expert is present.
+    /// weights take one byte, quantised ones their format's bits, norms, embeddings and the LM
+    /// head keep the activation type). Built from a graph with enough tokens that every MoE
+    /// expert is present, so under expert parallelism it holds experts/ep experts of width
+    /// ffn/moe_tp.
     pub fn weight_bytes(&self, spec: &TransformerSpec) -> Result<f64, WorkloadError> {
-        let tokens = spec.moe.map_or(1, |m| m.experts);
-        let mut o = self.build_options(tokens, 0);
+        // E · ⌈16/k⌉ tokens wake all E experts (expected misses E·e^(−16) < 1).
+        let tokens = spec.moe.map_or(1, |m| m.experts.saturating_mul(16u64.div_ceil(m.top_k.max(1))));
+        let mut o = self.build_options(tokens, 0)?;
         o.batch = 1;
         let g = build(spec, &o)?;
-        Ok(g.forward().map(|n| n.op.params() as f64 * n.repeat as f64 * storage_bytes(&n.op)).sum())
+        Ok(g.forward().map(|n| n.repeat as f64 * param_bytes(&n.op)).sum())
     }
 
     /// Largest transient buffers of the prefill, which is when they peak: the residual stream,
@@ -158,11 +231,12 @@ impl ServeOptions {
     }
 }
 
-/// Bytes per stored parameter of an operator.
-fn storage_bytes(op: &Op) -> f64 {
+/// Bytes of an operator's stored parameters.
+fn param_bytes(op: &Op) -> f64 {
     match op {
-        Op::Gemm(Gemm { weight_dtype: Some(w), .. }) => w.size_bytes() as f64,
-        other => other.dtype().size_bytes() as f64,
+        Op::Gemm(g @ Gemm { quant: Some(_), .. }) => g.param_bytes(),
+        Op::Gemm(Gemm { weight_dtype: Some(w), .. }) => op.params() as f64 * w.size_bytes() as f64,
+        other => other.params() as f64 * other.dtype().size_bytes() as f64,
     }
 }
 

@@ -3,13 +3,13 @@
 //!
 //! The layer is emitted once with `repeat = layers`, in the order PyTorch launches kernels.
 
-use crate::hf::{Activation, Arch, TransformerSpec};
+use crate::hf::{Activation, Arch, Mla, TransformerSpec};
 use crate::WorkloadError;
 use wavecast_ir::ops::{
     Attention, Comm, CommKind, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
     Softmax,
 };
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -83,6 +83,30 @@ pub struct BuildOptions {
     /// Megatron's sequence parallelism (with `tp > 1`): norms, dropouts and residual adds run on
     /// tokens/tp, and each all-reduce becomes a reduce-scatter and an all-gather.
     pub sequence_parallel: bool,
+    /// Quantised format of the transformer layers' linear weights (attention projections, dense
+    /// MLPs, routed and shared experts); takes precedence over `weights`. The LM head, MoE
+    /// router, embeddings and MLA's absorbed per-head products stay unquantised.
+    pub quant: Option<Quant>,
+    /// Whether `quant` also covers the attention projections (true by default). Many
+    /// checkpoints quantise only the experts (gpt-oss MXFP4, Kimi-K2.5 INT4, NVIDIA's NVFP4
+    /// DeepSeek/Qwen3/MiniMax exports keep attention in BF16).
+    pub quant_attention: bool,
+    /// KV-cache element type when it differs from `dtype` (an FP8 cache): cache writes and the
+    /// attention of passes that read a cache (`past > 0`) use it.
+    pub kv_dtype: Option<DType>,
+    /// Attention data parallelism (serving): this GPU runs attention for its own `batch`
+    /// sequences, attention weights split over `tp`, while the MoE sees the tokens of all
+    /// `attention_dp` ranks (an all-gather before and a reduce-scatter after it, or an
+    /// all-to-all dispatch and combine under expert parallelism). Dense MLPs stay with the
+    /// attention (own tokens, split over `tp`). GPUs of a replica: tp × attention_dp =
+    /// moe_tp × ep (AIConfigurator's tp_size, attention_dp_size, moe_tp_size, moe_ep_size).
+    pub attention_dp: u64,
+    /// Expert tensor parallelism: each expert's width split over this many GPUs. `None`: `tp`
+    /// when `attention_dp` is 1, else tp × attention_dp / ep. Setting it (or attention_dp > 1)
+    /// selects the serving layout above, where `ep` counts GPUs of the same replica; otherwise
+    /// `ep` keeps the training meaning (expert parallelism carved out of data-parallel ranks,
+    /// each bringing its own tokens).
+    pub moe_tp: Option<u64>,
 }
 
 impl BuildOptions {
@@ -102,6 +126,11 @@ impl BuildOptions {
             cp: 1,
             ep: 1,
             sequence_parallel: false,
+            quant: None,
+            quant_attention: true,
+            kv_dtype: None,
+            attention_dp: 1,
+            moe_tp: None,
         }
     }
 }
@@ -156,6 +185,103 @@ impl Shard {
     }
 }
 
+/// How the MoE part of a layer is spread (see [`BuildOptions::attention_dp`] and
+/// [`BuildOptions::moe_tp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MoeLayout {
+    attention_dp: u64,
+    moe_tp: u64,
+    ep: u64,
+    /// The serving layout (tp × attention_dp = moe_tp × ep); false: the training meaning of `ep`.
+    serving: bool,
+}
+
+impl MoeLayout {
+    fn gpus(&self, tp: u64) -> u64 {
+        tp * self.attention_dp
+    }
+}
+
+/// Checks `o`'s parallel layout against `spec` without building: heads and MLP columns over
+/// `tp`, and for the serving layout tp × attention_dp = moe_tp × ep, experts over `ep` and the
+/// expert width over `moe_tp` (see [`BuildOptions::attention_dp`]). One line saying what does
+/// not fit.
+pub fn check_layout(spec: &TransformerSpec, o: &BuildOptions) -> Result<(), WorkloadError> {
+    Shard::new(spec, o.tp)?;
+    moe_layout(spec, o).map(|_| ())
+}
+
+fn moe_layout(spec: &TransformerSpec, o: &BuildOptions) -> Result<MoeLayout, WorkloadError> {
+    let tp = dim("tensor-parallel degree", o.tp)?;
+    let adp = dim("attention data-parallel degree", o.attention_dp)?;
+    let ep = dim("expert-parallel degree", o.ep)?;
+    if let Some(m) = o.moe_tp {
+        dim("MoE tensor-parallel degree", m)?;
+    }
+    if adp == 1 && o.moe_tp.is_none() {
+        check_expert_parallel(spec, ep)?;
+        return Ok(MoeLayout { attention_dp: 1, moe_tp: tp, ep, serving: false });
+    }
+    let invalid = |m: String| Err(WorkloadError::Invalid(m));
+    let gpus = tp.checked_mul(adp).ok_or_else(|| WorkloadError::Invalid("tp × attention_dp overflows".into()))?;
+    let moe_tp = match o.moe_tp {
+        Some(m) => m,
+        None if gpus.is_multiple_of(ep) => gpus / ep,
+        None => return invalid(format!("expert parallelism {ep} does not divide the {gpus} GPUs of tp {tp} × attention_dp {adp}")),
+    };
+    if moe_tp.checked_mul(ep) != Some(gpus) {
+        return invalid(format!(
+            "parallel layout mismatch: tp {tp} × attention_dp {adp} = {gpus} GPUs but moe_tp {moe_tp} × ep {ep} = {}; both must cover the same GPUs",
+            moe_tp.saturating_mul(ep)
+        ));
+    }
+    match spec.moe {
+        None if ep > 1 => return invalid(format!("expert parallelism {ep} needs a mixture-of-experts model; {} has no experts", spec.name)),
+        Some(m) if !m.experts.is_multiple_of(ep) => return invalid(format!("expert parallelism {ep} does not divide the model's {} experts", m.experts)),
+        Some(_) if !spec.ffn.is_multiple_of(moe_tp) => {
+            return invalid(format!("MoE tensor parallelism {moe_tp} does not divide the expert width {} (moe_intermediate_size)", spec.ffn))
+        }
+        _ => {}
+    }
+    Ok(MoeLayout { attention_dp: adp, moe_tp, ep, serving: true })
+}
+
+/// What differs between the layers of one scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LayerKind {
+    /// A dense MLP of this full width instead of the MoE block (DeepSeek's first layers).
+    dense_ffn: Option<u64>,
+    /// Sliding-window attention over at most this many keys (only when shorter than the context).
+    window: Option<u64>,
+}
+
+/// The layers grouped into scopes of identical shape: (name prefix, layer count, kind). One
+/// `layer.` scope for uniform models, as before; dense-MLP layers of an MoE model go to
+/// `dense_layer.` (taken to be the first ones), sliding-window layers whose window is shorter
+/// than `kv_len` to `swa_layer.` / `dense_swa_layer.`.
+fn layer_groups(spec: &TransformerSpec, kv_len: u64) -> Vec<(&'static str, u64, LayerKind)> {
+    let dense = match spec.moe {
+        Some(m) => m.dense_layers.min(spec.layers),
+        None => 0,
+    };
+    let window = spec.sliding_window.as_ref().filter(|w| w.window < kv_len);
+    let mut counts = [0u64; 4];
+    for i in 0..spec.layers {
+        let is_dense = i < dense;
+        let sliding = window.is_some_and(|w| w.layers.get(i as usize).copied().unwrap_or(false));
+        counts[usize::from(is_dense) * 2 + usize::from(sliding)] += 1;
+    }
+    let dense_ffn = spec.moe.map(|m| m.dense_ffn);
+    let w = window.map(|w| w.window);
+    let all = [
+        ("dense_layer.", counts[2], LayerKind { dense_ffn, window: None }),
+        ("dense_swa_layer.", counts[3], LayerKind { dense_ffn, window: w }),
+        ("layer.", counts[0], LayerKind { dense_ffn: None, window: None }),
+        ("swa_layer.", counts[1], LayerKind { dense_ffn: None, window: w }),
+    ];
+    all.into_iter().filter(|g| g.1 > 0).collect()
+}
+
 struct Ctx<'a> {
     spec: &'a TransformerSpec,
     o: &'a BuildOptions,
@@ -167,13 +293,32 @@ struct Ctx<'a> {
     fused: bool,
     train: bool,
     shard: Shard,
+    layout: MoeLayout,
 }
 
 impl Ctx<'_> {
     fn dt(&self) -> DType {
         self.o.dtype
     }
+    /// A linear layer of a transformer layer: quantised with `quant`, or stored in `weights`.
     fn linear(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
+        let mut g = Gemm::linear(rows, k, n, bias, self.dt())?;
+        match self.o.quant {
+            Some(q) => g.quant = Some(q),
+            None => g.weight_dtype = self.o.weights.filter(|w| *w != self.dt()),
+        }
+        Ok(Op::Gemm(g))
+    }
+    /// An attention projection: like [`Ctx::linear`] unless `quant_attention` is off.
+    fn linear_attn(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
+        if self.o.quant_attention {
+            self.linear(rows, k, n, bias)
+        } else {
+            self.linear_head(rows, k, n, bias)
+        }
+    }
+    /// A linear layer outside the transformer layers (BERT's heads): `weights`, never `quant`.
+    fn linear_head(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
         let mut g = Gemm::linear(rows, k, n, bias, self.dt())?;
         g.weight_dtype = self.o.weights.filter(|w| *w != self.dt());
         Ok(Op::Gemm(g))
@@ -181,6 +326,13 @@ impl Ctx<'_> {
     /// A linear layer whose weight stays in the activation dtype (LM head, router).
     fn linear_unquantised(&self, rows: u64, k: u64, n: u64, bias: bool) -> Result<Op, WorkloadError> {
         Ok(Op::Gemm(Gemm::linear(rows, k, n, bias, self.dt())?))
+    }
+    /// Element type of the KV cache and of attention that reads it.
+    fn kv_dt(&self) -> DType {
+        match self.o.kv_dtype {
+            Some(k) if self.o.past > 0 => k,
+            _ => self.dt(),
+        }
     }
     /// The collective that joins the tensor-parallel shards of `elements` activations; nothing
     /// on a single GPU.
@@ -248,12 +400,18 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     };
     let shard = Shard::new(spec, o.tp)?;
     dim("context-parallel degree", o.cp)?;
-    check_expert_parallel(spec, o.ep)?;
+    let layout = moe_layout(spec, o)?;
+    if layout.serving {
+        // Tokens the MoE of this replica routes, checked here so the block can multiply freely.
+        checked_mul("MoE tokens", &[tokens, layout.attention_dp, spec.hidden, spec.moe.map_or(1, |m| m.top_k)])?;
+    }
     let local_tokens = if o.sequence_parallel && shard.tp > 1 { tokens.div_ceil(shard.tp) } else { tokens };
-    let cx = Ctx { spec, o, tokens, local_tokens, kv_len, fused, train: o.mode == Mode::Training, shard };
+    let cx = Ctx { spec, o, tokens, local_tokens, kv_len, fused, train: o.mode == Mode::Training, shard, layout };
     let mut g = Graph::new(spec.name.clone());
     embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1 })?;
-    layer(&cx, &mut Emitter { graph: &mut g, prefix: "layer.".into(), repeat: spec.layers })?;
+    for (prefix, repeat, kind) in layer_groups(spec, kv_len) {
+        layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat }, kind)?;
+    }
     epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1 })?;
     if cx.train {
         g.add_backward();
@@ -295,14 +453,17 @@ fn embeddings(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-fn layer(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
+fn layer(cx: &Ctx, e: &mut Emitter, kind: LayerKind) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (t, h) = (cx.local_tokens, s.hidden);
     let pre_norm = s.arch != Arch::Bert;
     if pre_norm {
         e.op("attn_norm", cx.norm(t, h));
     }
-    attention_block(cx, e)?;
+    match s.mla {
+        Some(m) => mla_attention_block(cx, e, m, kind.window)?,
+        None => attention_block(cx, e, kind.window)?,
+    }
     cx.dropout(e, "attn_dropout", t * h);
     e.op("attn_residual", cx.ew(EwKind::Add, t * h, 2));
     if !pre_norm {
@@ -311,10 +472,10 @@ fn layer(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     if pre_norm {
         e.op("mlp_norm", cx.norm(t, h));
     }
-    if s.moe.is_some() {
-        moe_block(cx, e)?;
-    } else {
-        mlp_block(cx, e)?;
+    match kind.dense_ffn {
+        Some(f) => mlp_block(cx, e, f)?,
+        None if s.moe.is_some() => moe_block(cx, e)?,
+        None => mlp_block(cx, e, s.ffn)?,
     }
     cx.dropout(e, "mlp_dropout", t * h);
     e.op("mlp_residual", cx.ew(EwKind::Add, t * h, 2));
@@ -324,7 +485,7 @@ fn layer(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
+fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (b, t, h) = (cx.o.batch, cx.tokens, s.hidden);
     let (heads, kv_heads) = (cx.shard.heads, cx.shard.kv_heads);
@@ -332,11 +493,11 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let kv_dim = kv_heads * s.head_dim;
     cx.gather_sequence(e, "attn_all_gather");
     if s.arch == Arch::Gpt2 || cx.o.merged_projections {
-        e.op("qkv", cx.linear(t, h, q_dim + 2 * kv_dim, s.qkv_bias)?);
+        e.op("qkv", cx.linear_attn(t, h, q_dim + 2 * kv_dim, s.qkv_bias)?);
     } else {
-        e.op("q", cx.linear(t, h, q_dim, s.qkv_bias)?);
-        e.op("k", cx.linear(t, h, kv_dim, s.qkv_bias)?);
-        e.op("v", cx.linear(t, h, kv_dim, s.qkv_bias)?);
+        e.op("q", cx.linear_attn(t, h, q_dim, s.qkv_bias)?);
+        e.op("k", cx.linear_attn(t, h, kv_dim, s.qkv_bias)?);
+        e.op("v", cx.linear_attn(t, h, kv_dim, s.qkv_bias)?);
     }
     if s.qk_norm {
         e.op("q_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * heads, s.head_dim, cx.dt())));
@@ -350,13 +511,14 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     }
     if cx.o.past > 0 {
         // Appending this step's keys and values to the cache.
-        e.op("kv_cache_write", Op::MemCopy(MemCopy::copy(2 * t * kv_dim, cx.dt())));
+        e.op("kv_cache_write", Op::MemCopy(MemCopy::copy(2 * t * kv_dim, cx.kv_dt())));
     }
     // Ring attention: every GPU sees every other shard's keys and values once, while computing.
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, 2 * t * kv_dim * cx.o.cp, cx.o.cp, true);
     let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp };
     let e_core = &mut core;
-    if cx.fused {
+    // Sliding-window layers run the fused kernel (eager kernels have no window).
+    if cx.fused || window.is_some() {
         e_core.op(
             "attention",
             Op::Attention(Attention {
@@ -367,16 +529,110 @@ fn attention_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
                 kv_len: cx.kv_len,
                 head_dim: s.head_dim,
                 causal: s.causal,
-                dtype: cx.dt(),
+                dtype: cx.kv_dt(),
                 backward: false,
+                v_head_dim: None,
+                shared_kv: false,
+                window,
             }),
         );
     } else {
         eager_attention(cx, e_core)?;
         e.op("context_contiguous", Op::MemCopy(MemCopy::copy(t * heads * s.head_dim, cx.dt())));
     }
-    e.op("out_proj", cx.linear(t, q_dim, h, s.out_bias)?);
+    e.op("out_proj", cx.linear_attn(t, q_dim, h, s.out_bias)?);
     // Row-parallel output projection: partial sums from every GPU are added.
+    cx.join_partial_sums(e, if cx.sequence_parallel() { "attn_reduce_scatter" } else { "attn_all_reduce" });
+    Ok(())
+}
+
+/// Multi-head latent attention, one GPU's share (heads/tp; the latent projections and cache
+/// are replicated on every tensor-parallel GPU).
+///
+/// Prefill and chunks (`seq > 1` or nothing cached): queries through q_a → norm → q_b (or one
+/// q projection); the latent kv_a → norm; kv_b expands the latent of every context token into
+/// per-head keys (nope part) and values; then ordinary attention with query/key width
+/// nope + rope and value width v.
+///
+/// Decode (`seq == 1` with a cache): weight absorption, as DeepSeek's and SGLang's/vLLM's MLA
+/// decode kernels run it: q_nope · W_uk per head (a batched product), then multi-query
+/// attention of all heads over the one shared latent cache (head width kv_lora + rope, values
+/// its first kv_lora elements, read once), then · W_uv per head, then o_proj.
+fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -> Result<(), WorkloadError> {
+    let s = cx.spec;
+    let (b, t, h) = (cx.o.batch, cx.tokens, s.hidden);
+    let heads = cx.shard.heads;
+    let qk = m.qk_head_dim();
+    let latent = m.cache_width();
+    cx.gather_sequence(e, "attn_all_gather");
+    match m.q_lora_rank {
+        Some(r) if cx.o.merged_projections => e.op("q_kv_a", cx.linear_attn(t, h, r + latent, s.qkv_bias)?),
+        Some(r) => {
+            e.op("q_a", cx.linear_attn(t, h, r, s.qkv_bias)?);
+            e.op("kv_a", cx.linear_attn(t, h, latent, s.qkv_bias)?);
+        }
+        None => {
+            e.op("q", cx.linear_attn(t, h, heads * qk, s.qkv_bias)?);
+            e.op("kv_a", cx.linear_attn(t, h, latent, s.qkv_bias)?);
+        }
+    }
+    if let Some(r) = m.q_lora_rank {
+        e.op("q_a_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t, r, cx.dt())));
+        e.op("q_b", cx.linear_attn(t, r, heads * qk, false)?);
+    }
+    e.op("kv_a_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t, m.kv_lora_rank, cx.dt())));
+    // Rotary on every head's rope part and on the one shared rope key.
+    e.op("rotary_qk", cx.ew(EwKind::Rotary, t * (heads + 1) * m.qk_rope_head_dim, 1));
+    if cx.o.past > 0 {
+        e.op("kv_cache_write", Op::MemCopy(MemCopy::copy(t * latent, cx.kv_dt())));
+    }
+    cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, t * latent * cx.o.cp, cx.o.cp, true);
+    let absorbed = cx.o.seq == 1 && cx.o.past > 0;
+    if absorbed {
+        e.op("q_absorb", Op::Gemm(Gemm::bmm(heads, t, m.qk_nope_head_dim, m.kv_lora_rank, cx.dt())?));
+    } else {
+        // Keys' nope part and values for every context token of every sequence.
+        let kv_tokens = checked_mul("MLA context tokens", &[b, cx.kv_len])?;
+        e.op("kv_b", cx.linear_attn(kv_tokens, m.kv_lora_rank, heads * (m.qk_nope_head_dim + m.v_head_dim), false)?);
+    }
+    let attention = if absorbed {
+        Attention {
+            batch: b,
+            heads,
+            kv_heads: 1,
+            q_len: 1,
+            kv_len: cx.kv_len,
+            head_dim: latent,
+            causal: s.causal,
+            dtype: cx.kv_dt(),
+            backward: false,
+            v_head_dim: Some(m.kv_lora_rank),
+            shared_kv: true,
+            window,
+        }
+    } else {
+        Attention {
+            batch: b,
+            heads,
+            kv_heads: heads,
+            q_len: cx.o.seq,
+            kv_len: cx.kv_len,
+            head_dim: qk,
+            causal: s.causal,
+            dtype: cx.kv_dt(),
+            backward: false,
+            v_head_dim: Some(m.v_head_dim).filter(|&v| v != qk),
+            shared_kv: false,
+            window,
+        }
+    };
+    // Always the fused kernel: MLA has no eager path in serving engines.
+    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp };
+    core.op("attention", Op::Attention(attention));
+    if absorbed {
+        e.op("v_up", Op::Gemm(Gemm::bmm(heads, t, m.kv_lora_rank, m.v_head_dim, cx.dt())?));
+    }
+    e.op("out_proj", cx.linear_attn(t, heads * m.v_head_dim, h, s.out_bias)?);
     cx.join_partial_sums(e, if cx.sequence_parallel() { "attn_reduce_scatter" } else { "attn_all_reduce" });
     Ok(())
 }
@@ -404,12 +660,13 @@ fn eager_attention(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-fn mlp_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
+/// A dense MLP of full width `width`, split over the tensor-parallel GPUs.
+fn mlp_block(cx: &Ctx, e: &mut Emitter, width: u64) -> Result<(), WorkloadError> {
     let s = cx.spec;
-    let (t, h, f) = (cx.tokens, s.hidden, cx.shard.ffn);
+    let (t, h, f) = (cx.tokens, s.hidden, width.div_ceil(cx.shard.tp));
     cx.gather_sequence(e, "mlp_all_gather");
     match s.activation {
-        Activation::SwiGlu => gate_up(cx, e, t)?,
+        Activation::SwiGlu => gate_up(cx, e, t, f)?,
         act => {
             e.op("fc1", cx.linear(t, h, f, s.mlp_bias)?);
             let kind = if act == Activation::Relu { EwKind::Relu } else { EwKind::Gelu };
@@ -421,10 +678,10 @@ fn mlp_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-/// SwiGLU's gate and up projections of `rows` tokens (merged into one GEMM when asked), then
-/// the fused `silu(gate) * up`.
-fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64) -> Result<(), WorkloadError> {
-    let (h, f, bias) = (cx.spec.hidden, cx.shard.ffn, cx.spec.mlp_bias);
+/// SwiGLU's gate and up projections of `rows` tokens to `f` columns each (merged into one GEMM
+/// when asked), then the fused `silu(gate) * up`.
+fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64) -> Result<(), WorkloadError> {
+    let (h, bias) = (cx.spec.hidden, cx.spec.mlp_bias);
     if cx.o.merged_projections {
         e.op("gate_up", cx.linear(rows, h, 2 * f, bias)?);
     } else {
@@ -435,8 +692,20 @@ fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64) -> Result<(), WorkloadError> {
     Ok(())
 }
 
+/// Shared experts: one SwiGLU MLP of the shared width `width` (this GPU's share) over `rows`
+/// tokens, in a `shared.` sub-scope.
+fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<(), WorkloadError> {
+    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat };
+    gate_up(cx, &mut sh, rows, width)?;
+    sh.op("down", cx.linear(rows, width, cx.spec.hidden, cx.spec.mlp_bias)?);
+    Ok(())
+}
+
 /// Mixture of experts under balanced routing: each expert processes tokens·top_k/experts rows.
 fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
+    if cx.layout.serving {
+        return moe_block_serving(cx, e);
+    }
     let s = cx.spec;
     let moe = s.moe.expect("called for MoE models only");
     // Every expert's MLP is split over the GPUs like a dense MLP (columns, then rows).
@@ -453,11 +722,74 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let active = active_experts(t.saturating_mul(ep), moe.top_k, moe.experts).div_ceil(ep).max(1);
     let rows = routed.div_ceil(active);
     let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };
-    gate_up(cx, &mut experts, rows)?;
+    gate_up(cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
     cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, routed * h, ep, false);
     e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
+    if moe.shared_ffn > 0 {
+        shared_experts(cx, e, t, moe.shared_ffn.div_ceil(cx.shard.tp))?;
+    }
     cx.join_partial_sums(e, if cx.sequence_parallel() { "moe_reduce_scatter" } else { "moe_all_reduce" });
+    Ok(())
+}
+
+/// The MoE block under the serving layout: `tokens` per attention rank, attention_dp ranks,
+/// experts/ep experts per GPU of width ffn/moe_tp. Each GPU computes the routed rows of its
+/// experts from all the replica's tokens: tokens · attention_dp · top_k / ep.
+///
+/// - attention_dp = 1: every GPU already holds all the tokens (attention TP replicates them);
+///   each computes its experts' rows and one all-reduce over the tp GPUs sums the parts.
+/// - attention_dp > 1, ep = 1: the ranks' tokens are all-gathered, every GPU runs its slice of
+///   every expert, and a reduce-scatter returns each rank's sums.
+/// - attention_dp > 1, ep > 1: routed tokens travel by all-to-all (dispatch and combine), plus
+///   an all-reduce within the moe_tp group when experts are also split.
+///
+/// Shared experts run next to the routed ones: on the gathered tokens, split over the whole
+/// replica, when they are all-gathered; otherwise on the rank's own tokens split over tp.
+fn moe_block_serving(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
+    let s = cx.spec;
+    let moe = s.moe.expect("called for MoE models only");
+    let l = cx.layout;
+    let (t, h) = (cx.tokens, s.hidden);
+    let f = s.ffn / l.moe_tp;
+    let gpus = l.gpus(cx.shard.tp);
+    cx.gather_sequence(e, "moe_all_gather");
+    e.op("router", cx.linear_unquantised(t, h, moe.experts, false)?);
+    e.op("router_softmax", Op::Softmax(Softmax::new(t, moe.experts, cx.dt())));
+    // Distinct tokens this replica routes, and the routed rows this GPU computes.
+    let moe_tokens = t * l.attention_dp;
+    let rows_here = (moe_tokens * moe.top_k).div_ceil(l.ep);
+    let gathered = l.attention_dp > 1 && l.ep == 1;
+    let all_to_all = l.attention_dp > 1 && l.ep > 1;
+    if gathered {
+        cx.collective_in(e, "moe_all_gather", CommKind::AllGather, moe_tokens * h, gpus, false);
+    }
+    if all_to_all {
+        cx.collective_in(e, "ep_dispatch_all_to_all", CommKind::AllToAll, t * moe.top_k * h, gpus, false);
+    }
+    e.op("dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
+    let active = active_experts(moe_tokens, moe.top_k, moe.experts).div_ceil(l.ep).max(1);
+    let rows = rows_here.div_ceil(active);
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };
+    gate_up(cx, &mut experts, rows, f)?;
+    experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
+    e.op("combine", cx.ew(EwKind::Mul, rows_here * h, 2));
+    if all_to_all {
+        cx.collective_in(e, "moe_tp_all_reduce", CommKind::AllReduce, rows_here * h, l.moe_tp, false);
+        cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, t * moe.top_k * h, gpus, false);
+    }
+    if moe.shared_ffn > 0 {
+        if gathered {
+            shared_experts(cx, e, moe_tokens, moe.shared_ffn.div_ceil(gpus))?;
+        } else {
+            shared_experts(cx, e, t, moe.shared_ffn.div_ceil(cx.shard.tp))?;
+        }
+    }
+    if gathered {
+        cx.collective_in(e, "moe_reduce_scatter", CommKind::ReduceScatter, moe_tokens * h, gpus, false);
+    } else {
+        cx.join_partial_sums(e, if cx.sequence_parallel() { "moe_reduce_scatter" } else { "moe_all_reduce" });
+    }
     Ok(())
 }
 
@@ -478,7 +810,7 @@ fn epilogue(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let s = cx.spec;
     let (b, t, h) = (cx.o.batch, cx.tokens, s.hidden);
     if s.arch == Arch::Bert {
-        e.op("pooler", cx.linear(b, h, h, true)?);
+        e.op("pooler", cx.linear_head(b, h, h, true)?);
         e.op("pooler_tanh", cx.ew(EwKind::Tanh, b * h, 1));
         let head = match cx.o.head {
             Head::Auto if cx.train => Head::PreTraining,
@@ -487,17 +819,17 @@ fn epilogue(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         };
         match head {
             Head::Classification => {
-                e.op("classifier", cx.linear(b, h, 2, true)?);
+                e.op("classifier", cx.linear_head(b, h, 2, true)?);
                 if cx.train {
                     e.op("loss", Op::Softmax(Softmax::new(b, 2, cx.dt())));
                 }
             }
             Head::PreTraining | Head::LmHead | Head::LastToken => {
-                e.op("mlm_transform", cx.linear(t, h, h, true)?);
+                e.op("mlm_transform", cx.linear_head(t, h, h, true)?);
                 e.op("mlm_gelu", cx.ew(EwKind::Gelu, t * h, 1));
                 e.op("mlm_norm", cx.norm(t, h));
-                e.op("mlm_decoder", tied(cx.linear(t, h, s.vocab, true)?));
-                e.op("nsp", cx.linear(b, h, 2, true)?);
+                e.op("mlm_decoder", tied(cx.linear_head(t, h, s.vocab, true)?));
+                e.op("nsp", cx.linear_head(b, h, 2, true)?);
                 if cx.train {
                     e.op("loss", Op::Softmax(Softmax::new(t, s.vocab, cx.dt())));
                 }

@@ -5,7 +5,7 @@
 
 use crate::dims::{checked_mul, dim, DimError};
 use crate::ops::{Elementwise, EwKind, Op, OpClass, Reduction};
-use crate::DType;
+use crate::{DType, Quant};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -32,6 +32,11 @@ pub struct Gemm {
     /// Weights stored in another format than the activations (e.g. FP8 weights, BF16 compute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_dtype: Option<DType>,
+    /// Quantised weight format (FP8, NVFP4, MXFP4, INT4). When set it takes precedence over
+    /// `weight_dtype`: the weight is read at [`Quant::weight_bits`] per element and the input
+    /// activation at [`Quant::activation_bits`]; the output keeps `dtype`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quant: Option<Quant>,
 }
 
 impl Gemm {
@@ -47,6 +52,7 @@ impl Gemm {
             dtype,
             shared_weight: false,
             weight_dtype: None,
+            quant: None,
         };
         g.check_size()?;
         Ok(g)
@@ -64,6 +70,7 @@ impl Gemm {
             dtype,
             shared_weight: false,
             weight_dtype: None,
+            quant: None,
         };
         g.check_size()?;
         Ok(g)
@@ -92,18 +99,43 @@ impl Gemm {
         2.0 * self.macs() + bias
     }
 
-    fn weight_elem_bytes(&self) -> f64 {
-        self.weight_dtype.unwrap_or(self.dtype).size_bytes() as f64
+    /// Bytes per stored weight element: the quantised width (scales included) when `quant` is
+    /// set, else `weight_dtype`'s, else the activation dtype's.
+    pub fn weight_elem_bytes(&self) -> f64 {
+        match self.quant {
+            Some(q) => q.weight_bytes(),
+            None => self.weight_dtype.unwrap_or(self.dtype).size_bytes() as f64,
+        }
     }
 
     pub fn bytes(&self) -> f64 {
         let e = self.dtype.size_bytes() as f64;
         let b = self.batch as f64;
         let (m, n, k) = (self.m as f64, self.n as f64, self.k as f64);
-        let a_and_c = b * (m * k + m * n) * e;
         let w = b * k * n * self.weight_elem_bytes();
         let bias = if self.bias { n * e } else { 0.0 };
+        if let Some(q) = self.quant {
+            // The input is read in the quantised activation format; the output is written in `dtype`.
+            let a = b * m * k * q.activation_bits() / 8.0;
+            return a + b * m * n * e + w + bias;
+        }
+        let a_and_c = b * (m * k + m * n) * e;
         a_and_c + w + bias
+    }
+
+    /// Bytes of this layer's parameters as stored: weights at [`Gemm::weight_elem_bytes`]; with
+    /// a `quant` the bias stays in `dtype` (without one every parameter, bias included, takes
+    /// the weight's width, as serving memory has always been counted). Zero for BMMs and tied
+    /// weights (bias aside).
+    pub fn param_bytes(&self) -> f64 {
+        match self.quant {
+            Some(_) if self.kind == GemmKind::Linear => {
+                let weights = if self.shared_weight { 0.0 } else { self.k as f64 * self.n as f64 * self.weight_elem_bytes() };
+                let bias = if self.bias { self.n as f64 * self.dtype.size_bytes() as f64 } else { 0.0 };
+                weights + bias
+            }
+            _ => self.params() as f64 * self.weight_elem_bytes(),
+        }
     }
 
     pub fn params(&self) -> u64 {
@@ -177,6 +209,30 @@ mod tests {
         let gemm_flops: f64 = bw.iter().filter(|o| matches!(o, Op::Gemm(_))).map(|o| o.flops()).sum();
         assert_eq!(gemm_flops, 2.0 * 2.0 * 16.0 * 32.0 * 64.0);
         assert!(matches!(bw[2], Op::Reduction(_)));
+    }
+
+    #[test]
+    fn quantised_weights_shrink_bytes_but_not_params() {
+        let mut g = Gemm::linear(4, 1024, 512, true, DType::Bf16).unwrap();
+        let plain = g.bytes();
+        g.quant = Some(Quant::Nvfp4);
+        assert_eq!(g.params(), 1024 * 512 + 512);
+        assert_eq!(g.param_bytes(), 1024.0 * 512.0 * 4.5 / 8.0 + 512.0 * 2.0);
+        // Input at 4.5 bits, output BF16, weights at 4.5 bits, bias BF16.
+        assert_eq!(g.bytes(), 4.0 * 1024.0 * 4.5 / 8.0 + 4.0 * 512.0 * 2.0 + 1024.0 * 512.0 * 4.5 / 8.0 + 512.0 * 2.0);
+        assert!(g.bytes() < plain / 3.0);
+        // Weight-only MXFP4 keeps 16-bit activations.
+        g.quant = Some(Quant::Mxfp4);
+        assert_eq!(g.bytes(), 4.0 * 1024.0 * 2.0 + 4.0 * 512.0 * 2.0 + 1024.0 * 512.0 * 4.25 / 8.0 + 512.0 * 2.0);
+        // quant wins over weight_dtype; flops are unchanged.
+        g.weight_dtype = Some(DType::Fp8);
+        assert_eq!(g.weight_elem_bytes(), 4.25 / 8.0);
+        assert_eq!(g.flops(), Gemm::linear(4, 1024, 512, true, DType::Bf16).unwrap().flops());
+        // Absent from JSON when unset, read back when set.
+        let plain = Gemm::linear(4, 8, 8, false, DType::Bf16).unwrap();
+        assert!(!serde_json::to_string(&plain).unwrap().contains("quant"));
+        let back: Gemm = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        assert_eq!(back.quant, Some(Quant::Mxfp4));
     }
 
     #[test]

@@ -103,6 +103,7 @@ impl Rnn {
             // The weights belong to the RNN op; its kernels only use them.
             shared_weight: true,
             weight_dtype: None,
+            quant: None,
         })
     }
 

@@ -16,9 +16,11 @@
 //! kernel library, from specific to general; see [`keys`]) on every GPU but the one predicted.
 
 mod fit;
+mod ir;
 mod work;
 
 pub use fit::{fit, FitOptions};
+pub use ir::{gemm_precision, op_shape, op_work, SustainedOps};
 pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 
 use crate::physics::wave_utilization;
@@ -75,6 +77,18 @@ impl Params {
         let physics = self.physics_seconds(work);
         let correction = if self.residual.is_empty() { 0.0 } else { features(work).iter().zip(&self.residual).map(|(x, w)| x * w).sum::<f64>() };
         (physics * correction.clamp(-MAX_CORRECTION.ln(), MAX_CORRECTION.ln()).exp()).max(work.floor_seconds())
+    }
+
+    /// Seconds for `work` inside a running model: like [`Params::seconds`], but a kernel's fixed
+    /// cost is at most `fixed_us`. The fitted cost is what a kernel timed on its own pays
+    /// (host launch and synchronization included); queued back to back or replayed from a
+    /// CUDA graph, kernels pay only the GPU's gap between them. Collectives keep theirs (their
+    /// fixed cost is the GPUs' handshake, not the host).
+    pub fn seconds_in_model(&self, work: &Work, fixed_us: f64) -> f64 {
+        match work {
+            Work::Kernel(_) if self.overhead_us > fixed_us => Params { overhead_us: fixed_us, ..self.clone() }.seconds(work),
+            _ => self.seconds(work),
+        }
     }
 
     /// Seconds for `work` from the physics alone.
@@ -159,6 +173,13 @@ impl Model {
         let work = Work::of(&t.shape, t.precision, gpu)?;
         let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
         Ok(params.seconds(&work))
+    }
+
+    /// Seconds for a shape inside a running model (see [`Params::seconds_in_model`]).
+    pub fn predict_in_model(&self, t: &Timing, gpu: &Gpu, fixed_us: f64) -> Result<f64, String> {
+        let work = Work::of(&t.shape, t.precision, gpu)?;
+        let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
+        Ok(params.seconds_in_model(&work, fixed_us))
     }
 
     /// The plain roofline of the same work: datasheet peak and bandwidth, no overhead.

@@ -174,14 +174,14 @@ impl Work {
             Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
             Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
                 let kv_len = if window > 0 { isl.saturating_add(past).min(window) } else { isl.saturating_add(past) };
-                let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false };
+                let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };
                 let rows = heads as f64 * isl as f64 / kv_heads as f64;
                 let tiles = batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
                 Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
             }
             Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => {
                 let kv_len = if window > 0 { kv_len.min(window) } else { kv_len }.saturating_add(1);
-                let a = Attention { batch, heads, kv_heads, q_len: 1, kv_len, head_dim, causal: false, dtype: DType::Bf16, backward: false };
+                let a = Attention { batch, heads, kv_heads, q_len: 1, kv_len, head_dim, causal: false, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };
                 // The query heads sharing a KV head are packed into one instruction's rows.
                 let rows = padded_rows(heads as f64 / kv_heads as f64, gpu);
                 let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);

@@ -1,0 +1,163 @@
+//! Measured serving runs under load in AIConfigurator's `silicon_sample.csv` layout: one row per
+//! (model, system, backend, precision, layout, prompt and output length, concurrency) with the
+//! measured mean time to first token and time per output token. Aggregated rows give one
+//! layout; disaggregated rows give a prefill and a decode pool (workers and layout each).
+
+use crate::DataError;
+use serde::Serialize;
+
+/// One serving layout: `tp × attention_dp` GPUs per worker (= `moe_tp × moe_ep`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ServingLayout {
+    pub tp: u64,
+    pub pp: u64,
+    pub attention_dp: u64,
+    pub moe_tp: u64,
+    pub moe_ep: u64,
+}
+
+/// A disaggregated deployment's pools; `workers` is `None` where the file leaves it blank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Pool {
+    pub workers: Option<u64>,
+    pub layout: ServingLayout,
+    /// Most sequences per worker (`*_batch_size`), where given.
+    pub batch: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum Deployment {
+    Agg { layout: ServingLayout },
+    Disagg { prefill: Pool, decode: Pool },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SiliconRow {
+    pub id: String,
+    pub backend: String,
+    pub backend_version: String,
+    /// Hugging Face id of the model (`deepseek-ai/DeepSeek-V3`).
+    pub model: String,
+    /// The file's system name (`h100_sxm`, `b200_sxm`).
+    pub system: String,
+    pub precision: String,
+    pub gemm_quant: String,
+    pub moe_quant: String,
+    pub isl: u64,
+    pub osl: u64,
+    /// Concurrent requests the benchmark kept in flight (`batch_size`, or `silicon_concurrency`
+    /// in the provenance field); `None` where the file gives neither.
+    pub concurrency: Option<u64>,
+    pub deployment: Deployment,
+    pub ttft_ms: f64,
+    pub tpot_ms: f64,
+}
+
+impl SiliconRow {
+    pub fn mode(&self) -> &'static str {
+        match self.deployment {
+            Deployment::Agg { .. } => "agg",
+            Deployment::Disagg { .. } => "disagg",
+        }
+    }
+}
+
+/// Columns the reader needs.
+const REQUIRED: &[&str] = &["id", "backend", "model_path", "system", "precision", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"];
+
+/// Reads a `silicon_sample.csv`; a missing column or a malformed value is one error naming the
+/// file, line and column.
+pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError> {
+    let fmt = |reason: String| DataError::Format { path: path.into(), reason };
+    let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| fmt(e.to_string()))?.clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    if let Some(missing) = REQUIRED.iter().find(|c| col(c).is_none()) {
+        return Err(fmt(format!("missing column '{missing}'")));
+    }
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| fmt(format!("line {line}: {e}")))?;
+        let get = |name: &str| col(name).and_then(|c| record.get(c)).unwrap_or("");
+        let bad = |name: &str, why: &str| fmt(format!("line {line}: column '{name}' {why}, got '{}'", get(name)));
+        let opt_u64 = |name: &str| -> Result<Option<u64>, DataError> {
+            let v = get(name);
+            if v.is_empty() {
+                return Ok(None);
+            }
+            v.parse::<u64>().map(Some).map_err(|_| bad(name, "must be a whole number"))
+        };
+        let req_u64 = |name: &str| opt_u64(name)?.filter(|&n| n > 0).ok_or_else(|| bad(name, "must be a positive whole number"));
+        let ms = |name: &str| get(name).parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| bad(name, "must be a positive number of milliseconds"));
+        let layout = |prefix: &str| -> Result<ServingLayout, DataError> {
+            let one = |n: &str| -> Result<u64, DataError> { Ok(opt_u64(&format!("{prefix}{n}"))?.filter(|&v| v > 0).unwrap_or(1)) };
+            Ok(ServingLayout { tp: one("tp_size")?, pp: one("pp_size")?, attention_dp: one("attention_dp_size")?, moe_tp: one("moe_tp_size")?, moe_ep: one("moe_ep_size")? })
+        };
+        let deployment = match get("mode") {
+            "agg" => Deployment::Agg { layout: layout("")? },
+            "disagg" => {
+                let pool = |p: &str| -> Result<Pool, DataError> { Ok(Pool { workers: opt_u64(&format!("{p}num_workers"))?, layout: layout(p)?, batch: opt_u64(&format!("{p}batch_size"))? }) };
+                Deployment::Disagg { prefill: pool("prefill_")?, decode: pool("decode_")? }
+            }
+            _ => return Err(bad("mode", "must be 'agg' or 'disagg'")),
+        };
+        let concurrency = opt_u64("batch_size")?.filter(|&c| c > 0).or_else(|| concurrency_from_source(get("silicon_data_source")));
+        rows.push(SiliconRow {
+            id: get("id").to_string(),
+            backend: get("backend").to_string(),
+            backend_version: get("backend_version").to_string(),
+            model: get("model_path").to_string(),
+            system: get("system").to_string(),
+            precision: get("precision").to_string(),
+            gemm_quant: get("gemm_quant_mode").to_string(),
+            moe_quant: get("moe_quant_mode").to_string(),
+            isl: req_u64("isl")?,
+            osl: req_u64("osl")?,
+            concurrency,
+            deployment,
+            ttft_ms: ms("silicon_ttft_ms")?,
+            tpot_ms: ms("silicon_tpot_ms")?,
+        });
+    }
+    Ok(rows)
+}
+
+/// `silicon_concurrency=N` inside the `;`-separated provenance field.
+fn concurrency_from_source(source: &str) -> Option<u64> {
+    source.split(';').find_map(|part| part.trim().strip_prefix("silicon_concurrency=")?.parse().ok()).filter(|&c| c > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms";
+
+    #[test]
+    fn aggregated_and_disaggregated_rows() {
+        let text = format!(
+            "{HEAD}\na,x,vllm,0.1,m/M,h100_sxm,fp8,agg,1024,128,fp8,fp8,16,4,1,,4,1,,,,,,,,,,,,,,,50.5,7.25\n\
+             b,config_id=1; silicon_concurrency=64,trtllm,1,m/M,b200_sxm,fp4,disagg,8192,1024,nvfp4,nvfp4,,,,,,,1,2,1,1,8,8,1,16,1,1,1,8,1,8,900,30\n"
+        );
+        let rows = read_silicon(&text, "s.csv").unwrap();
+        assert_eq!(rows[0].concurrency, Some(16));
+        assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 } });
+        assert_eq!(rows[1].concurrency, Some(64), "from silicon_concurrency");
+        let Deployment::Disagg { prefill, decode } = rows[1].deployment else { panic!("disagg") };
+        assert_eq!((prefill.workers, prefill.layout.attention_dp, decode.workers, decode.batch), (Some(2), 8, Some(1), Some(16)));
+        assert_eq!(rows[1].mode(), "disagg");
+    }
+
+    #[test]
+    fn malformed_files_name_line_and_column() {
+        let e = read_silicon("id,backend\na,vllm\n", "s.csv").unwrap_err().to_string();
+        assert!(e.contains("missing column 'model_path'"), "{e}");
+        let row = "a,x,vllm,0.1,m/M,h100_sxm,fp8,agg,1024,128,fp8,fp8,16,4,1,,4,1,,,,,,,,,,,,,,,abc,7.25";
+        let e = read_silicon(&format!("{HEAD}\n{row}\n"), "s.csv").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("silicon_ttft_ms"), "{e}");
+        let row = "a,x,vllm,0.1,m/M,h100_sxm,fp8,sideways,1024,128,fp8,fp8,16,4,1,,4,1,,,,,,,,,,,,,,,1,1";
+        assert!(read_silicon(&format!("{HEAD}\n{row}\n"), "s.csv").unwrap_err().to_string().contains("'agg' or 'disagg'"));
+    }
+}

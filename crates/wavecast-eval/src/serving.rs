@@ -1,0 +1,267 @@
+//! Serving under load against measured runs: every row of AIConfigurator's
+//! `silicon_sample.csv` layout (model, system, backend, precision, aggregated or disaggregated
+//! layout, prompt and output length, concurrency; measured mean TTFT and TPOT) is replayed by
+//! the continuous-batching simulator with the row's own inputs and nothing fitted to it. Rows
+//! that cannot be replayed are listed with the reason, never dropped.
+
+use crate::EvalError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use wavecast_data::silicon::{read_silicon, Deployment, ServingLayout, SiliconRow};
+use wavecast_gpu::Catalog;
+use wavecast_ir::{DType, Quant};
+use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Parallel, Pool, ServeSimOptions};
+use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
+use wavecast_workload::TransformerSpec;
+
+/// Requests replayed per row, as a multiple of its concurrency (the benchmark's clients each
+/// send several requests; the mean then covers the ramp-up and the steady state).
+pub const REQUESTS_PER_CLIENT: u64 = 4;
+/// At least this many requests per row.
+pub const MIN_REQUESTS: u64 = 32;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub id: String,
+    pub system: String,
+    pub model: String,
+    pub backend: String,
+    pub precision: String,
+    pub mode: &'static str,
+    pub measured_ttft_ms: f64,
+    pub predicted_ttft_ms: f64,
+    pub measured_tpot_ms: f64,
+    pub predicted_tpot_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Unpredicted {
+    pub id: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub group: String,
+    pub n: usize,
+    pub ttft_mean_ape: f64,
+    pub tpot_mean_ape: f64,
+    pub ttft_median_ape: f64,
+    pub tpot_median_ape: f64,
+    pub ttft_p90_ape: f64,
+    pub tpot_p90_ape: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServingEval {
+    pub predictor: &'static str,
+    pub rows: Vec<Row>,
+    pub unpredicted: Vec<Unpredicted>,
+    pub summary: Vec<Group>,
+}
+
+/// The config file of a Hugging Face model id in `dir` (files named `org--name_config.json`):
+/// the exact name, else the same name under any organisation, else without a checkpoint
+/// suffix (`-Instruct`, `-FP8`, `-NVFP4`) or with Meta's `Meta-` prefix.
+pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
+    let exact = dir.join(format!("{}_config.json", model.replace('/', "--")));
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let mut candidates = vec![name.clone(), format!("meta-{name}")];
+    for suffix in ["-instruct", "-nvfp4", "-fp8"] {
+        if let Some(stem) = name.strip_suffix(suffix) {
+            candidates.push(stem.to_string());
+            candidates.push(format!("meta-{stem}"));
+        }
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    candidates.iter().find_map(|c| {
+        files.iter().find(|f| f.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix("_config.json")).and_then(|n| n.split("--").nth(1)).is_some_and(|n| n.eq_ignore_ascii_case(c))).cloned()
+    })
+}
+
+fn quant(name: &str) -> Result<Option<Quant>, String> {
+    match name {
+        "" | "bf16" | "fp16" | "none" => Ok(None),
+        other => other.parse::<Quant>().map(Some),
+    }
+}
+
+/// The KV cache type of a run: FP8 where the layers' activations are quantized (FP8 and FP4
+/// runs serve an FP8 cache), 16-bit for BF16 and weight-only runs.
+fn kv_dtype(gemm: Option<Quant>, moe: Option<Quant>) -> DType {
+    if gemm.or(moe).is_some_and(Quant::quantizes_activations) {
+        DType::Fp8
+    } else {
+        DType::Bf16
+    }
+}
+
+/// A worker's layout as the file gives it. Its MoE columns say 1 × 1 where the engine's
+/// default applies (and for dense models): the experts then split like the rest, over every
+/// GPU of the worker, by expert tensor parallelism unless an EP degree is given.
+fn parallel(l: &ServingLayout) -> Result<Parallel, String> {
+    if l.pp > 1 {
+        return Err(format!("pipeline parallelism {} in serving is not modelled", l.pp));
+    }
+    let gpus = l.tp * l.attention_dp;
+    let (moe_tp, ep) = match (l.moe_tp, l.moe_ep) {
+        (t, e) if t * e == gpus => (t, e),
+        (_, e) if e > 1 && gpus.is_multiple_of(e) => (gpus / e, e),
+        _ => (gpus, 1),
+    };
+    Ok(Parallel { tp: l.tp, attention_dp: l.attention_dp, moe_tp, ep })
+}
+
+fn layout(row: &SiliconRow) -> Result<Layout, String> {
+    Ok(match row.deployment {
+        Deployment::Agg { layout } => Layout::Agg { pool: Pool { workers: 1, parallel: parallel(&layout)?, max_seqs: None } },
+        Deployment::Disagg { prefill, decode } => {
+            let workers = |p: &wavecast_data::silicon::Pool, which: &str| p.workers.filter(|&w| w > 0).ok_or_else(|| format!("the file gives no {which} worker count"));
+            Layout::Disagg {
+                prefill: Pool { workers: workers(&prefill, "prefill")?, parallel: parallel(&prefill.layout)?, max_seqs: prefill.batch },
+                decode: Pool { workers: workers(&decode, "decode")?, parallel: parallel(&decode.layout)?, max_seqs: decode.batch },
+            }
+        }
+    })
+}
+
+/// Predicts one row's mean TTFT and TPOT, or says why it cannot.
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog) -> Result<(f64, f64), String> {
+    let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
+    let backend: Backend = row.backend.parse()?;
+    let (mut gemm, mut moe) = (quant(&row.gemm_quant)?, quant(&row.moe_quant)?.or(quant(&row.gemm_quant)?));
+    if moe == Some(Quant::Nvfp4) && gpu.peak_tflops.fp4.is_none() {
+        // A GPU without FP4 units runs a weight-only 4-bit checkpoint (gpt-oss's MXFP4 on
+        // Hopper) dequantized to 16 bits: the model's own format, where it has one.
+        match spec.checkpoint_quant.filter(|q| !q.quantizes_activations()) {
+            Some(q) => (gemm, moe) = (None, Some(q)),
+            None => return Err(format!("{} has no FP4 units and the checkpoint has no weight-only 4-bit format to run instead", gpu.id)),
+        }
+    }
+    let formats = Formats { dtype: DType::Bf16, quant: gemm, moe_quant: moe, kv: kv_dtype(gemm, moe) };
+    let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None };
+    let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
+    let n = (clients * REQUESTS_PER_CLIENT).max(MIN_REQUESTS);
+    let load = Load::synthetic(n, Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
+    let r = serving::serve_sim(spec, gpu, &load, &options).map_err(|e| e.to_string())?;
+    Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+}
+
+/// Mean, median and 90th-percentile APE of TTFT and TPOT over `rows`.
+fn group(name: String, rows: &[&Row]) -> Group {
+    let ttft: Vec<f64> = rows.iter().map(|r| ape(r.predicted_ttft_ms, r.measured_ttft_ms)).collect();
+    let tpot: Vec<f64> = rows.iter().map(|r| ape(r.predicted_tpot_ms, r.measured_tpot_ms)).collect();
+    let p90 = |v: &[f64]| quantile_sorted(&sorted(v), 0.9).unwrap_or(0.0);
+    Group { group: name, n: rows.len(), ttft_mean_ape: mean(&ttft), tpot_mean_ape: mean(&tpot), ttft_median_ape: median(&ttft), tpot_median_ape: median(&tpot), ttft_p90_ape: p90(&ttft), tpot_p90_ape: p90(&tpot) }
+}
+
+type RowKey = fn(&Row) -> String;
+
+/// Groups: all rows, then per system, backend, precision and mode.
+fn summarize(rows: &[Row]) -> Vec<Group> {
+    let mut out = vec![group("all".into(), &rows.iter().collect::<Vec<_>>())];
+    let keys: [(&str, RowKey); 4] = [("system", |r| r.system.clone()), ("backend", |r| r.backend.clone()), ("precision", |r| r.precision.clone()), ("mode", |r| r.mode.to_string())];
+    for (dim, key) in keys {
+        let mut by: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+        for r in rows {
+            by.entry(key(r)).or_default().push(r);
+        }
+        out.extend(by.into_iter().map(|(k, v)| group(format!("{dim}={k}"), &v)));
+    }
+    out
+}
+
+/// Replays every row of `data` (model configs from `configs`, by default the
+/// `model_configs/` folder beside the file); `progress` is called after each row.
+pub fn eval_serving(data: &Path, configs: Option<&Path>, catalog: &Catalog, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ServingEval, EvalError> {
+    let path = data.display().to_string();
+    let text = std::fs::read_to_string(data).map_err(|e| wavecast_data::DataError::Read { path: path.clone(), reason: e.to_string() })?;
+    let rows = read_silicon(&text, &path)?;
+    let dir = configs.map(Path::to_path_buf).unwrap_or_else(|| data.parent().unwrap_or(Path::new(".")).join("model_configs"));
+    if !dir.is_dir() {
+        return Err(EvalError::Invalid(format!("model configs folder {} does not exist (pass --configs DIR)", dir.display())));
+    }
+    let mut specs: BTreeMap<String, Result<TransformerSpec, String>> = BTreeMap::new();
+    for r in &rows {
+        specs.entry(r.model.clone()).or_insert_with(|| {
+            let p = config_path(&dir, &r.model).ok_or_else(|| format!("no config for {} in {}", r.model, dir.display()))?;
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            TransformerSpec::from_json(&text, &p.display().to_string()).map_err(|e| e.to_string())
+        });
+    }
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<(f64, f64), String>> = parallel_map(&rows, |r| {
+        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog));
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
+        out
+    });
+    let mut out = ServingEval { predictor: "sustained", rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
+    for (r, res) in rows.iter().zip(results) {
+        match res {
+            Ok((ttft, tpot)) => out.rows.push(Row {
+                id: r.id.clone(),
+                system: r.system.clone(),
+                model: r.model.clone(),
+                backend: r.backend.clone(),
+                precision: if r.precision.is_empty() { "bf16".into() } else { r.precision.clone() },
+                mode: r.mode(),
+                measured_ttft_ms: r.ttft_ms,
+                predicted_ttft_ms: ttft,
+                measured_tpot_ms: r.tpot_ms,
+                predicted_tpot_ms: tpot,
+            }),
+            Err(reason) => out.unpredicted.push(Unpredicted { id: r.id.clone(), reason }),
+        }
+    }
+    out.summary = summarize(&out.rows);
+    Ok(out)
+}
+
+/// `f` over `items` on every core, in order.
+fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<U>> = (0..items.len()).map(|_| None).collect();
+    let out = std::sync::Mutex::new(&mut slots);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let u = f(item);
+                out.lock().expect("no worker panics while holding the lock")[i] = Some(u);
+            });
+        }
+    });
+    slots.into_iter().map(|u| u.expect("every index was filled")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_ids_find_their_config_files() {
+        let dir = tempdir();
+        for f in ["meta-llama--Meta-Llama-3.1-70B_config.json", "deepseek-ai--DeepSeek-R1_config.json", "Qwen--Qwen3-32B_config.json"] {
+            std::fs::write(dir.join(f), "{}").unwrap();
+        }
+        let name = |m: &str| config_path(&dir, m).map(|p| p.file_name().unwrap().to_string_lossy().into_owned());
+        assert_eq!(name("deepseek-ai/DeepSeek-R1").as_deref(), Some("deepseek-ai--DeepSeek-R1_config.json"));
+        assert_eq!(name("meta-llama/Llama-3.1-70B").as_deref(), Some("meta-llama--Meta-Llama-3.1-70B_config.json"));
+        assert_eq!(name("nvidia/Qwen3-32B-NVFP4").as_deref(), Some("Qwen--Qwen3-32B_config.json"));
+        assert_eq!(name("x/Unknown"), None);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    fn tempdir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wavecast-serving-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

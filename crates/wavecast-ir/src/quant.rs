@@ -1,0 +1,135 @@
+//! Quantised weight formats of linear layers: how many bits a stored weight takes (scales
+//! included) and whether the activations are quantised too. [`crate::ops::Gemm`] carries one
+//! in its `quant` field; its byte counts read the widths from here.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A quantised storage format for the weights of a linear layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Quant {
+    /// FP8 (E4M3) weights and activations with per-tensor scales.
+    Fp8,
+    /// FP8 weights in 128×128 blocks, each with an FP32 scale (DeepSeek-V3 style), and FP8
+    /// activations with per-128-element scales.
+    Fp8Block,
+    /// NVIDIA FP4: 4-bit E2M1 weights and activations with one FP8 scale per 16 elements.
+    Nvfp4,
+    /// OCP MXFP4 weights (4-bit E2M1, one 8-bit power-of-two scale per 32) with 16-bit
+    /// activations (gpt-oss).
+    Mxfp4,
+    /// 4-bit integer weights with a 16-bit scale per group of 128, 16-bit activations (W4A16).
+    Int4,
+}
+
+impl Quant {
+    pub const ALL: [Quant; 5] = [
+        Quant::Fp8,
+        Quant::Fp8Block,
+        Quant::Nvfp4,
+        Quant::Mxfp4,
+        Quant::Int4,
+    ];
+
+    /// Bits per stored weight element, scales included. FP8 with 128×128 blocks adds one FP32
+    /// scale per 16,384 weights (0.002 bits), counted as 8.
+    pub fn weight_bits(self) -> f64 {
+        match self {
+            Quant::Fp8 | Quant::Fp8Block => 8.0,
+            // 4 bits + an 8-bit scale per 16 elements.
+            Quant::Nvfp4 => 4.5,
+            // 4 bits + an 8-bit scale per 32 elements.
+            Quant::Mxfp4 => 4.25,
+            // 4 bits + a 16-bit scale per 128 elements.
+            Quant::Int4 => 4.125,
+        }
+    }
+
+    /// Bytes per stored weight element, scales included.
+    pub fn weight_bytes(self) -> f64 {
+        self.weight_bits() / 8.0
+    }
+
+    /// Bits per activation element the GEMM reads: the quantised width when activations are
+    /// quantised too, else 16 (BF16/FP16) for weight-only formats.
+    pub fn activation_bits(self) -> f64 {
+        match self {
+            Quant::Fp8 | Quant::Fp8Block => 8.0,
+            Quant::Nvfp4 => 4.5,
+            Quant::Mxfp4 | Quant::Int4 => 16.0,
+        }
+    }
+
+    /// Whether the matmul itself runs in the low-precision format (activations quantised), as
+    /// opposed to a weight-only format that is dequantised to 16 bits before the multiply.
+    pub fn quantizes_activations(self) -> bool {
+        matches!(self, Quant::Fp8 | Quant::Fp8Block | Quant::Nvfp4)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Quant::Fp8 => "fp8",
+            Quant::Fp8Block => "fp8_block",
+            Quant::Nvfp4 => "nvfp4",
+            Quant::Mxfp4 => "mxfp4",
+            Quant::Int4 => "int4",
+        }
+    }
+}
+
+impl fmt::Display for Quant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Quant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "fp8" => Ok(Quant::Fp8),
+            "fp8_block" => Ok(Quant::Fp8Block),
+            "nvfp4" | "fp4" => Ok(Quant::Nvfp4),
+            "mxfp4" => Ok(Quant::Mxfp4),
+            "int4" | "int4_wo" | "w4a16" => Ok(Quant::Int4),
+            other => Err(format!(
+                "unknown quantisation '{other}' (expected one of fp8, fp8_block, nvfp4 (or fp4), mxfp4, int4 (or int4_wo, w4a16))"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_and_names_round_trip() {
+        for q in Quant::ALL {
+            assert_eq!(q.as_str().parse::<Quant>().unwrap(), q);
+            assert_eq!(
+                serde_json::to_string(&q).unwrap(),
+                format!("\"{}\"", q.as_str())
+            );
+            assert!(q.weight_bits() <= q.activation_bits() || !q.quantizes_activations());
+        }
+        assert_eq!(Quant::Nvfp4.weight_bits(), 4.5);
+        assert_eq!(Quant::Mxfp4.weight_bits(), 4.25);
+        assert_eq!(Quant::Int4.weight_bits(), 4.125);
+        assert_eq!(Quant::Fp8Block.weight_bits(), 8.0);
+        assert_eq!(Quant::Mxfp4.activation_bits(), 16.0);
+        assert!(!Quant::Int4.quantizes_activations() && Quant::Nvfp4.quantizes_activations());
+        assert_eq!("FP4".parse::<Quant>().unwrap(), Quant::Nvfp4);
+        assert_eq!("w4a16".parse::<Quant>().unwrap(), Quant::Int4);
+        let e = "int8".parse::<Quant>().unwrap_err();
+        assert!(
+            e.contains("'int8'")
+                && e.contains("fp8_block")
+                && e.contains("nvfp4")
+                && !e.contains('\n'),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! The sustained roofline as a [`Predictor`] of the operator graph: each IR op is read as the
+//! measured shape it corresponds to (a linear layer as a GEMM in its weight format, fused
+//! attention as prefill or decode attention, a collective as one over the group, a norm or
+//! element-wise kernel as a memory-bound vector op over its bytes) and priced by the numbers
+//! fitted on the modern-GPU measurements. Serving engines run the kernels those measurements
+//! timed, so this is the predictor LLM serving uses.
+
+use super::{Model, Work};
+use crate::{Estimate, OpTime, Predictor, Roofline};
+use wavecast_data::{Collective, Precision, Shape, Source, Timing};
+use wavecast_gpu::Gpu;
+use wavecast_ir::ops::{Attention, CommKind, EwKind, Gemm, GemmKind};
+use wavecast_ir::{DType, Op};
+
+/// GPUs one NVLink/NVSwitch domain joins (an HGX/DGX node); larger groups cross the network.
+const GPUS_PER_NODE: u64 = 8;
+
+/// Fixed cost of a kernel queued behind others or replayed from a CUDA graph, µs: the GPU's
+/// gap between kernels, not the host launch a microbenchmark's single call includes.
+pub const IN_MODEL_KERNEL_US: f64 = 2.0;
+
+pub struct SustainedOps {
+    model: Model,
+}
+
+impl SustainedOps {
+    pub fn new(model: Model) -> SustainedOps {
+        SustainedOps { model }
+    }
+
+    pub fn shipped() -> SustainedOps {
+        SustainedOps::new(Model::shipped())
+    }
+
+    /// Seconds for a measured-style shape inside a running model, or why it cannot be priced.
+    pub fn shape_seconds(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<f64, String> {
+        let t = Timing { source: Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+        self.model.predict_in_model(&t, gpu, IN_MODEL_KERNEL_US)
+    }
+}
+
+/// The format a GEMM's math runs in: its quantized weight format when it has one, else its
+/// activation type.
+pub fn gemm_precision(g: &Gemm) -> Precision {
+    if let Some(q) = g.quant {
+        return Precision::from(q);
+    }
+    match g.weight_dtype {
+        Some(DType::Fp8) => Precision::Fp8,
+        _ => dtype_precision(g.dtype),
+    }
+}
+
+fn dtype_precision(d: DType) -> Precision {
+    match d {
+        DType::Fp32 | DType::Tf32 => Precision::Fp32,
+        DType::Fp16 => Precision::Fp16,
+        DType::Bf16 => Precision::Bf16,
+        DType::Fp8 => Precision::Fp8,
+    }
+}
+
+fn attention_shape(a: &Attention) -> Shape {
+    // An FP8 cache is read in FP8; a latent cache (MLA) is one tensor serving as keys and
+    // values, which the shape's K-and-V byte count halves by its width.
+    let kv_precision = dtype_precision(a.dtype);
+    let head_dim = if a.shared_kv { a.head_dim.div_ceil(2) } else { a.head_dim };
+    if a.q_len == 1 && a.kv_len > 1 {
+        Shape::AttentionDecode { batch: a.batch, kv_len: a.kv_len - 1, heads: a.heads, kv_heads: a.kv_heads, head_dim, window: 0, kv_precision }
+    } else {
+        Shape::AttentionPrefill { batch: a.batch, isl: a.q_len, past: a.kv_len.saturating_sub(a.q_len), heads: a.heads, kv_heads: a.kv_heads, head_dim, window: 0, kv_precision }
+    }
+}
+
+fn collective(kind: CommKind) -> Collective {
+    match kind {
+        CommKind::AllReduce => Collective::AllReduce,
+        CommKind::AllGather => Collective::AllGather,
+        CommKind::ReduceScatter => Collective::ReduceScatter,
+        CommKind::AllToAll => Collective::AllToAll,
+        CommKind::SendRecv => Collective::SendRecv,
+    }
+}
+
+/// A memory-bound op as the vector family the measurements name, over its IR bytes (a vector
+/// shape reads and writes `tokens × width` 16-bit elements).
+fn vector(family: &str, bytes: f64) -> Shape {
+    Shape::Vector { op: family.into(), tokens: 1, width: (bytes / 4.0).ceil().max(1.0) as u64 }
+}
+
+/// The measured shape and format an IR op corresponds to; `None` for ops outside serving
+/// (convolutions, optimizers), which the plain roofline prices.
+pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
+    Some(match op {
+        Op::Gemm(g) => {
+            let m = if g.kind == GemmKind::Bmm { g.batch.saturating_mul(g.m) } else { g.m };
+            (Shape::Gemm { m, n: g.n, k: g.k }, if g.kind == GemmKind::Bmm { dtype_precision(g.dtype) } else { gemm_precision(g) })
+        }
+        Op::Attention(a) if !a.backward => (attention_shape(a), Precision::Bf16),
+        Op::Comm(c) => {
+            let gpus = u64::from(c.group.max(1));
+            (Shape::Collective { op: collective(c.kind), gpus, bytes: c.bytes.max(0.0) as u64, gpus_per_node: GPUS_PER_NODE }, dtype_precision(c.dtype.vector_storage()))
+        }
+        Op::Norm(_) => (vector("input_layernorm", op.bytes()), Precision::Fp16),
+        Op::Elementwise(e) => {
+            let family = match e.kind {
+                EwKind::Rotary => "attn_rope",
+                EwKind::SiluMul | EwKind::Gelu | EwKind::Relu => "mlp_act",
+                _ => "add",
+            };
+            (vector(family, op.bytes()), Precision::Fp16)
+        }
+        Op::Embedding(_) => (vector("emb", op.bytes()), Precision::Fp16),
+        Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (vector("add", op.bytes()), Precision::Fp16),
+        _ => return None,
+    })
+}
+
+impl Predictor for SustainedOps {
+    fn name(&self) -> &str {
+        "sustained"
+    }
+
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &crate::Context) -> Estimate {
+        let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
+        if let Shape::Collective { gpus: 1, .. } = shape {
+            return Estimate::Time(OpTime::exact(0.0));
+        }
+        match (self.shape_seconds(shape, precision, gpu), op) {
+            (Ok(s), _) => Estimate::Time(OpTime::exact(s)),
+            // No measured collective over this link (groups past one node): the α–β model.
+            (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
+            (Err(reason), _) => Estimate::Unpriced(reason),
+        }
+    }
+}
+
+/// Work of an op as the sustained roofline sees it (for bounds and reports).
+pub fn op_work(op: &Op, gpu: &Gpu) -> Option<Result<Work, String>> {
+    op_shape(op).map(|(shape, precision)| Work::of(&shape, precision, gpu))
+}

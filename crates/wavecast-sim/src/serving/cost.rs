@@ -1,0 +1,334 @@
+//! The time of one engine iteration from the per-op models. An iteration's work splits into
+//! parts that depend on different things: the layers' GEMMs, norms and collectives on the
+//! tokens in the batch; the routed experts (one fused MoE kernel per layer) on the tokens of
+//! every attention-data-parallel rank; decode attention on the sequences and their cache
+//! lengths; each prompt chunk's attention on its length and what precedes it; the LM head on
+//! the sequences that sample. Each part is priced once on a grid of sizes by the operator
+//! graph the transformer builder emits for that size, and interpolated in between, so a
+//! simulation of thousands of iterations costs table lookups.
+
+use super::engine::{Batch, StepCost};
+use crate::SimError;
+use wavecast_data::{Precision, Shape};
+use wavecast_gpu::Gpu;
+use wavecast_ir::{DType, Graph, Op, Quant};
+use wavecast_predict::sustained::SustainedOps;
+use wavecast_predict::{Context, Estimate, Predictor};
+use wavecast_workload::transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
+use wavecast_workload::TransformerSpec;
+
+/// How one serving worker splits the model: `tp × attention_dp` GPUs (= `moe_tp × ep`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Parallel {
+    pub tp: u64,
+    pub attention_dp: u64,
+    pub moe_tp: u64,
+    pub ep: u64,
+}
+
+impl Parallel {
+    pub fn tp(tp: u64) -> Parallel {
+        Parallel { tp, attention_dp: 1, moe_tp: tp, ep: 1 }
+    }
+
+    pub fn gpus(&self) -> u64 {
+        self.tp * self.attention_dp
+    }
+}
+
+/// Number formats of a deployment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Formats {
+    /// Activations (BF16 or FP16).
+    pub dtype: DType,
+    /// Attention and dense-MLP GEMM weights, when quantized.
+    pub quant: Option<Quant>,
+    /// Routed-expert weights, when quantized.
+    pub moe_quant: Option<Quant>,
+    /// KV cache.
+    pub kv: DType,
+}
+
+/// A piecewise-linear function known at increasing points.
+#[derive(Debug, Clone)]
+struct Curve {
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+}
+
+/// Where `x` falls among `xs`: the segment's left index and the fraction into it (clamped at
+/// the ends, extrapolated linearly past the last point).
+fn locate(xs: &[f64], x: f64) -> (usize, f64) {
+    if xs.len() < 2 {
+        return (0, 0.0);
+    }
+    let i = xs.partition_point(|&p| p <= x).clamp(1, xs.len() - 1) - 1;
+    let f = (x - xs[i]) / (xs[i + 1] - xs[i]);
+    (i, f.max(0.0))
+}
+
+impl Curve {
+    fn at(&self, x: f64) -> f64 {
+        let (i, f) = locate(&self.xs, x);
+        match self.ys.get(i + 1) {
+            Some(y1) => self.ys[i] + (y1 - self.ys[i]) * f,
+            None => self.ys[i],
+        }
+    }
+}
+
+/// A function of two sizes known on a grid, interpolated bilinearly.
+#[derive(Debug, Clone)]
+struct Grid {
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    /// values[i][j] at (xs[i], ys[j]).
+    values: Vec<Vec<f64>>,
+}
+
+impl Grid {
+    fn at(&self, x: f64, y: f64) -> f64 {
+        let (i, fx) = locate(&self.xs, x);
+        let (j, fy) = locate(&self.ys, y);
+        let v = |a: usize, b: usize| self.values[a.min(self.xs.len() - 1)][b.min(self.ys.len() - 1)];
+        let (i1, j1) = ((i + 1).min(self.xs.len() - 1), (j + 1).min(self.ys.len() - 1));
+        let lo = v(i, j) + (v(i, j1) - v(i, j)) * fy;
+        let hi = v(i1, j) + (v(i1, j1) - v(i1, j)) * fy;
+        lo + (hi - lo) * fx
+    }
+}
+
+/// 1, 2, 3, 4, 6, 8, 12, 16, … up to and including `max`.
+fn sizes(max: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut p = 1u64;
+    while p < max {
+        v.push(p);
+        if p >= 2 && p + p / 2 < max {
+            v.push(p + p / 2);
+        }
+        p *= 2;
+    }
+    v.push(max.max(1));
+    v.dedup();
+    v
+}
+
+/// 1, 16, 64, 256, 1024, … (×2 from 1024) up to and including `max` tokens of context.
+fn contexts(max: u64) -> Vec<u64> {
+    let mut v = vec![1u64];
+    let mut p = 16u64;
+    while p < max {
+        v.push(p);
+        p = if p < 1024 { p * 4 } else { p * 2 };
+    }
+    v.push(max.max(1));
+    v.dedup();
+    v
+}
+
+/// What the iteration model needs to know about the engine's limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Most tokens per iteration (prompt chunks plus decoding sequences) on the whole worker.
+    pub max_tokens: u64,
+    /// Most sequences decoding at once on the whole worker.
+    pub max_seqs: u64,
+    /// Longest context any sequence reaches.
+    pub max_context: u64,
+}
+
+/// The priced parts of an iteration on one attention-data-parallel rank.
+pub struct IterationModel {
+    /// GEMMs, norms, element-wise kernels and collectives outside attention, the routed experts
+    /// and the LM head, against this rank's tokens.
+    layers: Curve,
+    /// The fused MoE kernels of every MoE layer, against the tokens of all ranks.
+    experts: Curve,
+    /// LM head and sampling, against the rows sampled.
+    head: Curve,
+    /// Decode attention of every layer: (sequences, mean cache length).
+    decode: Grid,
+    /// One prompt chunk's attention in every layer: (chunk tokens, tokens before it).
+    prefill: Grid,
+    attention_dp: u64,
+    overhead_ms: f64,
+}
+
+/// The graph-building options of one rank's pass.
+pub fn build_options(formats: &Formats, par: &Parallel, batch: u64, seq: u64, past: u64, head: Head) -> BuildOptions {
+    let mut o = BuildOptions::new(batch, seq, Mode::Inference, formats.dtype);
+    o.past = past;
+    o.head = head;
+    o.attention = AttentionImpl::Fused;
+    o.merged_projections = true;
+    o.tp = par.tp;
+    o.attention_dp = par.attention_dp;
+    o.moe_tp = Some(par.moe_tp);
+    o.ep = par.ep;
+    // Expert-only formats (weight-only checkpoints) leave the attention projections in 16 bits.
+    o.quant = formats.quant.or(formats.moe_quant);
+    o.quant_attention = formats.quant.is_some();
+    o.kv_dtype = Some(formats.kv).filter(|k| *k != formats.dtype);
+    o
+}
+
+/// Which part of an iteration a graph node belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Layers,
+    /// Routed experts (priced instead as one fused MoE kernel per layer).
+    Experts,
+    Attention,
+    Head,
+}
+
+fn part(name: &str, op: &Op) -> Part {
+    if matches!(op, Op::Attention(_)) {
+        Part::Attention
+    } else if name.contains(".expert.") {
+        Part::Experts
+    } else if name.starts_with("head.") {
+        Part::Head
+    } else {
+        Part::Layers
+    }
+}
+
+/// Milliseconds of the nodes of `g` in `want`.
+fn price(g: &Graph, gpu: &Gpu, ops: &SustainedOps, want: Part) -> Result<f64, SimError> {
+    let mut ms = 0.0;
+    for n in g.nodes.iter().filter(|n| part(&n.name, &n.op) == want) {
+        match ops.predict(&n.op, gpu, &Context::IN_MODEL) {
+            Estimate::Time(t) => ms += t.seconds * 1e3 * n.repeat as f64,
+            Estimate::Unpriced(why) => return Err(SimError::Invalid(format!("cannot price {} ({}): {why}", n.name, n.op.describe()))),
+        }
+    }
+    Ok(ms)
+}
+
+impl IterationModel {
+    /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
+    /// `limits` allows. `overhead_ms` is the engine's fixed cost per iteration.
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, ops: &SustainedOps) -> Result<IterationModel, SimError> {
+        let dp = par.attention_dp.max(1);
+        let rank_tokens = limits.max_tokens.div_ceil(dp).max(1);
+        let rank_seqs = limits.max_seqs.min(limits.max_tokens).div_ceil(dp).max(1);
+        let graph = |batch: u64, seq: u64, past: u64, head: Head| -> Result<Graph, SimError> { Ok(build(spec, &build_options(formats, par, batch, seq, past, head))?) };
+        let curve = |xs: Vec<u64>, f: &dyn Fn(u64) -> Result<f64, SimError>| -> Result<Curve, SimError> {
+            let ys = xs.iter().map(|&x| f(x)).collect::<Result<Vec<f64>, SimError>>()?;
+            Ok(Curve { xs: xs.iter().map(|&x| x as f64).collect(), ys })
+        };
+        let layers = curve(sizes(rank_tokens), &|t| price(&graph(t, 1, 0, Head::None)?, gpu, ops, Part::Layers))?;
+        let head = curve(sizes(rank_seqs), &|rows| {
+            let g = graph(rows, 1, 0, Head::LastToken)?;
+            // Sampling: an FP32 softmax over the vocabulary per sequence.
+            let sample = Op::Softmax(wavecast_ir::ops::Softmax::new(rows, spec.vocab, DType::Fp32));
+            let sample_ms = match ops.predict(&sample, gpu, &Context::IN_MODEL) {
+                Estimate::Time(t) => t.seconds * 1e3,
+                Estimate::Unpriced(_) => 0.0,
+            };
+            Ok(price(&g, gpu, ops, Part::Head)? + sample_ms)
+        })?;
+        let experts = curve(sizes(rank_tokens * dp), &|t| moe_ms(spec, gpu, par, formats, t, ops))?;
+        let grid = |xs: Vec<u64>, ys: Vec<u64>, f: &dyn Fn(u64, u64) -> Result<f64, SimError>| -> Result<Grid, SimError> {
+            let values = xs.iter().map(|&x| ys.iter().map(|&y| f(x, y)).collect::<Result<Vec<f64>, SimError>>()).collect::<Result<Vec<_>, SimError>>()?;
+            Ok(Grid { xs: xs.iter().map(|&x| x as f64).collect(), ys: ys.iter().map(|&y| y as f64).collect(), values })
+        };
+        let max_ctx = limits.max_context.max(2);
+        let decode = grid(sizes(rank_seqs), contexts(max_ctx), &|b, ctx| price(&graph(b, 1, ctx.max(2) - 1, Head::None)?, gpu, ops, Part::Attention))?;
+        let mut pasts = vec![0];
+        pasts.extend(contexts(max_ctx));
+        let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| price(&graph(1, c, past, Head::None)?, gpu, ops, Part::Attention))?;
+        Ok(IterationModel { layers, experts, head, decode, prefill, attention_dp: dp, overhead_ms })
+    }
+}
+
+/// The routed experts of every MoE layer for `tokens` tokens (all ranks'), as the fused MoE
+/// kernel the measurements time: tokens routed to top-k of the experts, split by expert
+/// tensor and expert parallelism.
+fn moe_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, tokens: u64, ops: &SustainedOps) -> Result<f64, SimError> {
+    let Some(moe) = spec.moe else { return Ok(0.0) };
+    let layers = spec.layers.saturating_sub(moe.dense_layers);
+    let shape = Shape::Moe { tokens, hidden: spec.hidden, inter: spec.ffn, topk: moe.top_k, experts: moe.experts, tp: par.moe_tp, ep: par.ep, balanced: true };
+    let precision = formats.moe_quant.map(Precision::from).unwrap_or(if formats.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 });
+    let s = ops.shape_seconds(shape, precision, gpu).map_err(|e| SimError::Invalid(format!("cannot price the MoE layers: {e}")))?;
+    Ok(s * 1e3 * layers as f64)
+}
+
+/// Where an iteration's time goes, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct StepParts {
+    /// GEMMs, norms, element-wise kernels and collectives outside attention and experts.
+    pub layers_ms: f64,
+    /// Routed experts (fused MoE kernels).
+    pub experts_ms: f64,
+    pub decode_attention_ms: f64,
+    pub prefill_attention_ms: f64,
+    /// LM head and sampling.
+    pub head_ms: f64,
+    /// The engine's fixed cost per iteration.
+    pub overhead_ms: f64,
+}
+
+impl StepParts {
+    pub fn total_ms(&self) -> f64 {
+        self.layers_ms + self.experts_ms + self.decode_attention_ms + self.prefill_attention_ms + self.head_ms + self.overhead_ms
+    }
+}
+
+impl IterationModel {
+    /// The parts of one iteration's time on the slowest rank.
+    pub fn parts(&self, b: &Batch) -> StepParts {
+        let dp = self.attention_dp as f64;
+        let tokens = b.tokens() as f64;
+        let decode_attention_ms = if b.decode_seqs > 0 {
+            let seqs = b.decode_seqs as f64;
+            self.decode.at((seqs / dp).ceil(), b.decode_context as f64 / seqs)
+        } else {
+            0.0
+        };
+        // Prompt chunks are spread over the ranks; the slowest rank holds at least the largest.
+        let chunks: Vec<f64> = b.prefill.iter().map(|c| self.prefill.at(c.tokens as f64, c.past as f64)).collect();
+        let prefill_attention_ms = (chunks.iter().sum::<f64>() / dp).max(chunks.iter().copied().fold(0.0, f64::max));
+        let sampled = b.decode_seqs as f64 + b.prefill.len() as f64;
+        StepParts {
+            layers_ms: self.layers.at((tokens / dp).ceil()),
+            experts_ms: self.experts.at(tokens),
+            decode_attention_ms,
+            prefill_attention_ms,
+            head_ms: self.head.at((sampled / dp).ceil().max(1.0)),
+            overhead_ms: self.overhead_ms,
+        }
+    }
+}
+
+impl StepCost for IterationModel {
+    fn step_ms(&self, b: &Batch) -> f64 {
+        self.parts(b).total_ms()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_of_sizes_cover_the_range() {
+        assert_eq!(sizes(1), vec![1]);
+        assert_eq!(sizes(10), vec![1, 2, 3, 4, 6, 8, 10]);
+        assert_eq!(contexts(5000), vec![1, 16, 64, 256, 1024, 2048, 4096, 5000]);
+    }
+
+    #[test]
+    fn curves_and_grids_interpolate_linearly() {
+        let c = Curve { xs: vec![1.0, 3.0, 7.0], ys: vec![10.0, 30.0, 50.0] };
+        assert_eq!(c.at(2.0), 20.0);
+        assert_eq!(c.at(5.0), 40.0);
+        assert_eq!(c.at(0.0), 10.0, "clamped below");
+        assert_eq!(c.at(9.0), 60.0, "extrapolated above");
+        let g = Grid { xs: vec![0.0, 2.0], ys: vec![0.0, 10.0], values: vec![vec![0.0, 10.0], vec![2.0, 32.0]] };
+        // f = x + y + xy at the corners; bilinear interpolation is exact for it.
+        assert!((g.at(1.0, 5.0) - 11.0).abs() < 1e-12);
+    }
+}

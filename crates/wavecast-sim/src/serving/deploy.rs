@@ -1,0 +1,387 @@
+//! A serving deployment end to end: the model on its workers (aggregated, or prefill and
+//! decode pools), each worker's memory and KV cache, its engine limits and iteration model,
+//! the simulated load, and the report users read.
+
+use super::backend::Backend;
+use super::cost::{build_options, Formats, IterationModel, Limits, Parallel, StepParts};
+use super::engine::Batch;
+use super::engine::{simulate, Deployment, EngineConfig, Role, StepCost};
+use super::load::Load;
+use super::metrics::{metrics, Metrics, Slo};
+use crate::SimError;
+use serde::Serialize;
+use wavecast_gpu::Gpu;
+use wavecast_predict::comm::CommModel;
+use wavecast_predict::sustained::SustainedOps;
+use wavecast_ir::Op;
+use wavecast_workload::transformer::{build, Head, Shard};
+use wavecast_workload::TransformerSpec;
+
+/// Bytes every GPU keeps for the CUDA context, library workspaces, CUDA graphs and allocator
+/// slack, outside the engine's own accounting.
+pub const RUNTIME_BYTES: f64 = 2.0e9;
+
+/// One pool of identical workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Pool {
+    pub workers: u64,
+    pub parallel: Parallel,
+    /// Most sequences per worker (the engine default when absent).
+    pub max_seqs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum Layout {
+    Agg { pool: Pool },
+    Disagg { prefill: Pool, decode: Pool },
+}
+
+impl Layout {
+    pub fn gpus(&self) -> u64 {
+        match self {
+            Layout::Agg { pool } => pool.workers * pool.parallel.gpus(),
+            Layout::Disagg { prefill, decode } => prefill.workers * prefill.parallel.gpus() + decode.workers * decode.parallel.gpus(),
+        }
+    }
+
+    /// `tp4`, `tp1·dp8·ep8`, `2×tp4 + 1×tp8` — short enough for a table.
+    pub fn label(&self) -> String {
+        let one = |p: &Pool| {
+            let q = p.parallel;
+            let mut s = format!("tp{}", q.tp);
+            if q.attention_dp > 1 {
+                s += &format!("·dp{}", q.attention_dp);
+            }
+            if q.ep > 1 {
+                s += &format!("·ep{}", q.ep);
+            }
+            if q.moe_tp != q.tp && q.moe_tp > 1 && q.ep > 1 {
+                s += &format!("·etp{}", q.moe_tp);
+            }
+            if p.workers > 1 {
+                s = format!("{}×{s}", p.workers);
+            }
+            s
+        };
+        match self {
+            Layout::Agg { pool } => one(pool),
+            Layout::Disagg { prefill, decode } => format!("P {} + D {}", one(prefill), one(decode)),
+        }
+    }
+}
+
+/// Everything about a deployment except the model, GPU and load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServeSimOptions {
+    pub layout: Layout,
+    pub formats: Formats,
+    pub backend: Backend,
+    /// Tokens per iteration (the backend's default when absent).
+    pub max_batched_tokens: Option<u64>,
+    pub chunked_prefill: bool,
+    pub prefix_caching: bool,
+    /// Prompt tokens every request shares (a system prompt).
+    pub shared_prefix: u64,
+    pub slo: Option<Slo>,
+}
+
+/// Memory of one GPU of a worker, GB.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WorkerMemory {
+    pub weights_gb: f64,
+    pub activations_gb: f64,
+    pub runtime_gb: f64,
+    pub kv_cache_gb: f64,
+    /// Tokens of KV cache the whole worker holds.
+    pub kv_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Engine {
+    pub iterations: u64,
+    pub preemptions: u64,
+    pub mean_batch_tokens: f64,
+    pub mean_decode_seqs: f64,
+    pub peak_kv_usage: f64,
+}
+
+/// The `--json` of `serve-sim`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServeSimReport {
+    pub model: String,
+    pub gpu: String,
+    pub gpu_name: String,
+    pub predictor: &'static str,
+    pub backend: &'static str,
+    pub layout: String,
+    pub deployment: Layout,
+    pub gpus: u64,
+    pub formats: Formats,
+    pub params_total: u64,
+    pub params_active: u64,
+    pub requests: usize,
+    pub max_batched_tokens: u64,
+    /// Memory of one GPU of each pool (one entry for aggregated serving; prefill then decode).
+    pub memory: Vec<WorkerMemory>,
+    pub metrics: Metrics,
+    pub engine: Engine,
+    /// One decode iteration at the run's mean batch (decoding sequences at their mean cache
+    /// length), part by part, on a worker that decodes.
+    pub decode_step: StepParts,
+}
+
+/// One pool's engine limits and iteration model, shared by its identical workers.
+struct Worker {
+    role: Role,
+    count: u64,
+    config: EngineConfig,
+    cost: IterationModel,
+    memory: WorkerMemory,
+}
+
+/// A deployment priced and sized for loads up to a context length: run loads on it with
+/// [`Prepared::run`]. Building it is the expensive part (pricing every part of an iteration
+/// over its range of sizes); a run costs table lookups.
+pub struct Prepared {
+    model: String,
+    gpu: String,
+    gpu_name: String,
+    options: ServeSimOptions,
+    params: wavecast_workload::hf::Params,
+    workers: Vec<Worker>,
+    transfer: (f64, f64),
+    max_context: u64,
+}
+
+fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, ops: &SustainedOps) -> Result<Worker, SimError> {
+    let par = pool.parallel;
+    let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens);
+    let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs);
+    let limits = Limits { max_tokens, max_seqs, max_context };
+    let memory = worker_memory(spec, gpu, &par, &o.formats, o.backend.memory_fraction, &limits)?;
+    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, ops)?;
+    let config = EngineConfig {
+        max_seqs,
+        max_batched_tokens: max_tokens,
+        chunked_prefill: o.chunked_prefill,
+        block_size: o.backend.block_size,
+        kv_blocks: memory.kv_tokens / o.backend.block_size,
+        shared_prefix: o.shared_prefix,
+        prefix_caching: o.prefix_caching,
+    };
+    Ok(Worker { role, count: pool.workers, config, cost, memory })
+}
+
+/// Bytes of the parameters one GPU stores: every layer's weights in their storage format, each
+/// GPU's share of the experts. Priced on a pass with enough tokens to wake every expert.
+fn weight_bytes(spec: &TransformerSpec, formats: &Formats, par: &Parallel) -> Result<f64, SimError> {
+    let tokens = spec.moe.map_or(1, |m| m.experts.saturating_mul(4));
+    let g = build(spec, &build_options(formats, par, tokens, 1, 0, Head::LastToken))?;
+    Ok(g.forward().map(|n| stored_bytes(&n.op) * n.repeat as f64).sum())
+}
+
+fn stored_bytes(op: &Op) -> f64 {
+    match op {
+        Op::Gemm(g) => g.param_bytes(),
+        other => other.params() as f64 * other.dtype().size_bytes() as f64,
+    }
+}
+
+/// Largest transient buffers of an iteration of `tokens` tokens per rank: the residual stream,
+/// its normalised copy and the attention output, the MLP's gate and up projections, the
+/// routed tokens' expert activations, and FP32 logits of the sampled sequences.
+fn activation_bytes(spec: &TransformerSpec, par: &Parallel, tokens: u64, seqs: u64) -> f64 {
+    let (t, h) = (tokens as f64, spec.hidden as f64);
+    let dense_ffn = spec.moe.map_or(spec.ffn, |m| m.dense_ffn.max(m.shared_ffn)) as f64 / par.tp as f64;
+    let routed = spec.moe.map_or(0.0, |m| t * par.attention_dp as f64 * m.top_k as f64 / par.ep as f64 * (h + 2.0 * spec.ffn as f64 / par.moe_tp as f64));
+    (t * (3.0 * h + 2.0 * dense_ffn) + routed) * 2.0 + seqs as f64 * spec.vocab as f64 * 4.0
+}
+
+/// Weights, activations and runtime of one GPU of a worker, and the KV cache the rest holds.
+pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, fraction: f64, limits: &Limits) -> Result<WorkerMemory, SimError> {
+    let weights = weight_bytes(spec, formats, par)?;
+    let dp = par.attention_dp.max(1);
+    let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
+    let capacity = gpu.memory_bytes();
+    let usable = capacity * fraction - weights - activations - RUNTIME_BYTES;
+    let gb = |b: f64| b / 1e9;
+    if usable <= 0.0 {
+        return Err(SimError::Invalid(format!(
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} gives the engine {:.1} of its {:.1} GB; use more GPUs per worker (--layout), a smaller format (--quant fp8 or nvfp4) or a GPU with more memory",
+            par.gpus(),
+            gb(weights),
+            gb(activations),
+            gb(RUNTIME_BYTES),
+            gpu.id,
+            gb(capacity * fraction),
+            gb(capacity)
+        )));
+    }
+    // Every attention-data-parallel rank holds the cache of its own sequences.
+    let kv_tokens = (usable / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
+    Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), kv_cache_gb: gb(usable), kv_tokens })
+}
+
+/// KV bytes per token on one GPU, averaged over a sequence of `context` tokens (sliding-window
+/// layers stop growing at their window).
+fn kv_bytes_per_token(spec: &TransformerSpec, formats: &Formats, par: &Parallel, context: u64) -> Result<f64, SimError> {
+    let shard = Shard::new(spec, par.tp)?;
+    let context = context.max(1);
+    Ok(spec.kv_cache_bytes(formats.kv, shard.kv_heads, context, 1) / context as f64)
+}
+
+impl Prepared {
+    /// Prices and sizes the deployment `o` of `spec` on `gpu` for requests of up to
+    /// `max_context` tokens (prompt plus output).
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64) -> Result<Prepared, SimError> {
+        if !spec.is_decoder() {
+            return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
+        }
+        if max_context > spec.max_positions {
+            return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
+        }
+        let ops = SustainedOps::shipped();
+        let pools: Vec<(Role, &Pool, &str)> = match &o.layout {
+            Layout::Agg { pool } => vec![(Role::Mixed, pool, "")],
+            Layout::Disagg { prefill, decode } => vec![(Role::Prefill, prefill, "prefill "), (Role::Decode, decode, "decode ")],
+        };
+        let mut workers = Vec::new();
+        for (role, pool, which) in pools {
+            check_pool(pool, which)?;
+            workers.push(worker(spec, gpu, role, pool, o, max_context, &ops)?);
+        }
+        Ok(Prepared {
+            model: spec.name.clone(),
+            gpu: gpu.id.clone(),
+            gpu_name: gpu.name.clone(),
+            options: o.clone(),
+            params: spec.params(),
+            workers,
+            transfer: kv_transfer(spec, gpu, &o.layout, &o.formats, max_context)?,
+            max_context,
+        })
+    }
+
+    /// Replays a closed-loop `load` in its steady state: a first run with every client
+    /// starting at once gives one request's mean latency, and the reported run spreads the
+    /// clients' starts over it (see [`Load::staggered`]). Open-loop loads run as they are.
+    pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
+        if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
+            return self.run(load);
+        }
+        let burst = self.run(load)?;
+        self.run(&load.staggered(burst.metrics.e2e_ms.mean / 1e3))
+    }
+
+    /// Replays `load` on the deployment exactly as it is given.
+    pub fn run(&self, load: &Load) -> Result<ServeSimReport, SimError> {
+        if load.max_context() > self.max_context {
+            return Err(SimError::Invalid(format!("a request of {} tokens is longer than the {} the deployment was sized for", load.max_context(), self.max_context)));
+        }
+        let (fixed_ms, per_token_ms) = self.transfer;
+        let transfer_ms = move |tokens: u64| fixed_ms + tokens as f64 * per_token_ms;
+        let entries: Vec<(Role, EngineConfig, &dyn StepCost)> =
+            self.workers.iter().flat_map(|w| (0..w.count).map(move |_| (w.role, w.config, &w.cost as &dyn StepCost))).collect();
+        let outcome = simulate(load, &Deployment { workers: entries, transfer_ms: &transfer_ms, frontend_ms: self.options.backend.frontend_ms })?;
+        let o = &self.options;
+        let gpus = o.layout.gpus();
+        Ok(ServeSimReport {
+            model: self.model.clone(),
+            gpu: self.gpu.clone(),
+            gpu_name: self.gpu_name.clone(),
+            predictor: "sustained",
+            backend: o.backend.name,
+            layout: o.layout.label(),
+            deployment: o.layout,
+            gpus,
+            formats: o.formats,
+            params_total: self.params.total,
+            params_active: self.params.active,
+            requests: load.requests.len(),
+            max_batched_tokens: o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens),
+            memory: self.workers.iter().map(|w| w.memory).collect(),
+            metrics: metrics(&outcome.timelines, gpus, o.slo),
+            engine: Engine { iterations: outcome.iterations, preemptions: outcome.preemptions, mean_batch_tokens: outcome.mean_batch_tokens, mean_decode_seqs: outcome.mean_decode_seqs, peak_kv_usage: outcome.peak_kv_usage },
+            decode_step: self.typical_decode(load, &outcome),
+        })
+    }
+
+    /// The decode iteration of the run's mean batch, at the mean context a decoding sequence has.
+    fn typical_decode(&self, load: &Load, outcome: &super::engine::Outcome) -> StepParts {
+        let Some(w) = self.workers.iter().find(|w| w.role != Role::Prefill) else { return StepParts::default() };
+        let seqs = outcome.mean_decode_seqs.round().max(1.0) as u64;
+        let n = load.requests.len().max(1) as f64;
+        let context = load.requests.iter().map(|r| r.input_len as f64 + r.output_len as f64 / 2.0).sum::<f64>() / n;
+        w.cost.parts(&Batch { decode_seqs: seqs, decode_context: (context * seqs as f64) as u64, prefill: Vec::new() })
+    }
+}
+
+/// Simulates `load` served by `spec` on `gpu` as `o` describes (closed loops in their steady
+/// state, see [`Prepared::run_steady`]).
+pub fn serve_sim(spec: &TransformerSpec, gpu: &Gpu, load: &Load, o: &ServeSimOptions) -> Result<ServeSimReport, SimError> {
+    Prepared::new(spec, gpu, o, load.max_context())?.run_steady(load)
+}
+
+fn check_pool(p: &Pool, which: &str) -> Result<(), SimError> {
+    let q = p.parallel;
+    if p.workers == 0 || q.tp == 0 || q.attention_dp == 0 || q.moe_tp == 0 || q.ep == 0 {
+        return Err(SimError::Invalid(format!("{which}workers, tp, attention dp, expert tp and ep must all be at least 1")));
+    }
+    if p.workers > 4096 || q.gpus() > 1024 {
+        return Err(SimError::Invalid(format!("{which}layout of {} worker(s) × {} GPUs is past what is modelled", p.workers, q.gpus())));
+    }
+    if q.moe_tp * q.ep != q.gpus() {
+        return Err(SimError::Invalid(format!("{which}expert tp {} × ep {} must equal tp {} × attention dp {} (the worker's GPUs)", q.moe_tp, q.ep, q.tp, q.attention_dp)));
+    }
+    Ok(())
+}
+
+/// Fixed milliseconds and milliseconds per prompt token of moving a prompt's KV cache from a
+/// prefill worker to a decode worker: over NVLink when both fit in one node, else the network.
+fn kv_transfer(spec: &TransformerSpec, gpu: &Gpu, layout: &Layout, formats: &Formats, context: u64) -> Result<(f64, f64), SimError> {
+    let Layout::Disagg { prefill, decode } = layout else { return Ok((0.0, 0.0)) };
+    // Every GPU of the prefill worker sends its own share of the cache over its own link, in
+    // parallel: the time is one GPU's bytes per token over one link.
+    let share = kv_bytes_per_token(spec, formats, &prefill.parallel, context)?;
+    let comm = CommModel::default();
+    let gpus = prefill.parallel.gpus() + decode.parallel.gpus();
+    let link = if gpus <= 8 { comm.link(gpu, 2) } else { comm.network_link(gpu, 2, None) };
+    Ok((link.alpha * 1e3, share / link.bandwidth * 1e3))
+}
+
+impl std::str::FromStr for Pool {
+    type Err = String;
+
+    /// `tp8`, `tp1,dp8,ep8`, `2xtp4` (two workers), `tp4,ep4,etp1`: tensor parallelism of
+    /// attention (`tp`), attention data parallelism (`dp`), expert parallelism (`ep`) and expert
+    /// tensor parallelism (`etp`, by default the rest: tp × dp / ep). `·` and `×` are accepted
+    /// as in wavecast's own labels.
+    fn from_str(s: &str) -> Result<Pool, String> {
+        let text = s.trim().replace('×', "x").replace('·', ",");
+        let (workers, rest) = match text.split_once('x') {
+            Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (n.parse::<u64>().map_err(|_| format!("layout '{s}': bad worker count"))?, rest.to_string()),
+            _ => (1, text.clone()),
+        };
+        let (mut tp, mut dp, mut ep, mut etp) = (None, 1, 1, None);
+        for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let key_len = part.find(|c: char| c.is_ascii_digit()).ok_or_else(|| format!("layout '{s}': '{part}' has no number (expected e.g. tp8, dp8, ep8, etp1)"))?;
+            let (key, value) = part.split_at(key_len);
+            let n: u64 = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("layout '{s}': '{part}' needs a positive whole number"))?;
+            match key {
+                "tp" => tp = Some(n),
+                "dp" => dp = n,
+                "ep" => ep = n,
+                "etp" => etp = Some(n),
+                other => return Err(format!("layout '{s}': unknown part '{other}' (use tp, dp, ep, etp)")),
+            }
+        }
+        let tp = tp.unwrap_or(1);
+        let gpus = tp * dp;
+        if workers == 0 || !gpus.is_multiple_of(ep) {
+            return Err(format!("layout '{s}': ep {ep} must divide tp × dp = {gpus}, and there must be at least one worker"));
+        }
+        let moe_tp = etp.unwrap_or(gpus / ep);
+        Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep }, max_seqs: None })
+    }
+}

@@ -1,0 +1,626 @@
+//! Continuous batching, iteration by iteration, the way vLLM, SGLang and TensorRT-LLM schedule:
+//! each iteration first gives every running sequence its next token (or its next prompt chunk),
+//! then admits waiting requests first come, first served while the token budget, the sequence
+//! limit and the paged KV cache allow. A sequence that needs a page when none is free preempts
+//! the most recently admitted one, which gives its pages back and later recomputes its prompt
+//! and the tokens it had generated. The iteration's time comes from a [`StepCost`].
+//!
+//! Disaggregated serving runs prefill-only and decode-only workers: a prompt is prefilled on
+//! one, its KV cache crosses the link, and a decode worker generates the rest.
+
+use super::load::{Arrival, Load};
+use crate::SimError;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// One prompt chunk of an iteration: `tokens` new prompt tokens after `past` cached ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk {
+    pub tokens: u64,
+    pub past: u64,
+}
+
+/// What one iteration computes on one worker.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    /// Sequences generating one token, and the sum of their KV lengths (cache plus the new token).
+    pub decode_seqs: u64,
+    pub decode_context: u64,
+    pub prefill: Vec<Chunk>,
+}
+
+impl Batch {
+    pub fn tokens(&self) -> u64 {
+        self.decode_seqs + self.prefill.iter().map(|c| c.tokens).sum::<u64>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.decode_seqs == 0 && self.prefill.is_empty()
+    }
+}
+
+/// Milliseconds one iteration takes on one worker.
+pub trait StepCost {
+    fn step_ms(&self, batch: &Batch) -> f64;
+}
+
+/// What a worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Prefill and decode in the same iterations (aggregated serving).
+    Mixed,
+    Prefill,
+    Decode,
+}
+
+/// A worker's scheduler limits and KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EngineConfig {
+    /// Most sequences in one iteration (vLLM `max_num_seqs`, SGLang `max_running_requests`,
+    /// TensorRT-LLM `max_batch_size`).
+    pub max_seqs: u64,
+    /// Most tokens in one iteration (`max_num_batched_tokens`, `chunked_prefill_size`,
+    /// `max_num_tokens`).
+    pub max_batched_tokens: u64,
+    /// Long prompts are split over iterations; without it a prompt is prefilled whole.
+    pub chunked_prefill: bool,
+    /// Tokens per KV page.
+    pub block_size: u64,
+    /// Pages of KV cache the worker has.
+    pub kv_blocks: u64,
+    /// Every request shares its first `shared_prefix` prompt tokens (a system prompt).
+    pub shared_prefix: u64,
+    /// Cached prefix pages are reused instead of recomputed.
+    pub prefix_caching: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Seq {
+    id: usize,
+    /// Tokens to hold in the cache before decoding: the prompt (plus, after a preemption, the
+    /// tokens generated before it).
+    prompt: u64,
+    computed: u64,
+    generated: u64,
+    output: u64,
+    blocks: u64,
+    /// Pages of the shared prefix this sequence reads instead of owning.
+    prefix_blocks: u64,
+    scheduled: u64,
+}
+
+/// Per request: when it arrived, produced its first token and finished (seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Timeline {
+    pub arrival_s: f64,
+    pub first_token_s: f64,
+    pub finish_s: f64,
+    pub input_len: u64,
+    pub output_len: u64,
+}
+
+/// What a simulation produced: every request's timeline, and engine counters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub timelines: Vec<Timeline>,
+    pub iterations: u64,
+    pub preemptions: u64,
+    /// Mean tokens per iteration, over every worker.
+    pub mean_batch_tokens: f64,
+    /// Mean sequences decoding per iteration.
+    pub mean_decode_seqs: f64,
+    /// Highest share of any worker's KV pages in use.
+    pub peak_kv_usage: f64,
+}
+
+struct Worker<'a> {
+    role: Role,
+    cfg: EngineConfig,
+    cost: &'a dyn StepCost,
+    waiting: VecDeque<Seq>,
+    running: Vec<Seq>,
+    free_blocks: u64,
+    /// The shared prefix's pages, once computed and kept (prefix caching).
+    prefix_cached: bool,
+    busy_until: Option<f64>,
+    decode_seqs_total: u64,
+}
+
+fn blocks_for(tokens: u64, block: u64) -> u64 {
+    tokens.div_ceil(block)
+}
+
+impl<'a> Worker<'a> {
+    fn new(role: Role, cfg: EngineConfig, cost: &'a dyn StepCost) -> Worker<'a> {
+        Worker { role, cfg, cost, waiting: VecDeque::new(), running: Vec::new(), free_blocks: cfg.kv_blocks, prefix_cached: false, busy_until: None, decode_seqs_total: 0 }
+    }
+
+    fn load(&self) -> usize {
+        self.running.len() + self.waiting.len()
+    }
+
+    fn prefix_blocks(&self) -> u64 {
+        self.cfg.shared_prefix / self.cfg.block_size
+    }
+
+    /// Pages `s` must own to hold `tokens` tokens.
+    fn owned_blocks(&self, s: &Seq, tokens: u64) -> u64 {
+        blocks_for(tokens, self.cfg.block_size).saturating_sub(s.prefix_blocks)
+    }
+
+    fn release(&mut self, s: &Seq) {
+        self.free_blocks += s.blocks;
+    }
+
+    /// Sends the most recently admitted running sequence back to the front of the queue to
+    /// recompute later.
+    fn preempt_last(&mut self) -> bool {
+        let Some(mut s) = self.running.pop() else { return false };
+        self.release(&s);
+        // Everything it had cached is recomputed as one longer prompt.
+        s.prompt = s.prompt.max(s.computed);
+        s.computed = 0;
+        s.blocks = 0;
+        s.prefix_blocks = 0;
+        s.scheduled = 0;
+        self.waiting.push_front(s);
+        true
+    }
+
+    /// Tokens `s` would compute this iteration within `budget`, or None if it must wait.
+    fn want(&self, s: &Seq, budget: u64) -> Option<u64> {
+        if s.computed < s.prompt {
+            let rest = s.prompt - s.computed;
+            if rest <= budget {
+                Some(rest)
+            } else if self.cfg.chunked_prefill && budget > 0 {
+                Some(budget)
+            } else {
+                None
+            }
+        } else {
+            (budget > 0).then_some(1)
+        }
+    }
+
+    /// Chooses the next iteration's work; counts preemptions.
+    fn schedule(&mut self, preemptions: &mut u64) -> Batch {
+        let mut budget = self.cfg.max_batched_tokens;
+        let mut i = 0;
+        let mut preempted = false;
+        while i < self.running.len() {
+            let Some(n) = self.want(&self.running[i], budget) else { break };
+            let need = self.owned_blocks(&self.running[i], self.running[i].computed + n).saturating_sub(self.running[i].blocks);
+            while self.free_blocks < need && self.running.len() > i + 1 {
+                self.preempt_last();
+                *preemptions += 1;
+                preempted = true;
+            }
+            if self.free_blocks < need {
+                // Not even this sequence fits alone: it waits for pages too.
+                self.preempt_last();
+                *preemptions += 1;
+                preempted = true;
+                break;
+            }
+            self.free_blocks -= need;
+            let s = &mut self.running[i];
+            s.blocks += need;
+            s.scheduled = n;
+            budget -= n;
+            i += 1;
+        }
+        while !preempted && budget > 0 && (self.running.len() as u64) < self.cfg.max_seqs {
+            let Some(front) = self.waiting.front() else { break };
+            let mut s = front.clone();
+            if self.cfg.prefix_caching && self.prefix_cached && s.computed == 0 {
+                s.prefix_blocks = self.prefix_blocks().min(s.prompt.saturating_sub(1) / self.cfg.block_size);
+                s.computed = s.prefix_blocks * self.cfg.block_size;
+            }
+            let Some(n) = self.want(&s, budget) else { break };
+            let need = self.owned_blocks(&s, s.computed + n);
+            if self.free_blocks < need {
+                break;
+            }
+            self.waiting.pop_front();
+            self.free_blocks -= need;
+            s.blocks = need;
+            s.scheduled = n;
+            budget -= n;
+            self.running.push(s);
+        }
+        let mut b = Batch::default();
+        for s in &self.running {
+            match s.scheduled {
+                0 => {}
+                n if s.computed >= s.prompt => {
+                    b.decode_seqs += 1;
+                    b.decode_context += s.computed + n;
+                }
+                n => b.prefill.push(Chunk { tokens: n, past: s.computed }),
+            }
+        }
+        b
+    }
+}
+
+/// What happens to a sequence at the end of an iteration.
+enum Event {
+    FirstToken(usize),
+    Finished(usize),
+    /// Prefilled on a prefill worker: its cache moves to a decode worker.
+    Handoff(Seq),
+}
+
+impl Worker<'_> {
+    /// Applies the iteration's results at time `t`.
+    fn complete(&mut self, events: &mut Vec<Event>) {
+        let mut keep = Vec::with_capacity(self.running.len());
+        let prefix_tokens = self.prefix_blocks() * self.cfg.block_size;
+        for mut s in std::mem::take(&mut self.running) {
+            let n = std::mem::take(&mut s.scheduled);
+            if n == 0 {
+                keep.push(s);
+                continue;
+            }
+            let was_prefill = s.computed < s.prompt;
+            s.computed += n;
+            if self.cfg.prefix_caching && !self.prefix_cached && prefix_tokens > 0 && s.computed >= prefix_tokens && s.prefix_blocks == 0 {
+                // This sequence's first pages become the shared prefix, kept for everyone.
+                self.prefix_cached = true;
+                s.prefix_blocks = self.prefix_blocks();
+                s.blocks -= s.prefix_blocks;
+            }
+            if was_prefill && s.computed < s.prompt {
+                keep.push(s);
+                continue;
+            }
+            s.generated += 1;
+            if s.generated == 1 {
+                events.push(Event::FirstToken(s.id));
+            }
+            if s.generated >= s.output {
+                self.release(&s);
+                events.push(Event::Finished(s.id));
+            } else if self.role == Role::Prefill {
+                self.release(&s);
+                events.push(Event::Handoff(s));
+            } else {
+                keep.push(s);
+            }
+        }
+        self.running = keep;
+    }
+
+    fn kv_usage(&self) -> f64 {
+        if self.cfg.kv_blocks == 0 {
+            return 0.0;
+        }
+        1.0 - self.free_blocks as f64 / self.cfg.kv_blocks as f64
+    }
+}
+
+/// A pending arrival: a new request, or a prefilled sequence reaching the decode pool.
+struct Pending {
+    at: f64,
+    order: u64,
+    what: Arriving,
+}
+
+enum Arriving {
+    Request(usize),
+    Handoff(Box<Seq>),
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    /// Earliest first (the heap is a max-heap), ties in submission order.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.at.total_cmp(&self.at).then(o.order.cmp(&self.order))
+    }
+}
+
+/// The workers of one deployment: aggregated (`Mixed` workers) or disaggregated (`Prefill` and
+/// `Decode` workers; `transfer_ms` says how long a prompt's cache takes to move).
+pub struct Deployment<'a> {
+    pub workers: Vec<(Role, EngineConfig, &'a dyn StepCost)>,
+    pub transfer_ms: &'a dyn Fn(u64) -> f64,
+    /// Time between a client sending a request and the engine scheduling it (HTTP handling,
+    /// tokenization, routing), ms; counted in its latencies.
+    pub frontend_ms: f64,
+}
+
+/// Most iterations one simulation may run (a guard against a load that never drains).
+const MAX_ITERATIONS: u64 = 200_000_000;
+
+/// Replays `load` on `deployment` and returns every request's timeline.
+pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimError> {
+    let mut workers: Vec<Worker> = deployment.workers.iter().map(|(r, c, cost)| Worker::new(*r, *c, *cost)).collect();
+    check(load, &workers)?;
+    let n = load.requests.len();
+    let mut timelines: Vec<Timeline> = load.requests.iter().map(|r| Timeline { arrival_s: f64::NAN, first_token_s: f64::NAN, finish_s: f64::NAN, input_len: r.input_len, output_len: r.output_len }).collect();
+    let mut pending = BinaryHeap::new();
+    let mut order = 0u64;
+    let frontend_s = deployment.frontend_ms.max(0.0) / 1e3;
+    let mut push = |pending: &mut BinaryHeap<Pending>, at: f64, what: Arriving| {
+        order += 1;
+        pending.push(Pending { at, order, what });
+    };
+    let mut next_request = match load.arrival {
+        Arrival::Concurrency { clients } => (clients as usize).min(n),
+        _ => n,
+    };
+    // Closed loop: each client's first request at its own start time (all 0 for a burst).
+    for (i, r) in load.requests.iter().enumerate().take(next_request) {
+        timelines[i].arrival_s = r.arrival_s;
+        push(&mut pending, r.arrival_s + frontend_s, Arriving::Request(i));
+    }
+    let (mut iterations, mut preemptions, mut tokens_total, mut done) = (0u64, 0u64, 0u64, 0usize);
+    let mut peak_kv: f64 = 0.0;
+    let mut t = 0.0;
+    let mut events = Vec::new();
+    while done < n {
+        for w in workers.iter_mut().filter(|w| w.busy_until.is_none()) {
+            if w.running.is_empty() && w.waiting.is_empty() {
+                continue;
+            }
+            let batch = w.schedule(&mut preemptions);
+            if batch.is_empty() {
+                continue;
+            }
+            let ms = w.cost.step_ms(&batch);
+            if !(ms.is_finite() && ms > 0.0) {
+                return Err(SimError::Invalid(format!("an iteration of {} tokens was priced at {ms} ms", batch.tokens())));
+            }
+            iterations += 1;
+            tokens_total += batch.tokens();
+            w.decode_seqs_total += batch.decode_seqs;
+            peak_kv = peak_kv.max(w.kv_usage());
+            w.busy_until = Some(t + ms / 1e3);
+        }
+        if iterations > MAX_ITERATIONS {
+            return Err(SimError::Invalid("the simulation passed 200 million iterations without draining the load".into()));
+        }
+        let next_iter = workers.iter().filter_map(|w| w.busy_until).min_by(f64::total_cmp);
+        let next_arrival = pending.peek().map(|p| p.at);
+        t = match (next_iter, next_arrival) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => {
+                return Err(SimError::Invalid(stuck_reason(&workers)));
+            }
+        };
+        while pending.peek().is_some_and(|p| p.at <= t) {
+            let p = pending.pop().expect("peeked");
+            match p.what {
+                Arriving::Request(i) => {
+                    let r = &load.requests[i];
+                    let s = Seq { id: i, prompt: r.input_len, computed: 0, generated: 0, output: r.output_len, blocks: 0, prefix_blocks: 0, scheduled: 0 };
+                    least_loaded(&mut workers, |r| r != Role::Decode).waiting.push_back(s);
+                }
+                Arriving::Handoff(s) => least_loaded(&mut workers, |r| r == Role::Decode).waiting.push_back(*s),
+            }
+        }
+        for w in workers.iter_mut() {
+            if w.busy_until.is_some_and(|b| b <= t) {
+                w.busy_until = None;
+                w.complete(&mut events);
+            }
+        }
+        for e in events.drain(..) {
+            match e {
+                Event::FirstToken(i) => timelines[i].first_token_s = t,
+                Event::Finished(i) => {
+                    timelines[i].finish_s = t;
+                    done += 1;
+                    if matches!(load.arrival, Arrival::Concurrency { .. }) && next_request < n {
+                        timelines[next_request].arrival_s = t;
+                        push(&mut pending, t + frontend_s, Arriving::Request(next_request));
+                        next_request += 1;
+                    }
+                }
+                Event::Handoff(mut s) => {
+                    let at = t + (deployment.transfer_ms)(s.computed) / 1e3;
+                    // The first token reaches the user with the cache, from the decode worker.
+                    timelines[s.id].first_token_s = at;
+                    s.blocks = 0;
+                    s.prefix_blocks = 0;
+                    push(&mut pending, at, Arriving::Handoff(Box::new(s)));
+                }
+            }
+        }
+    }
+    let decode_total: u64 = workers.iter().map(|w| w.decode_seqs_total).sum();
+    let per_iter = |x: u64| if iterations == 0 { 0.0 } else { x as f64 / iterations as f64 };
+    Ok(Outcome { timelines, iterations, preemptions, mean_batch_tokens: per_iter(tokens_total), mean_decode_seqs: per_iter(decode_total), peak_kv_usage: peak_kv })
+}
+
+fn least_loaded<'w, 'a>(workers: &'w mut [Worker<'a>], role: impl Fn(Role) -> bool) -> &'w mut Worker<'a> {
+    workers.iter_mut().filter(|w| role(w.role)).min_by_key(|w| w.load()).expect("the deployment was checked to have a worker for every role")
+}
+
+/// Rejects deployments that cannot serve the load at all (rather than simulating forever).
+fn check(load: &Load, workers: &[Worker]) -> Result<(), SimError> {
+    let has = |r: Role| workers.iter().any(|w| w.role == r);
+    if workers.is_empty() {
+        return Err(SimError::Invalid("a deployment needs at least one worker".into()));
+    }
+    if has(Role::Mixed) && (has(Role::Prefill) || has(Role::Decode)) {
+        return Err(SimError::Invalid("a deployment is either aggregated or disaggregated, not both".into()));
+    }
+    if has(Role::Prefill) != has(Role::Decode) {
+        return Err(SimError::Invalid("disaggregated serving needs at least one prefill and one decode worker".into()));
+    }
+    let longest = load.max_context();
+    for w in workers {
+        let c = &w.cfg;
+        if c.max_seqs == 0 || c.max_batched_tokens == 0 || c.block_size == 0 {
+            return Err(SimError::Invalid("max sequences, max batched tokens and the KV page size must be at least 1".into()));
+        }
+        let reserved = if c.prefix_caching { c.shared_prefix / c.block_size } else { 0 };
+        let held = if w.role == Role::Prefill { load.requests.iter().map(|r| r.input_len).max().unwrap_or(0) } else { longest };
+        if blocks_for(held, c.block_size) + reserved > c.kv_blocks {
+            return Err(SimError::Invalid(format!(
+                "the KV cache holds {} tokens per worker but the longest request needs {held}; use more GPUs per worker, FP8 KV cache or shorter requests",
+                c.kv_blocks * c.block_size
+            )));
+        }
+        let longest_prompt = load.requests.iter().map(|r| r.input_len + r.output_len).max().unwrap_or(0);
+        if !c.chunked_prefill && longest_prompt > c.max_batched_tokens {
+            return Err(SimError::Invalid(format!(
+                "without chunked prefill a prompt (plus recomputed output) of up to {longest_prompt} tokens must fit the {} batched tokens of an iteration",
+                c.max_batched_tokens
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn stuck_reason(workers: &[Worker]) -> String {
+    let waiting: usize = workers.iter().map(|w| w.waiting.len()).sum();
+    format!("the simulation stalled with {waiting} request(s) waiting and nothing running (a request needs more KV cache than a worker has)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serving::load::{Lengths, Request};
+
+    /// Every iteration takes the same time.
+    struct Fixed(f64);
+    impl StepCost for Fixed {
+        fn step_ms(&self, _: &Batch) -> f64 {
+            self.0
+        }
+    }
+
+    fn cfg(max_seqs: u64, kv_blocks: u64) -> EngineConfig {
+        EngineConfig { max_seqs, max_batched_tokens: 1 << 20, chunked_prefill: true, block_size: 16, kv_blocks, shared_prefix: 0, prefix_caching: false }
+    }
+
+    fn agg<'a>(c: EngineConfig, cost: &'a dyn StepCost, transfer: &'a dyn Fn(u64) -> f64) -> Deployment<'a> {
+        Deployment { workers: vec![(Role::Mixed, c, cost)], transfer_ms: transfer, frontend_ms: 0.0 }
+    }
+
+    fn no_transfer(_: u64) -> f64 {
+        0.0
+    }
+
+    fn fixed_load(n: u64, clients: u64, input: u64, output: u64) -> Load {
+        Load::synthetic(n, Arrival::Concurrency { clients }, Lengths::Fixed { tokens: input }, Lengths::Fixed { tokens: output }, 0).unwrap()
+    }
+
+    #[test]
+    fn a_fixed_cost_gives_the_hand_computed_queue() {
+        // 2 clients, 4 requests of 10 in / 5 out, every iteration 10 ms, room for everyone:
+        // iteration 1 prefills both (first tokens at 10 ms), iterations 2–5 decode (finish at
+        // 50 ms); the next two requests arrive at 50 ms and repeat the pattern (finish at 100 ms).
+        let cost = Fixed(10.0);
+        let o = simulate(&fixed_load(4, 2, 10, 5), &agg(cfg(8, 1000), &cost, &no_transfer)).unwrap();
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        for (i, t) in o.timelines.iter().enumerate() {
+            let start = if i < 2 { 0.0 } else { 0.05 };
+            assert!(near(t.arrival_s, start) && near(t.first_token_s, start + 0.01) && near(t.finish_s, start + 0.05), "{i}: {t:?}");
+        }
+        assert_eq!(o.iterations, 10);
+        assert_eq!(o.preemptions, 0);
+        assert!(near(o.mean_decode_seqs, 1.6), "{}", o.mean_decode_seqs);
+    }
+
+    #[test]
+    fn the_sequence_limit_queues_requests() {
+        // One sequence at a time: the second request waits for the first to finish (4 iterations).
+        let cost = Fixed(1.0);
+        let o = simulate(&fixed_load(2, 2, 8, 4), &agg(cfg(1, 1000), &cost, &no_transfer)).unwrap();
+        assert!((o.timelines[1].first_token_s - 0.005).abs() < 1e-9, "{:?}", o.timelines[1]);
+        assert!((o.timelines[1].finish_s - 0.008).abs() < 1e-9);
+    }
+
+    #[test]
+    fn preemption_happens_exactly_when_pages_run_out() {
+        // Pages of 16 tokens. Two requests of 16 in / 20 out hold at most 16 + 19 = 35 tokens,
+        // three pages each; in lockstep both need their third page when token 33 enters.
+        let cost = Fixed(1.0);
+        let load = fixed_load(2, 2, 16, 20);
+        let roomy = simulate(&load, &agg(cfg(8, 6), &cost, &no_transfer)).unwrap();
+        assert_eq!(roomy.preemptions, 0);
+        // One page short: the later request is preempted at that step, the earlier one runs on
+        // untouched, and the preempted one recomputes and finishes after it.
+        let tight = simulate(&load, &agg(cfg(8, 5), &cost, &no_transfer)).unwrap();
+        assert!(tight.preemptions >= 1);
+        assert_eq!(tight.timelines[0], roomy.timelines[0]);
+        assert!(tight.timelines[1].finish_s > roomy.timelines[1].finish_s);
+        // Until token 33, five pages are as good as six: no preemption with 17 output tokens.
+        let short = fixed_load(2, 2, 16, 17);
+        assert_eq!(simulate(&short, &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().preemptions, 0);
+        assert!(simulate(&fixed_load(2, 2, 16, 18), &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().preemptions >= 1);
+        // Two pages cannot hold one 35-token request: refused up front.
+        let e = simulate(&load, &agg(cfg(8, 2), &cost, &no_transfer)).unwrap_err().to_string();
+        assert!(e.contains("KV cache holds 32 tokens"), "{e}");
+    }
+
+    #[test]
+    fn chunked_prefill_splits_long_prompts_over_the_token_budget() {
+        let cost = Fixed(1.0);
+        let mut c = cfg(8, 1000);
+        c.max_batched_tokens = 100;
+        let o = simulate(&fixed_load(1, 1, 250, 2), &agg(c, &cost, &no_transfer)).unwrap();
+        // 3 prefill iterations (100, 100, 50 tokens), the first token after the third.
+        assert!((o.timelines[0].first_token_s - 0.003).abs() < 1e-9);
+        c.chunked_prefill = false;
+        assert!(simulate(&fixed_load(1, 1, 250, 2), &agg(c, &cost, &no_transfer)).is_err());
+    }
+
+    #[test]
+    fn prefix_caching_skips_the_shared_prompt() {
+        struct PerToken;
+        impl StepCost for PerToken {
+            fn step_ms(&self, b: &Batch) -> f64 {
+                1.0 + b.tokens() as f64
+            }
+        }
+        let mut c = cfg(1, 1000);
+        c.shared_prefix = 64;
+        let load = fixed_load(2, 1, 100, 1);
+        let off = simulate(&load, &agg(c, &PerToken, &no_transfer)).unwrap();
+        c.prefix_caching = true;
+        let on = simulate(&load, &agg(c, &PerToken, &no_transfer)).unwrap();
+        let ttft = |o: &Outcome| o.timelines[1].first_token_s - o.timelines[1].arrival_s;
+        assert!((ttft(&off) - 0.101).abs() < 1e-9, "{}", ttft(&off));
+        // The second request computes only 100 − 64 = 36 tokens.
+        assert!((ttft(&on) - 0.037).abs() < 1e-9, "{}", ttft(&on));
+    }
+
+    #[test]
+    fn disaggregated_requests_cross_the_link_between_pools() {
+        let cost = Fixed(10.0);
+        let transfer = |tokens: u64| tokens as f64 * 0.1;
+        let d = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost), (Role::Decode, cfg(8, 100), &cost)], transfer_ms: &transfer, frontend_ms: 0.0 };
+        let o = simulate(&fixed_load(1, 1, 100, 3), &d).unwrap();
+        let t = o.timelines[0];
+        // Prefill 10 ms, transfer of 100 tokens 10 ms: first token at 20 ms; two decode steps.
+        assert!((t.first_token_s - 0.02).abs() < 1e-9 && (t.finish_s - 0.04).abs() < 1e-9, "{t:?}");
+        let bad = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 0.0 };
+        assert!(simulate(&fixed_load(1, 1, 100, 3), &bad).is_err());
+    }
+
+    #[test]
+    fn open_loop_arrivals_wait_for_their_time() {
+        let cost = Fixed(1.0);
+        let load = Load { arrival: Arrival::Trace, requests: vec![Request { arrival_s: 0.5, input_len: 4, output_len: 2 }] };
+        let o = simulate(&load, &agg(cfg(8, 100), &cost, &no_transfer)).unwrap();
+        assert!((o.timelines[0].first_token_s - 0.501).abs() < 1e-9);
+    }
+}

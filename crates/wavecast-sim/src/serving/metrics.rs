@@ -1,0 +1,108 @@
+//! What users measure of a serving run, from the simulated timelines: time to first token,
+//! time per output token (the mean gap between a request's tokens after the first), end-to-end
+//! latency, throughput per GPU and per user, and goodput under a latency target.
+
+use super::engine::Timeline;
+use serde::Serialize;
+use wavecast_stats::{mean, quantile_sorted, sorted};
+
+/// Mean and percentiles of one latency, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+impl Latency {
+    pub fn of(values_ms: &[f64]) -> Latency {
+        let s = sorted(values_ms);
+        let q = |p| quantile_sorted(&s, p).unwrap_or(0.0);
+        Latency { mean: mean(values_ms), p50: q(0.5), p90: q(0.9), p99: q(0.99) }
+    }
+}
+
+/// A latency target: a request meets it when both of its latencies are within.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn met(&self, ttft_ms: f64, tpot_ms: f64) -> bool {
+        self.ttft_ms.is_none_or(|x| ttft_ms <= x) && self.tpot_ms.is_none_or(|x| tpot_ms <= x)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    pub requests: usize,
+    /// From the first arrival to the last token, seconds.
+    pub duration_s: f64,
+    pub ttft_ms: Latency,
+    /// Mean time between a request's tokens after the first (requests of one token excluded).
+    pub tpot_ms: Latency,
+    pub e2e_ms: Latency,
+    pub requests_per_s: f64,
+    pub output_tokens_per_s: f64,
+    pub output_tokens_per_s_per_gpu: f64,
+    /// 1000 / mean TPOT: how fast one user sees text appear.
+    pub tokens_per_s_per_user: f64,
+    /// Requests per second that met the SLO, and their share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput_requests_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_attainment: Option<f64>,
+}
+
+fn tpot_ms(t: &Timeline) -> Option<f64> {
+    (t.output_len > 1).then(|| (t.finish_s - t.first_token_s) * 1e3 / (t.output_len - 1) as f64)
+}
+
+/// The metrics of a simulated run on `gpus` GPUs.
+pub fn metrics(timelines: &[Timeline], gpus: u64, slo: Option<Slo>) -> Metrics {
+    let start = timelines.iter().map(|t| t.arrival_s).fold(f64::INFINITY, f64::min);
+    let end = timelines.iter().map(|t| t.finish_s).fold(0.0, f64::max);
+    let duration_s = (end - start).max(f64::MIN_POSITIVE);
+    let ttft: Vec<f64> = timelines.iter().map(|t| (t.first_token_s - t.arrival_s) * 1e3).collect();
+    let tpot: Vec<f64> = timelines.iter().filter_map(tpot_ms).collect();
+    let e2e: Vec<f64> = timelines.iter().map(|t| (t.finish_s - t.arrival_s) * 1e3).collect();
+    let output: u64 = timelines.iter().map(|t| t.output_len).sum();
+    let tpot_lat = Latency::of(&tpot);
+    let good = slo.map(|s| timelines.iter().zip(&ttft).filter(|(t, ttft)| s.met(**ttft, tpot_ms(t).unwrap_or(0.0))).count());
+    let tokens_per_s = output as f64 / duration_s;
+    Metrics {
+        requests: timelines.len(),
+        duration_s,
+        ttft_ms: Latency::of(&ttft),
+        e2e_ms: Latency::of(&e2e),
+        requests_per_s: timelines.len() as f64 / duration_s,
+        output_tokens_per_s: tokens_per_s,
+        output_tokens_per_s_per_gpu: tokens_per_s / gpus.max(1) as f64,
+        tokens_per_s_per_user: if tpot_lat.mean > 0.0 { 1e3 / tpot_lat.mean } else { 0.0 },
+        tpot_ms: tpot_lat,
+        goodput_requests_per_s: good.map(|g| g as f64 / duration_s),
+        slo_attainment: good.map(|g| g as f64 / timelines.len().max(1) as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_throughput_and_goodput_from_timelines() {
+        let t = |arrival_s: f64, first_token_s: f64, finish_s: f64, output_len: u64| Timeline { arrival_s, first_token_s, finish_s, input_len: 10, output_len };
+        let runs = [t(0.0, 0.1, 1.1, 11), t(0.0, 0.3, 2.3, 11), t(1.0, 1.2, 1.2, 1)];
+        let m = metrics(&runs, 2, Some(Slo { ttft_ms: Some(200.0), tpot_ms: Some(150.0) }));
+        assert!((m.ttft_ms.mean - 200.0).abs() < 1e-9);
+        // TPOT: 100 ms and 200 ms (the one-token request has none).
+        assert!((m.tpot_ms.mean - 150.0).abs() < 1e-9 && m.tpot_ms.p50 == 100.0 && m.tpot_ms.p99 == 100.0, "{:?}", m.tpot_ms);
+        assert!((m.duration_s - 2.3).abs() < 1e-12);
+        assert!((m.output_tokens_per_s_per_gpu - 23.0 / 2.3 / 2.0).abs() < 1e-9);
+        // Requests 1 (100 ms, 100 ms/token) and 3 (200 ms, no TPOT) meet it; request 2 does not.
+        assert_eq!(m.slo_attainment, Some(2.0 / 3.0));
+    }
+}

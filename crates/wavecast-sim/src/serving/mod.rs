@@ -1,0 +1,21 @@
+//! LLM serving under load: requests arrive ([`load`]), a continuous-batching engine schedules
+//! them iteration by iteration over a paged KV cache ([`engine`]), each iteration is priced
+//! from the per-op models ([`cost`]) for a deployment of workers, formats and engine
+//! ([`deploy`], [`backend`]), the timelines become what users measure ([`metrics`]), and
+//! [`plan`] searches deployments for the best throughput within a latency target.
+
+pub mod backend;
+pub mod cost;
+pub mod deploy;
+pub mod engine;
+pub mod load;
+pub mod metrics;
+pub mod plan;
+
+pub use backend::{Backend, BACKENDS};
+pub use cost::{Formats, Parallel, StepParts};
+pub use deploy::{serve_sim, Layout, Pool, Prepared, ServeSimOptions, ServeSimReport, WorkerMemory};
+pub use engine::{simulate, Batch, Chunk, Deployment, EngineConfig, Outcome, Role, StepCost, Timeline};
+pub use load::{Arrival, Lengths, Load, Request};
+pub use metrics::{metrics, Latency, Metrics, Slo};
+pub use plan::{plan_serve, PlanPoint, PlanServeReport, PlanServeRequest};

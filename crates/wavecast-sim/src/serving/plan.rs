@@ -1,0 +1,237 @@
+//! `plan serve`: every way to serve a model on N GPUs of one type — aggregated workers of each
+//! tensor, attention-data and expert-parallel layout, and disaggregated prefill and decode
+//! pools — each simulated over a sweep of concurrencies. Points that meet the latency target
+//! are ranked by output tokens per second per GPU; the Pareto front of throughput per GPU
+//! against speed per user is what a chart shows.
+
+use super::backend::Backend;
+use super::cost::{Formats, Parallel};
+use super::deploy::{Layout, Pool, Prepared, ServeSimOptions};
+use super::load::{Arrival, Lengths, Load};
+use super::metrics::Slo;
+use crate::SimError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wavecast_gpu::Gpu;
+use wavecast_workload::TransformerSpec;
+
+/// GPUs one NVLink domain joins; a worker's tensor-parallel group stays inside it.
+const NODE_GPUS: u64 = 8;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanServeRequest {
+    pub gpus: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    pub slo: Slo,
+    pub formats: Formats,
+    pub backend: Backend,
+    /// Concurrent requests per worker to try (per decode worker when disaggregated).
+    pub concurrency: Vec<u64>,
+    /// Also search disaggregated prefill/decode pools.
+    pub disaggregated: bool,
+}
+
+/// One simulated point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanPoint {
+    pub layout: String,
+    pub mode: &'static str,
+    pub gpus_used: u64,
+    pub concurrency: u64,
+    pub ttft_ms: f64,
+    pub tpot_ms: f64,
+    pub tokens_per_s_per_gpu: f64,
+    pub tokens_per_s_per_user: f64,
+    pub meets_slo: bool,
+    /// On the Pareto front of (tokens/s/user, tokens/s/GPU) among all points.
+    pub pareto: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanServeReport {
+    pub model: String,
+    pub gpu: String,
+    pub gpus: u64,
+    pub input_len: u64,
+    pub output_len: u64,
+    pub slo: Slo,
+    pub backend: &'static str,
+    /// Best point of each layout that meets the SLO, best first.
+    pub ranked: Vec<PlanPoint>,
+    /// Every simulated point.
+    pub points: Vec<PlanPoint>,
+    /// Layouts set aside, grouped by reason (digits replaced by N), with how many.
+    pub rejected: BTreeMap<String, u64>,
+}
+
+fn divisors_up_to(n: u64, most: u64) -> Vec<u64> {
+    (1..=n.min(most)).filter(|d| n.is_multiple_of(*d)).collect()
+}
+
+/// The parallel layouts of a worker of `g` GPUs: tensor parallel everywhere, and for a mixture
+/// of experts also expert parallel under tensor-parallel attention, and under data-parallel
+/// attention.
+fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
+    let mut v = vec![Parallel::tp(g)];
+    if spec.moe.is_some() && g > 1 {
+        v.push(Parallel { tp: g, attention_dp: 1, moe_tp: 1, ep: g });
+        v.push(Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g });
+    }
+    v
+}
+
+/// Aggregated layouts using all `n` GPUs as identical workers, and disaggregated ones
+/// splitting them into a prefill and a decode pool.
+fn layouts(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Layout> {
+    let mut out = Vec::new();
+    for g in divisors_up_to(n, NODE_GPUS) {
+        for parallel in worker_layouts(spec, g) {
+            out.push(Layout::Agg { pool: Pool { workers: n / g, parallel, max_seqs: None } });
+        }
+    }
+    if disaggregated && n >= 2 {
+        let sizes: Vec<u64> = [1, 2, 4, 8].into_iter().filter(|&g| g < n && g <= NODE_GPUS).collect();
+        for &gp in &sizes {
+            for &gd in &sizes {
+                for p in 1..=(n / gp) {
+                    let rest = n - p * gp;
+                    if rest == 0 || !rest.is_multiple_of(gd) {
+                        continue;
+                    }
+                    for prefill in worker_layouts(spec, gp).into_iter().take(1) {
+                        for decode in worker_layouts(spec, gd) {
+                            out.push(Layout::Disagg { prefill: Pool { workers: p, parallel: prefill, max_seqs: None }, decode: Pool { workers: rest / gd, parallel: decode, max_seqs: None } });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The message with every number (`123`, `99.1`) written as `N`, so reasons group.
+fn reason_key(e: &SimError) -> String {
+    let text: Vec<char> = e.to_string().chars().collect();
+    let mut out = String::new();
+    for (i, &c) in text.iter().enumerate() {
+        let in_number = c.is_ascii_digit() || (c == '.' && i > 0 && text[i - 1].is_ascii_digit() && text.get(i + 1).is_some_and(char::is_ascii_digit));
+        if !in_number {
+            out.push(c);
+        } else if i == 0 || !(text[i - 1].is_ascii_digit() || text[i - 1] == '.') {
+            out.push('N');
+        }
+    }
+    out
+}
+
+fn decode_workers(l: &Layout) -> u64 {
+    match l {
+        Layout::Agg { pool } => pool.workers,
+        Layout::Disagg { decode, .. } => decode.workers,
+    }
+}
+
+/// Marks the points no other point beats on both axes.
+fn mark_pareto(points: &mut [PlanPoint]) {
+    for i in 0..points.len() {
+        let (u, g) = (points[i].tokens_per_s_per_user, points[i].tokens_per_s_per_gpu);
+        points[i].pareto = !points.iter().any(|q| q.tokens_per_s_per_user >= u && q.tokens_per_s_per_gpu >= g && (q.tokens_per_s_per_user > u || q.tokens_per_s_per_gpu > g));
+    }
+}
+
+/// Searches layouts and concurrencies; `progress(done, total)` after each layout.
+pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Result<PlanServeReport, SimError> {
+    if req.gpus == 0 || req.gpus > 1024 {
+        return Err(SimError::Invalid(format!("--gpus {} must be in 1..=1024", req.gpus)));
+    }
+    if req.concurrency.is_empty() || req.concurrency.contains(&0) {
+        return Err(SimError::Invalid("concurrencies must be at least 1".into()));
+    }
+    let context = req.input_len.checked_add(req.output_len).ok_or_else(|| SimError::Invalid("input + output length overflows".into()))?;
+    let candidates = layouts(spec, req.gpus, req.disaggregated);
+    let mut points = Vec::new();
+    let mut rejected: BTreeMap<String, u64> = BTreeMap::new();
+    for (i, layout) in candidates.iter().enumerate() {
+        progress(i, candidates.len());
+        let options = ServeSimOptions { layout: *layout, formats: req.formats, backend: req.backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: Some(req.slo) };
+        let prepared = match Prepared::new(spec, gpu, &options, context) {
+            Ok(p) => p,
+            Err(e) => {
+                *rejected.entry(reason_key(&e)).or_default() += 1;
+                continue;
+            }
+        };
+        for &c in &req.concurrency {
+            let clients = c * decode_workers(layout);
+            let load = Load::synthetic((clients * 4).max(32), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: req.input_len }, Lengths::Fixed { tokens: req.output_len }, 0)?;
+            let r = match prepared.run_steady(&load) {
+                Ok(r) => r,
+                Err(e) => {
+                    *rejected.entry(reason_key(&e)).or_default() += 1;
+                    continue;
+                }
+            };
+            let m = &r.metrics;
+            points.push(PlanPoint {
+                layout: layout.label(),
+                mode: if matches!(layout, Layout::Agg { .. }) { "agg" } else { "disagg" },
+                gpus_used: layout.gpus(),
+                concurrency: clients,
+                ttft_ms: m.ttft_ms.mean,
+                tpot_ms: m.tpot_ms.mean,
+                tokens_per_s_per_gpu: m.output_tokens_per_s_per_gpu,
+                tokens_per_s_per_user: m.tokens_per_s_per_user,
+                meets_slo: req.slo.met(m.ttft_ms.mean, m.tpot_ms.mean),
+                pareto: false,
+            });
+        }
+    }
+    progress(candidates.len(), candidates.len());
+    mark_pareto(&mut points);
+    let mut best: BTreeMap<String, PlanPoint> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.meets_slo) {
+        let slot = best.entry(p.layout.clone()).or_insert_with(|| p.clone());
+        if p.tokens_per_s_per_gpu > slot.tokens_per_s_per_gpu {
+            *slot = p.clone();
+        }
+    }
+    let mut ranked: Vec<PlanPoint> = best.into_values().collect();
+    ranked.sort_by(|a, b| b.tokens_per_s_per_gpu.total_cmp(&a.tokens_per_s_per_gpu));
+    Ok(PlanServeReport {
+        model: spec.name.clone(),
+        gpu: gpu.id.clone(),
+        gpus: req.gpus,
+        input_len: req.input_len,
+        output_len: req.output_len,
+        slo: req.slo,
+        backend: req.backend.name,
+        ranked,
+        points,
+        rejected,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(u: f64, g: f64) -> PlanPoint {
+        PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false }
+    }
+
+    #[test]
+    fn the_pareto_front_keeps_only_undominated_points() {
+        let mut p = vec![point(10.0, 100.0), point(20.0, 50.0), point(5.0, 90.0), point(20.0, 40.0), point(10.0, 100.0)];
+        mark_pareto(&mut p);
+        assert_eq!(p.iter().map(|p| p.pareto).collect::<Vec<_>>(), vec![true, true, false, false, true]);
+    }
+
+    #[test]
+    fn reasons_group_regardless_of_numbers() {
+        let a = reason_key(&SimError::Invalid("needs 123.4 GB of 80 GB".into()));
+        let b = reason_key(&SimError::Invalid("needs 99.1 GB of 141 GB".into()));
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,712 @@
+//! Today's LLM serving configs (DeepSeek-V3, Kimi-K2.5, GLM-5, gpt-oss, Qwen3-MoE, MiniMax-M2,
+//! Mixtral): parsing, parameter counts against published totals, MLA and sliding-window KV
+//! caches, quantised weights, and the attention-DP / expert-parallel serving layouts.
+
+use std::path::{Path, PathBuf};
+use wavecast_ir::ops::{CommKind, GemmKind};
+use wavecast_ir::{DType, Graph, Node, Op, Quant};
+use wavecast_workload::hf::hf_quant_config;
+use wavecast_workload::serve::ServeOptions;
+use wavecast_workload::{build, presets, BuildOptions, Mode, TransformerSpec};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn fixture(name: &str) -> TransformerSpec {
+    let path = fixtures().join(format!("{name}_config.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    TransformerSpec::from_json(&text, name).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn node<'a>(g: &'a Graph, name: &str) -> &'a Node {
+    g.nodes.iter().find(|n| n.name == name).unwrap_or_else(|| {
+        panic!(
+            "no node {name} in {:?}",
+            g.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
+        )
+    })
+}
+
+fn has(g: &Graph, name: &str) -> bool {
+    g.nodes.iter().any(|n| n.name == name)
+}
+
+fn within(value: u64, published: f64, what: &str) {
+    let err = (value as f64 - published) / published;
+    assert!(
+        err.abs() <= 0.02,
+        "{what}: {value} vs published {published} ({:+.2} %)",
+        100.0 * err
+    );
+}
+
+#[test]
+fn deepseek_v3_is_mla_with_dense_first_layers_and_a_shared_expert() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let m = s.mla.expect("MLA");
+    assert_eq!(
+        (
+            m.q_lora_rank,
+            m.kv_lora_rank,
+            m.qk_nope_head_dim,
+            m.qk_rope_head_dim,
+            m.v_head_dim
+        ),
+        (Some(1536), 512, 128, 64, 128)
+    );
+    assert_eq!(
+        (s.heads, s.kv_heads, s.head_dim, s.layers),
+        (128, 128, 192, 61)
+    );
+    let moe = s.moe.unwrap();
+    assert_eq!(
+        (
+            moe.experts,
+            moe.top_k,
+            moe.shared_ffn,
+            moe.dense_layers,
+            moe.dense_ffn
+        ),
+        (256, 8, 2048, 3, 18432)
+    );
+    assert_eq!(s.ffn, 2048, "routed expert width is moe_intermediate_size");
+    assert_eq!(s.checkpoint_quant, Some(Quant::Fp8Block));
+    assert!(s.sliding_window.is_none());
+}
+
+#[test]
+fn kimi_k25_glm5_gpt_oss_qwen3_minimax_and_mixtral_parse() {
+    // Kimi-K2.5 nests a DeepSeek-V3-style text model under text_config; INT4 experts.
+    let k = fixture("moonshotai--Kimi-K2.5");
+    let moe = k.moe.unwrap();
+    assert_eq!(
+        (moe.experts, moe.top_k, moe.dense_layers, k.heads, k.vocab),
+        (384, 8, 1, 64, 163840)
+    );
+    assert_eq!(k.mla.unwrap().kv_lora_rank, 512);
+    assert_eq!(k.checkpoint_quant, Some(Quant::Int4));
+    // GLM-5: MLA with 192 + 64 query/key and 256-wide values (its DSA indexer is not modelled).
+    let g = fixture("zai-org--GLM-5");
+    let m = g.mla.unwrap();
+    assert_eq!(
+        (
+            m.q_lora_rank,
+            m.qk_nope_head_dim,
+            m.v_head_dim,
+            g.head_dim,
+            g.layers
+        ),
+        (Some(2048), 192, 256, 256, 78)
+    );
+    assert_eq!(g.moe.unwrap().dense_layers, 3);
+    // gpt-oss: alternate 128-token windows, biased experts of width intermediate_size, MXFP4.
+    let o = fixture("openai--gpt-oss-120b");
+    let w = o.sliding_window.as_ref().unwrap();
+    assert_eq!(
+        (w.window, w.count(), w.layers[0], w.layers[1]),
+        (128, 18, true, false)
+    );
+    assert_eq!(
+        (
+            o.moe.unwrap().experts,
+            o.moe.unwrap().top_k,
+            o.ffn,
+            o.kv_heads,
+            o.head_dim
+        ),
+        (128, 4, 2880, 8, 64)
+    );
+    assert!(o.mlp_bias && o.qkv_bias && o.out_bias);
+    assert_eq!(o.checkpoint_quant, Some(Quant::Mxfp4));
+    // Qwen3-235B-A22B: expert width moe_intermediate_size, no shared experts.
+    let q = fixture("Qwen--Qwen3-235B-A22B");
+    let qm = q.moe.unwrap();
+    assert_eq!(
+        (
+            qm.experts,
+            qm.top_k,
+            q.ffn,
+            qm.shared_ffn,
+            qm.dense_layers,
+            q.kv_heads
+        ),
+        (128, 8, 1536, 0, 0, 4)
+    );
+    assert!(q.qk_norm && q.sliding_window.is_none());
+    // MiniMax-M2.5: 256 experts of width intermediate_size, QK norm, block FP8.
+    let mm = fixture("MiniMaxAI--MiniMax-M2.5");
+    assert_eq!(
+        (mm.moe.unwrap().experts, mm.ffn, mm.moe.unwrap().shared_ffn),
+        (256, 1536, 0)
+    );
+    assert!(mm.qk_norm);
+    assert_eq!(mm.checkpoint_quant, Some(Quant::Fp8Block));
+    // Mixtral (sliding_window null) and Mistral-7B (4096 on every layer).
+    assert!(presets::preset("mixtral-8x7b")
+        .unwrap()
+        .sliding_window
+        .is_none());
+    let mistral = presets::preset("mistral-7b").unwrap();
+    assert_eq!(
+        mistral
+            .sliding_window
+            .as_ref()
+            .map(|w| (w.window, w.count())),
+        Some((4096, 32))
+    );
+}
+
+#[test]
+fn hf_quant_config_names_nvfp4_weights_and_an_fp8_cache() {
+    let text = std::fs::read_to_string(
+        fixtures().join("nvidia--DeepSeek-V3.1-NVFP4_hf_quant_config.json"),
+    )
+    .unwrap();
+    let q = hf_quant_config(&text, "x").unwrap();
+    assert_eq!(
+        (q.weights, q.kv_cache),
+        (Some(Quant::Nvfp4), Some(DType::Fp8))
+    );
+    let e = hf_quant_config(r#"{"quantization":{"quant_algo":"INT2"}}"#, "x")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("INT2") && !e.contains('\n'), "{e}");
+    assert!(hf_quant_config("{}", "x")
+        .unwrap_err()
+        .to_string()
+        .contains("quantization"));
+}
+
+#[test]
+fn unsupported_and_malformed_configs_are_one_line_errors() {
+    let one_line = |text: &str, needles: &[&str]| {
+        let e = TransformerSpec::from_json(text, "cfg.json")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "{e}");
+        for n in needles {
+            assert!(e.contains(n), "{e} lacks {n}");
+        }
+    };
+    let qwen35 =
+        std::fs::read_to_string(fixtures().join("Qwen--Qwen3.5-397B-A17B_config.json")).unwrap();
+    one_line(
+        &qwen35,
+        &["qwen3_5_moe_text", "linear attention", "not modelled"],
+    );
+    one_line(
+        r#"{"model_type":"nemotron_h","hidden_size":8}"#,
+        &["nemotron_h", "Mamba"],
+    );
+    one_line(
+        r#"{"model_type":"falcon_h1"}"#,
+        &[
+            "unsupported model_type 'falcon_h1'",
+            "deepseek_v3",
+            "gpt_oss",
+        ],
+    );
+    let ds: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("deepseek-ai--DeepSeek-V3_config.json")).unwrap(),
+    )
+    .unwrap();
+    let mut missing = ds.clone();
+    missing.as_object_mut().unwrap().remove("kv_lora_rank");
+    one_line(&missing.to_string(), &["missing field 'kv_lora_rank'"]);
+    let mut wrong = ds.clone();
+    wrong["q_lora_rank"] = "wide".into();
+    one_line(
+        &wrong.to_string(),
+        &["'q_lora_rank' must be a non-negative integer"],
+    );
+    let mut zero = ds.clone();
+    zero["q_lora_rank"] = 0.into();
+    one_line(&zero.to_string(), &["q_lora_rank"]);
+    // A null q_lora_rank is DeepSeek-V2-Lite's single query projection.
+    let mut lite = ds.clone();
+    lite["q_lora_rank"] = serde_json::Value::Null;
+    assert_eq!(
+        TransformerSpec::from_json(&lite.to_string(), "x")
+            .unwrap()
+            .mla
+            .unwrap()
+            .q_lora_rank,
+        None
+    );
+    let oss: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("openai--gpt-oss-120b_config.json")).unwrap(),
+    )
+    .unwrap();
+    let mut short = oss.clone();
+    short["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
+    one_line(
+        &short.to_string(),
+        &["'layer_types' lists 2 layers but num_hidden_layers is 36"],
+    );
+    let mut linear = oss.clone();
+    linear["layer_types"][3] = "linear_attention".into();
+    one_line(&linear.to_string(), &["layer type 'linear_attention'"]);
+    let mut no_k = oss.clone();
+    no_k.as_object_mut().unwrap().remove("num_experts_per_tok");
+    no_k.as_object_mut().unwrap().remove("experts_per_token");
+    one_line(&no_k.to_string(), &["missing field 'num_experts_per_tok'"]);
+    one_line(
+        r#"{"model_type":"kimi_k25","text_config":7}"#,
+        &["'text_config' must be an object"],
+    );
+}
+
+#[test]
+fn parameter_counts_match_published_totals() {
+    let ds = fixture("deepseek-ai--DeepSeek-V3").params();
+    within(
+        ds.total,
+        671e9,
+        "DeepSeek-V3 total (main model, MTP excluded)",
+    );
+    within(ds.active, 37e9, "DeepSeek-V3 active");
+    let q = fixture("Qwen--Qwen3-235B-A22B").params();
+    within(q.total, 235e9, "Qwen3-235B-A22B total");
+    within(q.active, 22e9, "Qwen3-235B-A22B active");
+    let o = fixture("openai--gpt-oss-120b").params();
+    within(o.total, 116.83e9, "gpt-oss-120b total");
+    within(o.active, 5.13e9, "gpt-oss-120b active");
+    let m = presets::preset("mixtral-8x7b").unwrap().params();
+    within(m.total, 46.7e9, "Mixtral-8x7B total");
+    within(m.active, 12.9e9, "Mixtral-8x7B active");
+    let l = presets::preset("llama-3.1-70b").unwrap().params();
+    within(l.total, 70.6e9, "Llama-3.1-70B total");
+    assert_eq!(l.total, 70_553_706_496, "exact, as Hugging Face counts it");
+    assert_eq!(
+        presets::preset("qwen3-32b").unwrap().params().total,
+        32_762_123_264
+    );
+    assert_eq!(presets::preset("gpt2").unwrap().params().total, 124_439_808);
+    within(
+        fixture("moonshotai--Kimi-K2.5").params().total,
+        1.04e12,
+        "Kimi-K2.5 text model total",
+    );
+}
+
+/// The analytic count and the graph the builder emits agree, expert by expert.
+#[test]
+fn spec_params_agree_with_the_built_graph() {
+    for name in [
+        "deepseek-ai--DeepSeek-V3",
+        "openai--gpt-oss-120b",
+        "zai-org--GLM-5",
+        "Qwen--Qwen3-235B-A22B",
+        "MiniMaxAI--MiniMax-M2.5",
+    ] {
+        let s = fixture(name);
+        let e = s.moe.unwrap().experts;
+        let g = build(
+            &s,
+            &BuildOptions::new(1, e * 4, Mode::Inference, DType::Bf16),
+        )
+        .unwrap();
+        assert_eq!(g.params(), s.params().total, "{name}");
+    }
+}
+
+#[test]
+fn mla_caches_one_latent_per_token_and_layer_on_every_gpu() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    // (kv_lora + rope) · layers · bytes, whatever the tensor-parallel split.
+    assert_eq!(
+        s.kv_cache_bytes_per_token(DType::Bf16, 16),
+        (512.0 + 64.0) * 61.0 * 2.0
+    );
+    assert_eq!(
+        s.kv_cache_bytes_per_token(DType::Fp8, 1),
+        (512.0 + 64.0) * 61.0
+    );
+    let mut o = ServeOptions::new(4, 1000, 24, DType::Bf16);
+    o.tp = 8;
+    let shard = o.validate(&s).unwrap();
+    assert_eq!(
+        o.kv_cache_bytes(&s, &shard).unwrap(),
+        576.0 * 61.0 * 1024.0 * 4.0 * 2.0
+    );
+    o.kv_dtype = Some(DType::Fp8);
+    assert_eq!(
+        o.kv_cache_bytes(&s, &shard).unwrap(),
+        576.0 * 61.0 * 1024.0 * 4.0
+    );
+}
+
+#[test]
+fn mla_decode_is_weight_absorbed_mqa_over_the_latent_and_prefill_expands_it() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let mut o = ServeOptions::new(4, 1000, 8, DType::Bf16);
+    o.tp = 8;
+    let d = o.decode_graph(&s, 0).unwrap();
+    // 3 dense layers, 58 MoE layers with a shared expert.
+    assert_eq!(node(&d, "dense_layer.attention").repeat, 3);
+    assert_eq!(node(&d, "layer.attention").repeat, 58);
+    assert!(
+        has(&d, "dense_layer.down")
+            && has(&d, "layer.shared.gate_up")
+            && !has(&d, "dense_layer.router")
+    );
+    let Op::Attention(a) = &node(&d, "layer.attention").op else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            a.heads,
+            a.kv_heads,
+            a.head_dim,
+            a.v_head_dim,
+            a.shared_kv,
+            a.kv_len
+        ),
+        (16, 1, 576, Some(512), true, 1001)
+    );
+    // The latent is read once: Q and O of 16 heads, 1001 cached latents, per sequence.
+    assert_eq!(
+        a.bytes(),
+        2.0 * 4.0 * (16.0 * (576.0 + 512.0) + 1001.0 * 576.0)
+    );
+    let Op::Gemm(qa) = &node(&d, "layer.q_absorb").op else {
+        panic!()
+    };
+    assert_eq!(
+        (qa.kind, qa.batch, qa.m, qa.k, qa.n),
+        (GemmKind::Bmm, 16, 4, 128, 512)
+    );
+    let Op::Gemm(vu) = &node(&d, "layer.v_up").op else {
+        panic!()
+    };
+    assert_eq!((vu.batch, vu.k, vu.n), (16, 512, 128));
+    let Op::Gemm(out) = &node(&d, "layer.out_proj").op else {
+        panic!()
+    };
+    assert_eq!((out.k, out.n), (16 * 128, 7168));
+    assert!(!has(&d, "layer.kv_b"));
+    // The cache append is the 576-wide latent, not per-head K and V.
+    assert_eq!(
+        node(&d, "layer.kv_cache_write").op.bytes(),
+        2.0 * 4.0 * 576.0 * 2.0
+    );
+    // Prefill: kv_b expands every context token, attention with qk 192 and v 128.
+    let p = o.prefill_graph(&s).unwrap();
+    let Op::Attention(pa) = &node(&p, "layer.attention").op else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            pa.heads,
+            pa.kv_heads,
+            pa.head_dim,
+            pa.v_head_dim,
+            pa.shared_kv
+        ),
+        (16, 16, 192, Some(128), false)
+    );
+    let Op::Gemm(kvb) = &node(&p, "layer.kv_b").op else {
+        panic!()
+    };
+    assert_eq!((kvb.m, kvb.k, kvb.n), (4000, 512, 16 * 256));
+    let Op::Gemm(qkva) = &node(&p, "layer.q_kv_a").op else {
+        panic!()
+    };
+    assert_eq!(
+        qkva.n,
+        1536 + 576,
+        "merged q_a and kv_a, replicated on every GPU"
+    );
+}
+
+#[test]
+fn sliding_window_layers_cap_attention_and_cache_at_the_window() {
+    let s = fixture("openai--gpt-oss-120b");
+    let o = ServeOptions::new(2, 1000, 4, DType::Bf16);
+    let d = o.decode_graph(&s, 0).unwrap();
+    let Op::Attention(full) = &node(&d, "layer.attention").op else {
+        panic!()
+    };
+    let Op::Attention(swa) = &node(&d, "swa_layer.attention").op else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            node(&d, "layer.attention").repeat,
+            node(&d, "swa_layer.attention").repeat
+        ),
+        (18, 18)
+    );
+    assert_eq!((full.window, swa.window), (None, Some(128)));
+    assert_eq!(swa.attended_pairs(), 128.0);
+    assert!(swa.bytes() < full.bytes() / 7.0);
+    // Short contexts: one scope, as before.
+    let short = ServeOptions::new(2, 64, 4, DType::Bf16)
+        .decode_graph(&s, 0)
+        .unwrap();
+    assert_eq!(node(&short, "layer.attention").repeat, 36);
+    assert!(!has(&short, "swa_layer.attention"));
+    // Cache: 18 full layers keep 1004 tokens, 18 sliding ones 128; 2·8·64 elements, BF16.
+    let per_layer = 2.0 * 8.0 * 64.0 * 2.0;
+    assert_eq!(
+        s.kv_cache_bytes(DType::Bf16, 8, 1004, 2),
+        (18.0 * 1004.0 + 18.0 * 128.0) * per_layer * 2.0
+    );
+    let shard = o.validate(&s).unwrap();
+    assert_eq!(
+        o.kv_cache_bytes(&s, &shard).unwrap(),
+        (18.0 * 1004.0 + 18.0 * 128.0) * per_layer * 2.0
+    );
+    assert_eq!(s.kv_cache_bytes_per_token(DType::Bf16, 8), 36.0 * per_layer);
+}
+
+/// gpt-oss expert weights: layers · experts · (gate+up+down weights, and their biases).
+fn gpt_oss_expert_elements(s: &TransformerSpec) -> (f64, f64) {
+    let (h, f) = (s.hidden as f64, s.ffn as f64);
+    let n = s.layers as f64 * s.moe.unwrap().experts as f64;
+    (n * 3.0 * h * f, n * (2.0 * f + h))
+}
+
+#[test]
+fn expert_and_attention_data_parallelism_split_the_weights() {
+    let s = fixture("openai--gpt-oss-120b");
+    let one = ServeOptions::new(1, 128, 4, DType::Bf16);
+    let w1 = one.weight_bytes(&s).unwrap();
+    let (weights, biases) = gpt_oss_expert_elements(&s);
+    let experts = 2.0 * (weights + biases);
+    // Attention DP 4 with EP 4: attention replicated, a quarter of the experts per GPU.
+    let mut dp = one.clone();
+    dp.attention_dp = 4;
+    dp.ep = 4;
+    let w4 = dp.weight_bytes(&s).unwrap();
+    assert!(
+        ((w1 - w4) - 0.75 * experts).abs() < 1e-9 * w1,
+        "{w1} {w4} {experts}"
+    );
+    // Expert TP 4 instead (moe_tp 4, ep 1): the same bytes, every expert a quarter as wide.
+    let mut etp = one.clone();
+    etp.attention_dp = 4;
+    let (f, h) = (s.ffn as f64, s.hidden as f64);
+    let n = s.layers as f64 * 128.0;
+    // Row-parallel down-projection biases are not split.
+    let etp_experts = 2.0 * n * (3.0 * h * f / 4.0 + 2.0 * f / 4.0 + h);
+    assert!(((w1 - etp.weight_bytes(&s).unwrap()) - (experts - etp_experts)).abs() < 1e-9 * w1);
+    // MXFP4 experts only (attention BF16, as the checkpoint): 4.25 bits per expert weight.
+    let mut mx = one.clone();
+    mx.quant = Some(Quant::Mxfp4);
+    mx.quant_attention = false;
+    let wq = mx.weight_bytes(&s).unwrap();
+    assert!(
+        ((w1 - wq) - weights * (2.0 - 4.25 / 8.0)).abs() < 1e-9 * w1,
+        "{w1} {wq}"
+    );
+    // The whole model in MXFP4 is about 61-66 GB (the published checkpoint is ~65 GB).
+    assert!(wq > 58e9 && wq < 68e9, "{wq}");
+}
+
+#[test]
+fn quantised_layers_leave_lm_head_router_and_embeddings_alone() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let mut o = ServeOptions::new(2, 256, 4, DType::Bf16);
+    o.tp = 8;
+    o.quant = Some(Quant::Nvfp4);
+    let d = o.decode_graph(&s, 0).unwrap();
+    let quant = |name: &str| match &node(&d, name).op {
+        Op::Gemm(g) => g.quant,
+        other => panic!("{other:?}"),
+    };
+    for n in [
+        "layer.expert.gate_up",
+        "layer.expert.down",
+        "layer.shared.gate_up",
+        "dense_layer.gate_up",
+        "layer.q_kv_a",
+        "layer.q_b",
+        "layer.out_proj",
+    ] {
+        assert_eq!(quant(n), Some(Quant::Nvfp4), "{n}");
+    }
+    for n in ["head.lm_head", "layer.router", "layer.q_absorb"] {
+        assert_eq!(quant(n), None, "{n}");
+    }
+    o.quant_attention = false;
+    let d = o.decode_graph(&s, 0).unwrap();
+    assert!(matches!(&node(&d, "layer.q_kv_a").op, Op::Gemm(g) if g.quant.is_none()));
+    // NVFP4 DeepSeek-V3 on 8 GPUs: about 671e9 · 4.5 / 8 / 8 ≈ 47 GB each, plus BF16 attention.
+    let w = o.weight_bytes(&s).unwrap();
+    assert!(w > 45e9 && w < 60e9, "{w}");
+}
+
+#[test]
+fn attention_dp_gathers_or_exchanges_tokens_around_the_moe() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let mut o = ServeOptions::new(16, 512, 4, DType::Bf16);
+    o.attention_dp = 8;
+    o.ep = 8;
+    let d = o.decode_graph(&s, 0).unwrap();
+    let comm = |name: &str| match &node(&d, name).op {
+        Op::Comm(c) => (c.kind, c.group, c.bytes),
+        other => panic!("{other:?}"),
+    };
+    // Each rank sends its 16 tokens × top-8 hidden vectors.
+    assert_eq!(
+        comm("layer.ep_dispatch_all_to_all"),
+        (CommKind::AllToAll, 8, 16.0 * 8.0 * 7168.0 * 2.0)
+    );
+    assert!(has(&d, "layer.ep_combine_all_to_all") && !has(&d, "layer.moe_all_gather"));
+    // 128 tokens of the replica, top-8, over 8 GPUs: 128 routed rows here.
+    assert_eq!(
+        node(&d, "layer.dispatch").op.bytes(),
+        2.0 * 128.0 * 7168.0 * 2.0
+    );
+    let Op::Attention(a) = &node(&d, "layer.attention").op else {
+        panic!()
+    };
+    assert_eq!(
+        (a.batch, a.heads),
+        (16, 128),
+        "attention: own sequences, all heads (tp 1)"
+    );
+    // Expert TP across the replica instead: all-gather before, reduce-scatter after.
+    o.ep = 1;
+    let d = o.decode_graph(&s, 0).unwrap();
+    assert!(
+        has(&d, "layer.moe_all_gather")
+            && has(&d, "layer.moe_reduce_scatter")
+            && !has(&d, "layer.ep_dispatch_all_to_all")
+    );
+    let Op::Gemm(down) = &node(&d, "layer.expert.down").op else {
+        panic!()
+    };
+    assert_eq!(down.k, 2048 / 8);
+}
+
+#[test]
+fn layouts_that_do_not_fit_are_one_line_errors() {
+    let err = |spec: &TransformerSpec, f: &dyn Fn(&mut ServeOptions), needle: &str| {
+        let mut o = ServeOptions::new(1, 64, 4, DType::Bf16);
+        f(&mut o);
+        let e = o.validate(spec).unwrap_err().to_string();
+        assert!(e.contains(needle) && !e.contains('\n'), "{e}");
+        // Building refuses it too.
+        assert!(o.decode_graph(spec, 0).is_err());
+    };
+    let ds = fixture("deepseek-ai--DeepSeek-V3");
+    err(
+        &ds,
+        &|o| {
+            o.tp = 8;
+            o.attention_dp = 2;
+            o.moe_tp = Some(4);
+            o.ep = 2;
+        },
+        "tp 8 × attention_dp 2 = 16 GPUs but moe_tp 4 × ep 2 = 8",
+    );
+    err(
+        &ds,
+        &|o| o.tp = 3,
+        "tensor parallelism 3 does not divide the model's 128 attention heads",
+    );
+    err(
+        &ds,
+        &|o| {
+            o.attention_dp = 6;
+            o.ep = 4;
+        },
+        "expert parallelism 4 does not divide the 6 GPUs",
+    );
+    let mixtral = presets::preset("mixtral-8x7b").unwrap();
+    err(
+        &mixtral,
+        &|o| {
+            o.attention_dp = 3;
+            o.ep = 3;
+        },
+        "expert parallelism 3 does not divide the model's 8 experts",
+    );
+    let oss = fixture("openai--gpt-oss-120b");
+    err(
+        &oss,
+        &|o| o.attention_dp = 7,
+        "MoE tensor parallelism 7 does not divide the expert width 2880",
+    );
+    let llama = presets::preset("llama-3.1-70b").unwrap();
+    err(
+        &llama,
+        &|o| {
+            o.tp = 2;
+            o.ep = 2;
+        },
+        "needs a mixture-of-experts model",
+    );
+    // A consistent wide-EP layout is accepted: 8 attention ranks, experts over 8 GPUs.
+    let mut ok = ServeOptions::new(1, 64, 4, DType::Bf16);
+    ok.attention_dp = 8;
+    ok.ep = 8;
+    assert!(ok.validate(&ds).is_ok());
+}
+
+/// Every config in the shared model_configs folder either builds a decode and a prefill graph
+/// or is refused with one line; none panics.
+#[test]
+fn every_shared_model_config_parses_and_builds_or_is_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/aiconfigurator/model_configs");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipped: {} is absent", dir.display());
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.ends_with("_config.json") && !n.ends_with("hf_quant_config.json")
+        })
+        .collect();
+    files.sort();
+    let (mut built, mut refused) = (Vec::new(), Vec::new());
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).unwrap();
+        let outcome = std::panic::catch_unwind(|| -> Result<(), String> {
+            let spec = TransformerSpec::from_json(&text, &name).map_err(|e| e.to_string())?;
+            let o = ServeOptions::new(2, 300, 4, DType::Bf16);
+            o.decode_graph(&spec, 0).map_err(|e| e.to_string())?;
+            o.prefill_graph(&spec).map_err(|e| e.to_string())?;
+            let p = spec.params();
+            assert!(p.active <= p.total && p.active > 0, "{name}: {p:?}");
+            Ok(())
+        });
+        match outcome {
+            Ok(Ok(())) => built.push(name),
+            Ok(Err(e)) => {
+                assert!(!e.contains('\n') && !e.is_empty(), "{name}: {e}");
+                refused.push(format!("{name}: {e}"));
+            }
+            Err(_) => panic!("{name} panicked"),
+        }
+    }
+    eprintln!(
+        "built {}: {}\nrefused {}:\n  {}",
+        built.len(),
+        built.join(", "),
+        refused.len(),
+        refused.join("\n  ")
+    );
+    for must in [
+        "deepseek-ai--DeepSeek-V3_config.json",
+        "deepseek-ai--DeepSeek-R1_config.json",
+        "openai--gpt-oss-120b_config.json",
+        "moonshotai--Kimi-K2.5_config.json",
+        "zai-org--GLM-5_config.json",
+        "MiniMaxAI--MiniMax-M2.5_config.json",
+        "Qwen--Qwen3-235B-A22B_config.json",
+        "mistralai--Mixtral-8x7B-v0.1_config.json",
+    ] {
+        assert!(
+            built.iter().any(|b| b == must) || !files.iter().any(|f| f.ends_with(must)),
+            "{must} did not build"
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! `wavecast plan serve`: serving deployments on N GPUs ranked by tokens/s per GPU within a
+//! latency target, with the Pareto chart.
+
+use super::{print_json, Result};
+use crate::cli::PlanServeArgs;
+use crate::{plot, table};
+use std::io::IsTerminal;
+
+pub fn run(a: PlanServeArgs) -> Result<()> {
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let progress = |done: usize, total: usize| {
+        if tty {
+            eprint!("\rsimulating layout {done}/{total}…");
+            if done == total {
+                eprint!("\r\x1b[K");
+            }
+        }
+    };
+    let r = wavecast::plan_serve(&a.request(), &progress)?;
+    if let Some(path) = &a.svg {
+        plot::pareto(&r, path)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if a.json {
+        return print_json(&r);
+    }
+    let slo = |v: Option<f64>| v.map_or("none".to_string(), |x| format!("{x} ms"));
+    println!(
+        "{} on {} × {} · {} in + {} out · target TTFT {} and TPOT {} · {} · {} points simulated",
+        r.model,
+        r.gpus,
+        r.gpu,
+        r.input_len,
+        r.output_len,
+        slo(r.slo.ttft_ms),
+        slo(r.slo.tpot_ms),
+        r.backend,
+        r.points.len()
+    );
+    let mut t = table::new(&["#", "layout", "mode", "users", "TTFT ms", "TPOT ms", "tok/s/GPU", "tok/s/user"]);
+    for (i, p) in r.ranked.iter().take(a.top).enumerate() {
+        t.add_row(vec![
+            (i + 1).to_string(),
+            p.layout.clone(),
+            p.mode.to_string(),
+            p.concurrency.to_string(),
+            table::ms(p.ttft_ms),
+            table::ms(p.tpot_ms),
+            format!("{:.0}", p.tokens_per_s_per_gpu),
+            format!("{:.1}", p.tokens_per_s_per_user),
+        ]);
+    }
+    println!("{t}");
+    for (reason, n) in &r.rejected {
+        println!("set aside {n}: {reason}");
+    }
+    if r.ranked.is_empty() {
+        return Err(format!("no deployment of {} GPUs meets the target; relax --slo-ttft/--slo-tpot or use more GPUs", r.gpus).into());
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! `wavecast serve-sim`: LLM serving under load, simulated iteration by iteration.
+
+use super::{print_json, Result};
+use crate::cli::ServeSimArgs;
+use crate::table;
+use wavecast::ServeSimReport;
+use wavecast_sim::serving::Latency;
+
+pub fn run(a: ServeSimArgs) -> Result<()> {
+    let r = wavecast::serve_sim(&a.request())?;
+    if a.json {
+        return print_json(&r);
+    }
+    print_human(&r);
+    Ok(())
+}
+
+fn latency_row(name: &str, l: &Latency) -> Vec<String> {
+    vec![name.to_string(), table::ms(l.mean), table::ms(l.p50), table::ms(l.p90), table::ms(l.p99)]
+}
+
+fn print_human(r: &ServeSimReport) {
+    let f = &r.formats;
+    let quant = f.quant.map_or(String::new(), |q| format!(" · {} weights", q.as_str()));
+    let moe = match (f.moe_quant, f.quant) {
+        (Some(m), q) if Some(m) != q => format!(" · {} experts", m.as_str()),
+        _ => String::new(),
+    };
+    println!(
+        "{} ({} params, {} active) on {} × {} · {} · {}{quant}{moe} · {} KV · {} · {} requests · predictor: {}",
+        r.model,
+        table::si(r.params_total as f64),
+        table::si(r.params_active as f64),
+        r.gpus,
+        r.gpu_name,
+        r.layout,
+        f.dtype,
+        f.kv,
+        r.backend,
+        r.requests,
+        r.predictor
+    );
+    let m = &r.metrics;
+    let mut t = table::new(&["latency", "mean ms", "p50", "p90", "p99"]);
+    t.add_row(latency_row("time to first token", &m.ttft_ms));
+    t.add_row(latency_row("time per output token", &m.tpot_ms));
+    t.add_row(latency_row("end to end", &m.e2e_ms));
+    println!("{t}");
+    println!(
+        "throughput: {:.0} output tokens/s ({:.0} per GPU) · {:.1} tokens/s per user · {:.2} requests/s over {:.1} s",
+        m.output_tokens_per_s, m.output_tokens_per_s_per_gpu, m.tokens_per_s_per_user, m.requests_per_s, m.duration_s
+    );
+    if let (Some(g), Some(share)) = (m.goodput_requests_per_s, m.slo_attainment) {
+        println!("goodput: {g:.2} requests/s meet the target ({})", table::pct(100.0 * share));
+    }
+    let e = &r.engine;
+    println!(
+        "engine: {} iterations · {:.0} tokens and {:.1} decoding sequences per iteration · {} preemption(s) · KV cache peak {}",
+        e.iterations,
+        e.mean_batch_tokens,
+        e.mean_decode_seqs,
+        e.preemptions,
+        table::pct(100.0 * e.peak_kv_usage)
+    );
+    let d = &r.decode_step;
+    println!(
+        "decode step at {:.0} sequences: {} ms = layers {} + experts {} + attention {} + LM head {} + engine {}",
+        e.mean_decode_seqs.round().max(1.0),
+        table::ms(d.total_ms()),
+        table::ms(d.layers_ms),
+        table::ms(d.experts_ms),
+        table::ms(d.decode_attention_ms),
+        table::ms(d.head_ms),
+        table::ms(d.overhead_ms)
+    );
+    let pools = if r.memory.len() == 2 { vec!["prefill GPU", "decode GPU"] } else { vec!["per GPU"] };
+    for (name, w) in pools.iter().zip(&r.memory) {
+        println!(
+            "memory {name}: weights {:.1} GB + activations {:.1} GB + runtime {:.1} GB; KV cache {:.1} GB = {} tokens per worker",
+            w.weights_gb,
+            w.activations_gb,
+            w.runtime_gb,
+            w.kv_cache_gb,
+            table::si(w.kv_tokens as f64)
+        );
+    }
+}

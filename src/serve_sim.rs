@@ -1,0 +1,109 @@
+//! LLM serving under load: one deployment simulated (`serve-sim`) and every deployment on N
+//! GPUs ranked (`plan serve`).
+
+use crate::request::{with_source, ConfigArg, PlanServeRequest, ServeSimRequest, ServingFormatArgs};
+use crate::{Error, Result};
+use wavecast_gpu::Catalog;
+use wavecast_ir::{DType, Quant};
+use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Pool, ServeSimOptions, Slo};
+use wavecast_workload::TransformerSpec;
+
+pub use wavecast_sim::serving::{PlanServeReport, ServeSimReport};
+
+fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
+    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
+}
+
+fn quant(name: &Option<String>) -> Result<Option<Quant>> {
+    name.as_deref().map(|q| q.parse::<Quant>().map_err(Error::new)).transpose()
+}
+
+fn formats(a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
+    let dtype: DType = a.dtype.parse()?;
+    if !matches!(dtype, DType::Bf16 | DType::Fp16) {
+        return Err(Error::new(format!("serving activations must be bf16 or fp16, got {dtype} (quantize weights with --quant)")));
+    }
+    let kv: DType = a.kv_dtype.as_deref().map(str::parse).transpose()?.unwrap_or(dtype);
+    if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {
+        return Err(Error::new(format!("the KV cache must be bf16, fp16 or fp8, got {kv}")));
+    }
+    let q = quant(&a.quant)?;
+    let backend: Backend = a.backend.parse().map_err(Error::new)?;
+    Ok((Formats { dtype, quant: q, moe_quant: quant(&a.moe_quant)?.or(q), kv }, backend))
+}
+
+fn slo(ttft: Option<f64>, tpot: Option<f64>) -> Result<Option<Slo>> {
+    for (what, v) in [("TTFT", ttft), ("TPOT", tpot)] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(Error::new(format!("the {what} target must be a positive number of milliseconds, got {v}")));
+        }
+    }
+    Ok((ttft.is_some() || tpot.is_some()).then_some(Slo { ttft_ms: ttft, tpot_ms: tpot }))
+}
+
+fn pool(text: &str, max_seqs: Option<u64>) -> Result<Pool> {
+    let mut p: Pool = text.parse().map_err(Error::new)?;
+    p.max_seqs = max_seqs;
+    Ok(p)
+}
+
+fn layout(req: &ServeSimRequest) -> Result<Layout> {
+    match (&req.layout, &req.prefill, &req.decode) {
+        (l, None, None) => Ok(Layout::Agg { pool: pool(l.as_deref().unwrap_or("tp1"), req.max_seqs)? }),
+        (None, Some(p), Some(d)) => Ok(Layout::Disagg { prefill: pool(p, None)?, decode: pool(d, req.max_seqs)? }),
+        (Some(_), _, _) => Err(Error::new("give either --layout (aggregated) or --prefill and --decode (disaggregated), not both")),
+        _ => Err(Error::new("disaggregated serving needs both --prefill and --decode")),
+    }
+}
+
+fn load(req: &ServeSimRequest) -> Result<Load> {
+    let lengths = |s: &Option<String>, default: u64| -> Result<Lengths> { s.as_deref().map_or(Ok(Lengths::Fixed { tokens: default }), |s| s.parse().map_err(Error::new)) };
+    let arrival = match (req.concurrency, req.rate, &req.trace) {
+        (Some(c), None, None) => Arrival::Concurrency { clients: c },
+        (None, Some(r), None) => Arrival::Rate { per_s: r },
+        (None, None, Some(path)) => {
+            if req.input.is_some() || req.output.is_some() || req.requests.is_some() {
+                return Err(Error::new("a trace gives its own lengths and request count: drop --input, --output and --requests"));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
+            return Ok(Load::from_csv(&text, &path.display().to_string())?);
+        }
+        (None, None, None) => Arrival::Concurrency { clients: 1 },
+        _ => return Err(Error::new("give one of --concurrency, --rate or --trace")),
+    };
+    let n = req.requests.unwrap_or(match arrival {
+        Arrival::Concurrency { clients } => clients.saturating_mul(4).max(32),
+        _ => 500,
+    });
+    Ok(Load::synthetic(n, arrival, lengths(&req.input, 1024)?, lengths(&req.output, 256)?, req.seed)?)
+}
+
+/// Answers a [`ServeSimRequest`]: TTFT, TPOT, latency percentiles, throughput and memory.
+pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
+    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let gpu = catalog.get(&req.gpu)?;
+    let spec = spec(&req.model, &req.config)?;
+    let (formats, backend) = formats(&req.formats)?;
+    let options = ServeSimOptions {
+        layout: layout(req)?,
+        formats,
+        backend,
+        max_batched_tokens: req.max_batched_tokens,
+        chunked_prefill: req.chunked_prefill,
+        prefix_caching: req.prefix_caching,
+        shared_prefix: req.shared_prefix,
+        slo: slo(req.slo_ttft_ms, req.slo_tpot_ms)?,
+    };
+    Ok(serving::serve_sim(&spec, gpu, &load(req)?, &options)?)
+}
+
+/// Answers a [`PlanServeRequest`]; `progress(done, total)` after each layout.
+pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Result<PlanServeReport> {
+    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let gpu = catalog.get(&req.gpu)?;
+    let spec = spec(&req.model, &req.config)?;
+    let (formats, backend) = formats(&req.formats)?;
+    let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
+    let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated };
+    Ok(serving::plan_serve(&spec, gpu, &plan, progress)?)
+}

@@ -1,0 +1,198 @@
+//! Serving under load as a user runs it: `serve-sim`, `plan serve` and `eval serving` — JSON
+//! shapes, what the simulation must respect, and one-line errors with exit code 2.
+
+use std::process::Command;
+
+fn wavecast(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("runs the binary")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = wavecast(&all);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The one-line error of a command that must fail with exit code 2.
+fn error(args: &[&str]) -> String {
+    let out = wavecast(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    err
+}
+
+const SIM: &[&str] = &["serve-sim", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp4", "--quant", "fp8", "--input", "1024", "--output", "128"];
+
+fn sim(extra: &[&str]) -> serde_json::Value {
+    let mut args = SIM.to_vec();
+    args.extend(extra);
+    json(&args)
+}
+
+/// The number at a dotted path (`memory.0.kv_tokens`: digits index arrays).
+fn f(v: &serde_json::Value, path: &str) -> f64 {
+    path.split('.').fold(v, |v, k| match k.parse::<usize>() {
+        Ok(i) => &v[i],
+        Err(_) => &v[k],
+    })
+    .as_f64()
+    .unwrap_or_else(|| panic!("{path} is not a number in {v}"))
+}
+
+#[test]
+fn serve_sim_reports_latencies_throughput_memory_and_where_a_step_goes() {
+    let v = sim(&["--concurrency", "16"]);
+    for lat in ["ttft_ms", "tpot_ms", "e2e_ms"] {
+        let (mean, p50, p90, p99) = (f(&v, &format!("metrics.{lat}.mean")), f(&v, &format!("metrics.{lat}.p50")), f(&v, &format!("metrics.{lat}.p90")), f(&v, &format!("metrics.{lat}.p99")));
+        assert!(mean > 0.0 && p50 <= p90 && p90 <= p99, "{lat}: {mean} {p50} {p90} {p99}");
+    }
+    assert_eq!(v["requests"], 64, "4 requests per user by default");
+    assert_eq!(v["gpus"], 4);
+    // Every decode step streams each GPU's weights once: TPOT is never below that.
+    let weights_gb = f(&v, "memory.0.weights_gb");
+    let floor_ms = weights_gb * 1e9 / (3.35e12 * 0.92) * 1e3;
+    assert!(f(&v, "metrics.tpot_ms.p50") > floor_ms, "TPOT {} below the weight read {floor_ms}", f(&v, "metrics.tpot_ms.p50"));
+    let step = &v["decode_step"];
+    let parts: f64 = ["layers_ms", "experts_ms", "decode_attention_ms", "prefill_attention_ms", "head_ms", "overhead_ms"].iter().map(|k| step[k].as_f64().unwrap()).sum();
+    assert!(parts > floor_ms && parts < 3.0 * f(&v, "metrics.tpot_ms.mean"), "{step}");
+    // Throughput per GPU is the whole run's output over its duration and GPUs.
+    let tokens = 64.0 * 128.0;
+    assert!((f(&v, "metrics.output_tokens_per_s_per_gpu") - tokens / f(&v, "metrics.duration_s") / 4.0).abs() < 1e-6);
+}
+
+#[test]
+fn more_users_share_each_step_so_tpot_grows_and_per_gpu_throughput_rises() {
+    let one = sim(&["--concurrency", "1"]);
+    let many = sim(&["--concurrency", "64"]);
+    assert!(f(&many, "metrics.tpot_ms.mean") > f(&one, "metrics.tpot_ms.mean"));
+    assert!(f(&many, "metrics.output_tokens_per_s_per_gpu") > 8.0 * f(&one, "metrics.output_tokens_per_s_per_gpu"));
+}
+
+#[test]
+fn an_fp8_cache_holds_twice_the_tokens_and_the_seed_fixes_drawn_lengths() {
+    let bf16 = sim(&["--concurrency", "4"]);
+    let fp8 = sim(&["--concurrency", "4", "--kv-dtype", "fp8"]);
+    let (a, b) = (f(&bf16, "memory.0.kv_tokens"), f(&fp8, "memory.0.kv_tokens"));
+    assert!((b / a - 2.0).abs() < 0.01, "{a} {b}");
+    let drawn = |seed: &str| {
+        let mut args: Vec<&str> = SIM[..9].to_vec();
+        args.extend(["--rate", "2", "--requests", "50", "--input", "uniform:100:2000", "--output", "lognormal:100:0.5", "--seed", seed]);
+        json(&args)
+    };
+    assert_eq!(drawn("3"), drawn("3"));
+    assert_ne!(drawn("3")["metrics"], drawn("4")["metrics"]);
+}
+
+#[test]
+fn disaggregated_pools_and_goodput() {
+    let v = sim(&["--concurrency", "16", "--slo-ttft", "1000", "--slo-tpot", "50"]);
+    assert!(v["metrics"]["slo_attainment"].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)));
+    let mut args: Vec<&str> = SIM.iter().copied().filter(|a| *a != "--layout" && *a != "tp4").collect();
+    args.extend(["--prefill", "tp4", "--decode", "tp4", "--concurrency", "16"]);
+    let d = json(&args);
+    assert_eq!(d["gpus"], 8);
+    assert_eq!(d["memory"].as_array().unwrap().len(), 2, "prefill and decode pools");
+    assert_eq!(d["layout"], "P tp4 + D tp4");
+}
+
+#[test]
+fn a_trace_replays_its_own_arrivals_and_lengths() {
+    let dir = std::env::temp_dir().join(format!("wavecast-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.csv");
+    std::fs::write(&trace, "arrival_s,input_len,output_len\n0,500,20\n0.5,700,30\n1.0,300,10\n").unwrap();
+    let mut args: Vec<&str> = SIM[..9].to_vec();
+    let path = trace.to_str().unwrap();
+    args.extend(["--trace", path]);
+    let v = json(&args);
+    assert_eq!(v["requests"], 3);
+    assert!(f(&v, "metrics.duration_s") > 1.0, "the last request arrives at 1 s");
+    std::fs::write(&trace, "arrival_s,input_len\n0,500\n").unwrap();
+    assert!(error(&args).contains("no output_len column"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn bad_serving_input_is_one_line_and_exit_2() {
+    fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut a: Vec<&'a str> = SIM[..5].to_vec();
+        a.extend(extra);
+        a
+    }
+    assert!(error(&with(&["--layout", "tp4,ep3"])).contains("ep 3 must divide"));
+    assert!(error(&with(&["--layout", "tp3"])).contains("does not divide"));
+    assert!(error(&with(&["--layout", "qq4"])).contains("unknown part 'qq'"));
+    assert!(error(&with(&["--concurrency", "0"])).contains("at least 1"));
+    assert!(error(&with(&["--input", "uniform:9:3"])).contains("wrong way round"));
+    assert!(error(&with(&["--backend", "tgi"])).contains("unknown serving backend"));
+    assert!(error(&with(&["--layout", "tp4", "--quant", "nvfp4"])).contains("no nvfp4 tensor units"), "H100 cannot run FP4");
+    assert!(error(&with(&["--input", "200000"])).contains("context"));
+    let e = error(&["serve-sim", "--model", "llama-3.1-70b", "--gpu", "l4", "--concurrency", "1"]);
+    assert!(e.contains("does not fit in memory") && e.contains("GB for weights"), "{e}");
+    assert!(error(&["serve-sim", "--model", "bert-base", "--gpu", "h100"]).contains("encoder"));
+}
+
+#[test]
+fn plan_serve_ranks_layouts_within_the_target_and_draws_the_front() {
+    let svg = std::env::temp_dir().join(format!("wavecast-pareto-{}.svg", std::process::id()));
+    let svg_path = svg.to_str().unwrap();
+    let v = json(&["plan", "serve", "--model", "qwen3-32b", "--gpu", "h100", "--gpus", "4", "--input-len", "512", "--output-len", "64", "--concurrency", "1,16", "--slo-tpot", "40", "--svg", svg_path]);
+    let ranked = v["ranked"].as_array().unwrap();
+    assert!(!ranked.is_empty());
+    let tput: Vec<f64> = ranked.iter().map(|r| r["tokens_per_s_per_gpu"].as_f64().unwrap()).collect();
+    assert!(tput.windows(2).all(|w| w[0] >= w[1]), "best first: {tput:?}");
+    assert!(ranked.iter().all(|r| r["meets_slo"] == true && r["tpot_ms"].as_f64().unwrap() <= 40.0));
+    let points = v["points"].as_array().unwrap();
+    assert!(points.iter().any(|p| p["mode"] == "disagg") && points.iter().any(|p| p["mode"] == "agg"));
+    assert!(points.iter().any(|p| p["pareto"] == true));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("Pareto front"));
+    std::fs::remove_file(svg).ok();
+}
+
+#[test]
+fn eval_serving_predicts_what_it_can_and_names_the_rest() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serving/silicon_sample.csv");
+    let v = json(&["eval", "serving", "--data", data]);
+    assert_eq!(v["predictor"], "sustained");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    for r in rows {
+        for k in ["id", "system", "model", "backend", "precision", "mode"] {
+            assert!(r[k].is_string(), "{k}");
+        }
+        for k in ["measured_ttft_ms", "predicted_ttft_ms", "measured_tpot_ms", "predicted_tpot_ms"] {
+            assert!(r[k].as_f64().is_some_and(|x| x > 0.0 && x.is_finite()), "{k}");
+        }
+    }
+    let unpredicted = v["unpredicted"].as_array().unwrap();
+    assert_eq!(unpredicted.len(), 2);
+    let reasons: Vec<&str> = unpredicted.iter().map(|u| u["reason"].as_str().unwrap()).collect();
+    assert!(reasons.iter().any(|r| r.contains("no prefill worker count")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("qwen3_5")), "{reasons:?}");
+    let groups: Vec<&str> = v["summary"].as_array().unwrap().iter().map(|g| g["group"].as_str().unwrap()).collect();
+    for g in ["all", "system=h100_sxm", "backend=vllm", "backend=trtllm", "precision=fp8", "mode=agg"] {
+        assert!(groups.contains(&g), "{groups:?}");
+    }
+    let all = &v["summary"][0];
+    assert_eq!(all["n"], 2);
+    assert!(all["ttft_mean_ape"].as_f64().unwrap() >= 0.0 && all["tpot_mean_ape"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn eval_serving_rejects_malformed_files_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("wavecast-silicon-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("model_configs")).unwrap();
+    let csv = dir.join("s.csv");
+    std::fs::write(&csv, "id,backend\na,vllm\n").unwrap();
+    assert!(error(&["eval", "serving", "--data", csv.to_str().unwrap()]).contains("missing column 'model_path'"));
+    let fixture = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serving/silicon_sample.csv")).unwrap();
+    let broken = fixture.replacen(",1024,128,", ",ten,128,", 1);
+    std::fs::write(&csv, broken).unwrap();
+    assert!(error(&["eval", "serving", "--data", csv.to_str().unwrap()]).contains("column 'isl'"));
+    std::fs::remove_dir_all(dir).ok();
+    assert!(error(&["eval", "serving", "--data", "/nonexistent/s.csv"]).contains("cannot read"));
+}

@@ -2,7 +2,8 @@
 //!
 //! The target: a full GPT-3 175B training step (graph build + per-op prediction + aggregation)
 //! in under 5 ms on one core with the default predictor; `plan train` at 1,000 or more
-//! candidate layouts per second on one core.
+//! candidate layouts per second on one core; a serving simulation of 10,000 requests in well
+//! under a second.
 
 use std::time::Instant;
 use wavecast_gpu::Catalog;
@@ -49,6 +50,38 @@ fn main() {
         }
     });
     plan_speed(&spec, predictor.as_ref());
+    serving_speed();
+}
+
+/// The continuous-batching simulator: pricing a deployment's iteration tables once, then
+/// 10,000 requests (Poisson arrivals, drawn lengths) through it.
+fn serving_speed() {
+    use wavecast_sim::serving::{Arrival, Backend, Formats, Layout, Lengths, Load, Pool, Prepared, ServeSimOptions};
+    let cat = Catalog::builtin();
+    let h200 = cat.get("h200").unwrap();
+    for (name, layout, quant) in [("llama-3.1-70b", "tp4", "fp8"), ("deepseek-v3", "tp8,ep8", "fp8_block")] {
+        let spec = presets::preset(name).unwrap();
+        let pool: Pool = layout.parse().unwrap();
+        let quant = Some(quant.parse().unwrap());
+        let options = ServeSimOptions {
+            layout: Layout::Agg { pool },
+            formats: Formats { dtype: DType::Bf16, quant, moe_quant: quant, kv: DType::Fp8 },
+            backend: "vllm".parse::<Backend>().unwrap(),
+            max_batched_tokens: None,
+            chunked_prefill: true,
+            prefix_caching: false,
+            shared_prefix: 0,
+            slo: None,
+        };
+        let load = Load::synthetic(10_000, Arrival::Rate { per_s: 20.0 }, "uniform:256:4096".parse::<Lengths>().unwrap(), "uniform:64:1024".parse::<Lengths>().unwrap(), 1).unwrap();
+        let start = Instant::now();
+        let prepared = Prepared::new(&spec, h200, &options, load.max_context()).unwrap();
+        println!("{:<58} {:>9.3} ms", format!("serving: price {name} {layout} on H200 (once)"), start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        let r = prepared.run(&load).unwrap();
+        println!("{:<58} {:>9.3} ms", "serving: simulate 10,000 requests", start.elapsed().as_secs_f64() * 1e3);
+        println!("  ({} iterations, {:.0} output tokens/s per GPU)", r.engine.iterations, r.metrics.output_tokens_per_s_per_gpu);
+    }
 }
 
 /// Layouts per second of `plan train` for GPT-3 175B on 1,024 H100s (every candidate priced,

@@ -15,7 +15,7 @@ fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<Transforme
 }
 
 fn quant(name: &Option<String>) -> Result<Option<Quant>> {
-    name.as_deref().map(|q| q.parse::<Quant>().map_err(Error::new)).transpose()
+    Ok(name.as_deref().map(Quant::parse_optional).transpose().map_err(Error::new)?.flatten())
 }
 
 fn formats(a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
@@ -72,7 +72,7 @@ fn load(req: &ServeSimRequest) -> Result<Load> {
         _ => return Err(Error::new("give one of --concurrency, --rate or --trace")),
     };
     let n = req.requests.unwrap_or(match arrival {
-        Arrival::Concurrency { clients } => clients.saturating_mul(4).max(32),
+        Arrival::Concurrency { clients } => serving::closed_loop_requests(clients),
         _ => 500,
     });
     Ok(Load::synthetic(n, arrival, lengths(&req.input, 1024)?, lengths(&req.output, 256)?, req.seed)?)

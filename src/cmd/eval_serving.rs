@@ -44,9 +44,10 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
         ]);
     }
     println!("{t}");
-    let mut reasons: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    // Reasons group with their numbers left out (the full text is in --json).
+    let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for u in &out.unpredicted {
-        *reasons.entry(u.reason.as_str()).or_default() += 1;
+        *reasons.entry(wavecast_sim::serving::reason_key(&wavecast_sim::SimError::Invalid(u.reason.clone()))).or_default() += 1;
     }
     for (reason, n) in reasons {
         println!("not predicted ({n}): {reason}");

@@ -54,6 +54,9 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
     for (reason, n) in &r.rejected {
         println!("set aside {n}: {reason}");
     }
+    if r.points.is_empty() {
+        return Err(format!("no deployment of {} GPUs can serve {} (see the reasons above); use more GPUs, a smaller format or a GPU with more memory", r.gpus, r.model).into());
+    }
     if r.ranked.is_empty() {
         return Err(format!("no deployment of {} GPUs meets the target; relax --slo-ttft/--slo-tpot or use more GPUs", r.gpus).into());
     }

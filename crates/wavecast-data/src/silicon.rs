@@ -63,6 +63,12 @@ impl SiliconRow {
     }
 }
 
+/// Bounds past which a value is a typo: tokens per request, GPUs in one parallel degree,
+/// workers, batch sizes and concurrency.
+const MAX_TOKENS: u64 = 10_000_000;
+const MAX_DEGREE: u64 = 1024;
+const MAX_COUNT: u64 = 1_000_000;
+
 /// Columns the reader needs.
 const REQUIRED: &[&str] = &["id", "backend", "model_path", "system", "precision", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"];
 
@@ -89,21 +95,36 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
             }
             v.parse::<u64>().map(Some).map_err(|_| bad(name, "must be a whole number"))
         };
-        let req_u64 = |name: &str| opt_u64(name)?.filter(|&n| n > 0).ok_or_else(|| bad(name, "must be a positive whole number"));
+        let req_u64 = |name: &str| opt_u64(name)?.filter(|&n| (1..=MAX_TOKENS).contains(&n)).ok_or_else(|| bad(name, "must be a whole number of tokens in 1..=10000000"));
         let ms = |name: &str| get(name).parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| bad(name, "must be a positive number of milliseconds"));
         let layout = |prefix: &str| -> Result<ServingLayout, DataError> {
-            let one = |n: &str| -> Result<u64, DataError> { Ok(opt_u64(&format!("{prefix}{n}"))?.filter(|&v| v > 0).unwrap_or(1)) };
+            let one = |n: &str| -> Result<u64, DataError> {
+                let name = format!("{prefix}{n}");
+                match opt_u64(&name)? {
+                    Some(v) if v > MAX_DEGREE => Err(bad(&name, "must be at most 1024")),
+                    v => Ok(v.filter(|&v| v > 0).unwrap_or(1)),
+                }
+            };
             Ok(ServingLayout { tp: one("tp_size")?, pp: one("pp_size")?, attention_dp: one("attention_dp_size")?, moe_tp: one("moe_tp_size")?, moe_ep: one("moe_ep_size")? })
         };
         let deployment = match get("mode") {
             "agg" => Deployment::Agg { layout: layout("")? },
             "disagg" => {
-                let pool = |p: &str| -> Result<Pool, DataError> { Ok(Pool { workers: opt_u64(&format!("{p}num_workers"))?, layout: layout(p)?, batch: opt_u64(&format!("{p}batch_size"))? }) };
+                let bounded = |name: String| -> Result<Option<u64>, DataError> {
+                    match opt_u64(&name)? {
+                        Some(v) if v > MAX_COUNT => Err(bad(&name, "must be at most 1000000")),
+                        v => Ok(v),
+                    }
+                };
+                let pool = |p: &str| -> Result<Pool, DataError> { Ok(Pool { workers: bounded(format!("{p}num_workers"))?, layout: layout(p)?, batch: bounded(format!("{p}batch_size"))? }) };
                 Deployment::Disagg { prefill: pool("prefill_")?, decode: pool("decode_")? }
             }
             _ => return Err(bad("mode", "must be 'agg' or 'disagg'")),
         };
         let concurrency = opt_u64("batch_size")?.filter(|&c| c > 0).or_else(|| concurrency_from_source(get("silicon_data_source")));
+        if concurrency.is_some_and(|c| c > MAX_COUNT) {
+            return Err(bad("batch_size", "(the concurrency) must be at most 1000000"));
+        }
         rows.push(SiliconRow {
             id: get("id").to_string(),
             backend: get("backend").to_string(),

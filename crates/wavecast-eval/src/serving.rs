@@ -15,12 +15,6 @@ use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Lo
 use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
 use wavecast_workload::TransformerSpec;
 
-/// Requests replayed per row, as a multiple of its concurrency (the benchmark's clients each
-/// send several requests; the mean then covers the ramp-up and the steady state).
-pub const REQUESTS_PER_CLIENT: u64 = 4;
-/// At least this many requests per row.
-pub const MIN_REQUESTS: u64 = 32;
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub id: String,
@@ -84,13 +78,6 @@ pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
     })
 }
 
-fn quant(name: &str) -> Result<Option<Quant>, String> {
-    match name {
-        "" | "bf16" | "fp16" | "none" => Ok(None),
-        other => other.parse::<Quant>().map(Some),
-    }
-}
-
 /// The KV cache type of a run: FP8 where the layers' activations are quantized (FP8 and FP4
 /// runs serve an FP8 cache), 16-bit for BF16 and weight-only runs.
 fn kv_dtype(gemm: Option<Quant>, moe: Option<Quant>) -> DType {
@@ -122,9 +109,11 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
         Deployment::Agg { layout } => Layout::Agg { pool: Pool { workers: 1, parallel: parallel(&layout)?, max_seqs: None } },
         Deployment::Disagg { prefill, decode } => {
             let workers = |p: &wavecast_data::silicon::Pool, which: &str| p.workers.filter(|&w| w > 0).ok_or_else(|| format!("the file gives no {which} worker count"));
+            // A pool's batch size is per attention-data-parallel rank, as the engines take it.
+            let max_seqs = |p: &wavecast_data::silicon::Pool| p.batch.map(|b| b * p.layout.attention_dp);
             Layout::Disagg {
-                prefill: Pool { workers: workers(&prefill, "prefill")?, parallel: parallel(&prefill.layout)?, max_seqs: prefill.batch },
-                decode: Pool { workers: workers(&decode, "decode")?, parallel: parallel(&decode.layout)?, max_seqs: decode.batch },
+                prefill: Pool { workers: workers(&prefill, "prefill")?, parallel: parallel(&prefill.layout)?, max_seqs: max_seqs(&prefill) },
+                decode: Pool { workers: workers(&decode, "decode")?, parallel: parallel(&decode.layout)?, max_seqs: max_seqs(&decode) },
             }
         }
     })
@@ -134,7 +123,8 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
 fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog) -> Result<(f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
-    let (mut gemm, mut moe) = (quant(&row.gemm_quant)?, quant(&row.moe_quant)?.or(quant(&row.gemm_quant)?));
+    let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
+    let (mut gemm, mut moe) = (gemm_quant, Quant::parse_optional(&row.moe_quant)?.or(gemm_quant));
     if moe == Some(Quant::Nvfp4) && gpu.peak_tflops.fp4.is_none() {
         // A GPU without FP4 units runs a weight-only 4-bit checkpoint (gpt-oss's MXFP4 on
         // Hopper) dequantized to 16 bits: the model's own format, where it has one.
@@ -146,7 +136,7 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog) -> R
     let formats = Formats { dtype: DType::Bf16, quant: gemm, moe_quant: moe, kv: kv_dtype(gemm, moe) };
     let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None };
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
-    let n = (clients * REQUESTS_PER_CLIENT).max(MIN_REQUESTS);
+    let n = serving::closed_loop_requests(clients);
     let load = Load::synthetic(n, Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let r = serving::serve_sim(spec, gpu, &load, &options).map_err(|e| e.to_string())?;
     Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))

@@ -68,6 +68,15 @@ impl Quant {
         matches!(self, Quant::Fp8 | Quant::Fp8Block | Quant::Nvfp4)
     }
 
+    /// A format name where 16-bit weights are also a valid answer: "", "none", "bf16" and
+    /// "fp16" mean no quantisation.
+    pub fn parse_optional(name: &str) -> Result<Option<Quant>, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "none" | "bf16" | "fp16" => Ok(None),
+            other => other.parse().map(Some),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Quant::Fp8 => "fp8",

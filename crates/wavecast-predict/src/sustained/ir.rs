@@ -28,8 +28,10 @@ impl SustainedOps {
         SustainedOps { model }
     }
 
+    /// The shipped numbers, parsed once per process.
     pub fn shipped() -> SustainedOps {
-        SustainedOps::new(Model::shipped())
+        static SHIPPED: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
+        SustainedOps::new(SHIPPED.get_or_init(Model::shipped).clone())
     }
 
     /// Seconds for a measured-style shape inside a running model, or why it cannot be priced.

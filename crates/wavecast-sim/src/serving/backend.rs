@@ -15,8 +15,11 @@ pub struct Backend {
     pub max_seqs: u64,
     /// KV page size in tokens.
     pub block_size: u64,
-    /// Share of GPU memory the engine may fill (weights, activations and KV cache).
+    /// Share of GPU memory the engine may fill (weights, activations and KV cache), or with
+    /// `fraction_of_free` the share of what is left after weights and activations that the KV
+    /// cache takes (TensorRT-LLM's `free_gpu_memory_fraction`).
     pub memory_fraction: f64,
+    pub fraction_of_free: bool,
     /// Host-side time per iteration not hidden behind GPU work, ms.
     pub iteration_overhead_ms: f64,
     /// From a client's request to the engine scheduling it (HTTP, tokenization, routing), ms.
@@ -34,9 +37,9 @@ pub struct Backend {
 /// users on one node, per engine (the HTTP server, tokenizer and router in front of it). It
 /// does not depend on the GPU.
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, iteration_overhead_ms: 0.5, frontend_ms: 30.0 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, iteration_overhead_ms: 0.5, frontend_ms: 200.0 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, iteration_overhead_ms: 0.5, frontend_ms: 40.0 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 0.5, frontend_ms: 30.0 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 0.5, frontend_ms: 200.0 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 0.5, frontend_ms: 40.0 },
 ];
 
 impl FromStr for Backend {

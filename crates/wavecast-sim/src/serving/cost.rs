@@ -68,12 +68,14 @@ fn locate(xs: &[f64], x: f64) -> (usize, f64) {
 }
 
 impl Curve {
+    /// Never negative, even extrapolated past a falling last segment.
     fn at(&self, x: f64) -> f64 {
         let (i, f) = locate(&self.xs, x);
-        match self.ys.get(i + 1) {
+        let y = match self.ys.get(i + 1) {
             Some(y1) => self.ys[i] + (y1 - self.ys[i]) * f,
             None => self.ys[i],
-        }
+        };
+        y.max(0.0)
     }
 }
 
@@ -94,7 +96,7 @@ impl Grid {
         let (i1, j1) = ((i + 1).min(self.xs.len() - 1), (j + 1).min(self.ys.len() - 1));
         let lo = v(i, j) + (v(i, j1) - v(i, j)) * fy;
         let hi = v(i1, j) + (v(i1, j1) - v(i1, j)) * fy;
-        lo + (hi - lo) * fx
+        (lo + (hi - lo) * fx).max(0.0)
     }
 }
 
@@ -140,8 +142,8 @@ pub struct Limits {
 
 /// The priced parts of an iteration on one attention-data-parallel rank.
 pub struct IterationModel {
-    /// GEMMs, norms, element-wise kernels and collectives outside attention, the routed experts
-    /// and the LM head, against this rank's tokens.
+    /// GEMMs, norms, element-wise kernels and collectives except attention, the routed
+    /// experts and the LM head (priced apart), against this rank's tokens.
     layers: Curve,
     /// The fused MoE kernels of every MoE layer, against the tokens of all ranks.
     experts: Curve,
@@ -291,7 +293,8 @@ impl IterationModel {
         // Prompt chunks are spread over the ranks; the slowest rank holds at least the largest.
         let chunks: Vec<f64> = b.prefill.iter().map(|c| self.prefill.at(c.tokens as f64, c.past as f64)).collect();
         let prefill_attention_ms = (chunks.iter().sum::<f64>() / dp).max(chunks.iter().copied().fold(0.0, f64::max));
-        let sampled = b.decode_seqs as f64 + b.prefill.len() as f64;
+        // Sequences that sample a token: the decoding ones and the prompts this iteration ends.
+        let sampled = b.decode_seqs as f64 + b.prefill.iter().filter(|c| c.last).count() as f64;
         StepParts {
             layers_ms: self.layers.at((tokens / dp).ceil()),
             experts_ms: self.experts.at(tokens),

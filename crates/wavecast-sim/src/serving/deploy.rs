@@ -159,7 +159,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens);
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs);
     let limits = Limits { max_tokens, max_seqs, max_context };
-    let memory = worker_memory(spec, gpu, &par, &o.formats, o.backend.memory_fraction, &limits)?;
+    let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
     let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, ops)?;
     let config = EngineConfig {
         max_seqs,
@@ -199,23 +199,25 @@ fn activation_bytes(spec: &TransformerSpec, par: &Parallel, tokens: u64, seqs: u
 }
 
 /// Weights, activations and runtime of one GPU of a worker, and the KV cache the rest holds.
-pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, fraction: f64, limits: &Limits) -> Result<WorkerMemory, SimError> {
+pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, backend: &Backend, limits: &Limits) -> Result<WorkerMemory, SimError> {
     let weights = weight_bytes(spec, formats, par)?;
     let dp = par.attention_dp.max(1);
     let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
     let capacity = gpu.memory_bytes();
-    let usable = capacity * fraction - weights - activations - RUNTIME_BYTES;
+    let fixed = weights + activations + RUNTIME_BYTES;
+    let usable = if backend.fraction_of_free { backend.memory_fraction * (capacity - fixed) } else { capacity * backend.memory_fraction - fixed };
     let gb = |b: f64| b / 1e9;
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} gives the engine {:.1} of its {:.1} GB; use more GPUs per worker (--layout), a smaller format (--quant fp8 or nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (--layout), a smaller format (--quant fp8 or nvfp4) or a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
             gb(RUNTIME_BYTES),
             gpu.id,
-            gb(capacity * fraction),
-            gb(capacity)
+            gb(capacity),
+            backend.name,
+            100.0 * backend.memory_fraction
         )));
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
@@ -323,13 +325,18 @@ pub fn serve_sim(spec: &TransformerSpec, gpu: &Gpu, load: &Load, o: &ServeSimOpt
     Prepared::new(spec, gpu, o, load.max_context())?.run_steady(load)
 }
 
+/// Most GPUs in one worker, and most workers in a pool.
+const MAX_DEGREE: u64 = 1024;
+const MAX_WORKERS: u64 = 4096;
+
 fn check_pool(p: &Pool, which: &str) -> Result<(), SimError> {
     let q = p.parallel;
-    if p.workers == 0 || q.tp == 0 || q.attention_dp == 0 || q.moe_tp == 0 || q.ep == 0 {
+    let degrees = [q.tp, q.attention_dp, q.moe_tp, q.ep];
+    if p.workers == 0 || degrees.contains(&0) {
         return Err(SimError::Invalid(format!("{which}workers, tp, attention dp, expert tp and ep must all be at least 1")));
     }
-    if p.workers > 4096 || q.gpus() > 1024 {
-        return Err(SimError::Invalid(format!("{which}layout of {} worker(s) × {} GPUs is past what is modelled", p.workers, q.gpus())));
+    if p.workers > MAX_WORKERS || degrees.iter().any(|&d| d > MAX_DEGREE) || q.tp * q.attention_dp > MAX_DEGREE {
+        return Err(SimError::Invalid(format!("{which}layout: 1 to {MAX_WORKERS} workers of at most {MAX_DEGREE} GPUs each")));
     }
     if q.moe_tp * q.ep != q.gpus() {
         return Err(SimError::Invalid(format!("{which}expert tp {} × ep {} must equal tp {} × attention dp {} (the worker's GPUs)", q.moe_tp, q.ep, q.tp, q.attention_dp)));
@@ -360,14 +367,14 @@ impl std::str::FromStr for Pool {
     fn from_str(s: &str) -> Result<Pool, String> {
         let text = s.trim().replace('×', "x").replace('·', ",");
         let (workers, rest) = match text.split_once('x') {
-            Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (n.parse::<u64>().map_err(|_| format!("layout '{s}': bad worker count"))?, rest.to_string()),
+            Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (n.parse::<u64>().ok().filter(|w| (1..=MAX_WORKERS).contains(w)).ok_or_else(|| format!("layout '{s}': the worker count must be in 1..={MAX_WORKERS}"))?, rest.to_string()),
             _ => (1, text.clone()),
         };
         let (mut tp, mut dp, mut ep, mut etp) = (None, 1, 1, None);
         for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let key_len = part.find(|c: char| c.is_ascii_digit()).ok_or_else(|| format!("layout '{s}': '{part}' has no number (expected e.g. tp8, dp8, ep8, etp1)"))?;
             let (key, value) = part.split_at(key_len);
-            let n: u64 = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("layout '{s}': '{part}' needs a positive whole number"))?;
+            let n: u64 = value.parse().ok().filter(|&n| (1..=MAX_DEGREE).contains(&n)).ok_or_else(|| format!("layout '{s}': '{part}' needs a whole number in 1..={MAX_DEGREE}"))?;
             match key {
                 "tp" => tp = Some(n),
                 "dp" => dp = n,
@@ -378,8 +385,11 @@ impl std::str::FromStr for Pool {
         }
         let tp = tp.unwrap_or(1);
         let gpus = tp * dp;
-        if workers == 0 || !gpus.is_multiple_of(ep) {
-            return Err(format!("layout '{s}': ep {ep} must divide tp × dp = {gpus}, and there must be at least one worker"));
+        if !(1..=MAX_WORKERS).contains(&workers) || gpus > MAX_DEGREE {
+            return Err(format!("layout '{s}': 1 to {MAX_WORKERS} workers of at most {MAX_DEGREE} GPUs each"));
+        }
+        if !gpus.is_multiple_of(ep) {
+            return Err(format!("layout '{s}': ep {ep} must divide tp × dp = {gpus}"));
         }
         let moe_tp = etp.unwrap_or(gpus / ep);
         Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep }, max_seqs: None })

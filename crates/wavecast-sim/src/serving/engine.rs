@@ -14,11 +14,13 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// One prompt chunk of an iteration: `tokens` new prompt tokens after `past` cached ones.
+/// One prompt chunk of an iteration: `tokens` new prompt tokens after `past` cached ones;
+/// `last` when it ends the prompt (the sequence then samples its first token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunk {
     pub tokens: u64,
     pub past: u64,
+    pub last: bool,
 }
 
 /// What one iteration computes on one worker.
@@ -159,8 +161,11 @@ impl<'a> Worker<'a> {
     fn preempt_last(&mut self) -> bool {
         let Some(mut s) = self.running.pop() else { return false };
         self.release(&s);
-        // Everything it had cached is recomputed as one longer prompt.
-        s.prompt = s.prompt.max(s.computed);
+        // Its prompt and every token it generated are recomputed as one longer prompt (the
+        // last generated token had not entered the cache yet).
+        if s.generated > 0 {
+            s.prompt = s.computed + 1;
+        }
         s.computed = 0;
         s.blocks = 0;
         s.prefix_blocks = 0;
@@ -215,7 +220,7 @@ impl<'a> Worker<'a> {
         while !preempted && budget > 0 && (self.running.len() as u64) < self.cfg.max_seqs {
             let Some(front) = self.waiting.front() else { break };
             let mut s = front.clone();
-            if self.cfg.prefix_caching && self.prefix_cached && s.computed == 0 {
+            if self.cfg.prefix_caching && self.role != Role::Decode && self.prefix_cached && s.computed == 0 {
                 s.prefix_blocks = self.prefix_blocks().min(s.prompt.saturating_sub(1) / self.cfg.block_size);
                 s.computed = s.prefix_blocks * self.cfg.block_size;
             }
@@ -239,7 +244,7 @@ impl<'a> Worker<'a> {
                     b.decode_seqs += 1;
                     b.decode_context += s.computed + n;
                 }
-                n => b.prefill.push(Chunk { tokens: n, past: s.computed }),
+                n => b.prefill.push(Chunk { tokens: n, past: s.computed, last: s.computed + n >= s.prompt }),
             }
         }
         b
@@ -267,7 +272,7 @@ impl Worker<'_> {
             }
             let was_prefill = s.computed < s.prompt;
             s.computed += n;
-            if self.cfg.prefix_caching && !self.prefix_cached && prefix_tokens > 0 && s.computed >= prefix_tokens && s.prefix_blocks == 0 {
+            if self.cfg.prefix_caching && self.role != Role::Decode && !self.prefix_cached && prefix_tokens > 0 && s.computed >= prefix_tokens && s.prefix_blocks == 0 {
                 // This sequence's first pages become the shared prefix, kept for everyone.
                 self.prefix_cached = true;
                 s.prefix_blocks = self.prefix_blocks();
@@ -464,23 +469,31 @@ fn check(load: &Load, workers: &[Worker]) -> Result<(), SimError> {
         return Err(SimError::Invalid("disaggregated serving needs at least one prefill and one decode worker".into()));
     }
     let longest = load.max_context();
+    let longest_input = load.requests.iter().map(|r| r.input_len).max().unwrap_or(0);
+    let shortest_input = load.requests.iter().map(|r| r.input_len).min().unwrap_or(0);
     for w in workers {
         let c = &w.cfg;
         if c.max_seqs == 0 || c.max_batched_tokens == 0 || c.block_size == 0 {
             return Err(SimError::Invalid("max sequences, max batched tokens and the KV page size must be at least 1".into()));
         }
-        let reserved = if c.prefix_caching { c.shared_prefix / c.block_size } else { 0 };
-        let held = if w.role == Role::Prefill { load.requests.iter().map(|r| r.input_len).max().unwrap_or(0) } else { longest };
-        if blocks_for(held, c.block_size) + reserved > c.kv_blocks {
+        if c.prefix_caching && !(1..=shortest_input).contains(&c.shared_prefix) {
             return Err(SimError::Invalid(format!(
-                "the KV cache holds {} tokens per worker but the longest request needs {held}; use more GPUs per worker, FP8 KV cache or shorter requests",
-                c.kv_blocks * c.block_size
+                "prefix caching needs a shared prefix (--shared-prefix) of 1 to {shortest_input} tokens (the shortest prompt), got {}",
+                c.shared_prefix
             )));
         }
-        let longest_prompt = load.requests.iter().map(|r| r.input_len + r.output_len).max().unwrap_or(0);
-        if !c.chunked_prefill && longest_prompt > c.max_batched_tokens {
+        let reserved = if c.prefix_caching && w.role != Role::Decode { c.shared_prefix / c.block_size } else { 0 };
+        let held = if w.role == Role::Prefill { longest_input } else { longest };
+        if blocks_for(held, c.block_size).saturating_add(reserved) > c.kv_blocks {
             return Err(SimError::Invalid(format!(
-                "without chunked prefill a prompt (plus recomputed output) of up to {longest_prompt} tokens must fit the {} batched tokens of an iteration",
+                "the KV cache holds {} tokens per worker but the longest request needs {held}{}; use more GPUs per worker, FP8 KV cache or shorter requests",
+                c.kv_blocks.saturating_mul(c.block_size),
+                if reserved > 0 { format!(" beside the {} tokens of the cached prefix", reserved * c.block_size) } else { String::new() }
+            )));
+        }
+        if !c.chunked_prefill && longest > c.max_batched_tokens {
+            return Err(SimError::Invalid(format!(
+                "without chunked prefill a prompt (plus recomputed output) of up to {longest} tokens must fit the {} batched tokens of an iteration",
                 c.max_batched_tokens
             )));
         }

@@ -10,6 +10,22 @@ use rand_distr::{Distribution, Exp, LogNormal};
 use serde::Serialize;
 use std::str::FromStr;
 
+/// Longest prompt or output a request may have (far past any model's context, and small enough
+/// that sums and products of lengths stay exact).
+pub const MAX_TOKENS: u64 = 10_000_000;
+/// Largest coefficient of variation of a log-normal length.
+const MAX_CV: f64 = 100.0;
+/// Slowest open-loop rate (one request a week) and latest trace arrival (about 30 years):
+/// beyond them times lose the precision milliseconds need.
+const MIN_RATE: f64 = 1e-6;
+const MAX_ARRIVAL_S: f64 = 1e9;
+
+/// Requests a closed loop of `clients` users sends by default: four each (the mean then covers
+/// the ramp-up and the steady state), at least 32.
+pub fn closed_loop_requests(clients: u64) -> u64 {
+    clients.saturating_mul(4).max(32)
+}
+
 /// How a length (prompt or output tokens) is chosen per request.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -27,8 +43,8 @@ impl FromStr for Lengths {
     /// `1024`, `uniform:512:2048` or `lognormal:1024:0.5` (mean and coefficient of variation).
     fn from_str(s: &str) -> Result<Lengths, String> {
         let parts: Vec<&str> = s.split(':').collect();
-        let int = |p: &str| p.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| format!("'{p}' in '{s}' is not a positive whole number of tokens"));
-        let real = |p: &str| p.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("'{p}' in '{s}' is not a positive number"));
+        let int = |p: &str| p.trim().parse::<u64>().ok().filter(|&n| (1..=MAX_TOKENS).contains(&n)).ok_or_else(|| format!("'{p}' in '{s}' is not a whole number of tokens in 1..={MAX_TOKENS}"));
+        let real = |p: &str, most: f64| p.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0 && *x <= most).ok_or_else(|| format!("'{p}' in '{s}' is not a number in (0, {most}]"));
         match parts.as_slice() {
             [n] => Ok(Lengths::Fixed { tokens: int(n)? }),
             ["uniform", lo, hi] => {
@@ -38,7 +54,7 @@ impl FromStr for Lengths {
                 }
                 Ok(Lengths::Uniform { lo, hi })
             }
-            ["lognormal", mean, cv] => Ok(Lengths::LogNormal { mean: real(mean)?, cv: real(cv)? }),
+            ["lognormal", mean, cv] => Ok(Lengths::LogNormal { mean: real(mean, MAX_TOKENS as f64)?, cv: real(cv, MAX_CV)? }),
             _ => Err(format!("length '{s}' is not N, uniform:LO:HI or lognormal:MEAN:CV")),
         }
     }
@@ -52,20 +68,16 @@ impl Lengths {
             Lengths::LogNormal { mean, cv } => {
                 let sigma2 = (1.0 + cv * cv).ln();
                 let d = LogNormal::new(mean.ln() - sigma2 / 2.0, sigma2.sqrt()).expect("σ is finite and positive");
-                d.sample(rng).round().max(1.0) as u64
+                d.sample(rng).round().clamp(1.0, MAX_TOKENS as f64) as u64
             }
         }
     }
 
-    /// The longest length it can produce (for memory checks); log-normal: its 99.9th percentile.
-    pub fn max(&self) -> u64 {
+    /// Rejects a fixed length outside 1..=MAX_TOKENS (built in code rather than parsed).
+    fn check(&self) -> Result<(), SimError> {
         match *self {
-            Lengths::Fixed { tokens } => tokens,
-            Lengths::Uniform { hi, .. } => hi,
-            Lengths::LogNormal { mean, cv } => {
-                let sigma2 = (1.0 + cv * cv).ln();
-                (mean.ln() - sigma2 / 2.0 + 3.09 * sigma2.sqrt()).exp().ceil() as u64
-            }
+            Lengths::Fixed { tokens } if !(1..=MAX_TOKENS).contains(&tokens) => Err(SimError::Invalid(format!("a request length of {tokens} tokens is outside 1..={MAX_TOKENS}"))),
+            _ => Ok(()),
         }
     }
 }
@@ -109,10 +121,12 @@ impl Load {
         }
         match arrival {
             Arrival::Concurrency { clients: 0 } => return Err(SimError::Invalid("concurrency must be at least 1".into())),
-            Arrival::Rate { per_s } if !(per_s.is_finite() && per_s > 0.0) => return Err(SimError::Invalid(format!("request rate {per_s} must be a positive number"))),
+            Arrival::Rate { per_s } if !(per_s.is_finite() && per_s >= MIN_RATE) => return Err(SimError::Invalid(format!("request rate {per_s:.3e} must be a number of requests per second of at least {MIN_RATE}"))),
             Arrival::Trace => return Err(SimError::Invalid("a trace load comes from a CSV file".into())),
             _ => {}
         }
+        input.check()?;
+        output.check()?;
         let mut rng = StdRng::seed_from_u64(seed);
         let gaps = match arrival {
             Arrival::Rate { per_s } => Some(Exp::new(per_s).expect("rate is positive")),
@@ -153,14 +167,17 @@ impl Load {
             let record = record.map_err(|e| bad(line, e.to_string()))?;
             let field = |c: usize| record.get(c).unwrap_or("");
             let time: f64 = field(time_col).parse().map_err(|_| bad(line, format!("arrival '{}' is not a number", field(time_col))))?;
-            if !(time.is_finite() && time >= 0.0) {
-                return Err(bad(line, format!("arrival {time} must be a non-negative number")));
+            if !(time.is_finite() && time >= 0.0 && time * scale <= MAX_ARRIVAL_S) {
+                return Err(bad(line, format!("arrival {time} must be a non-negative number of at most {MAX_ARRIVAL_S} s")));
             }
-            let tokens = |c: usize, what: &str| field(c).parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| bad(line, format!("{what} '{}' is not a positive whole number", field(c))));
+            let tokens = |c: usize, what: &str| field(c).parse::<u64>().ok().filter(|&n| (1..=MAX_TOKENS).contains(&n)).ok_or_else(|| bad(line, format!("{what} '{}' is not a whole number of tokens in 1..={MAX_TOKENS}", field(c))));
             requests.push(Request { arrival_s: time * scale, input_len: tokens(input_col, "input length")?, output_len: tokens(output_col, "output length")? });
         }
         if requests.is_empty() {
             return Err(SimError::Invalid(format!("{origin}: the trace has no requests")));
+        }
+        if requests.len() > 10_000_000 {
+            return Err(SimError::Invalid(format!("{origin}: {} requests is past the 10,000,000 a simulation accepts", requests.len())));
         }
         requests.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
         Ok(Load { arrival: Arrival::Trace, requests })
@@ -196,7 +213,7 @@ mod tests {
     fn lengths_parse_and_reject_nonsense() {
         assert_eq!("1024".parse::<Lengths>().unwrap(), Lengths::Fixed { tokens: 1024 });
         assert_eq!("uniform:10:20".parse::<Lengths>().unwrap(), Lengths::Uniform { lo: 10, hi: 20 });
-        for bad in ["0", "-3", "uniform:20:10", "lognormal:100", "gamma:1:2", "abc"] {
+        for bad in ["0", "-3", "uniform:20:10", "lognormal:100", "gamma:1:2", "abc", "99999999999", "lognormal:1e30:0.5", "lognormal:1024:1e200"] {
             assert!(bad.parse::<Lengths>().is_err(), "{bad}");
         }
     }

@@ -7,7 +7,7 @@
 use super::backend::Backend;
 use super::cost::{Formats, Parallel};
 use super::deploy::{Layout, Pool, Prepared, ServeSimOptions};
-use super::load::{Arrival, Lengths, Load};
+use super::load::{closed_loop_requests, Arrival, Lengths, Load, MAX_TOKENS};
 use super::metrics::Slo;
 use crate::SimError;
 use serde::Serialize;
@@ -17,6 +17,8 @@ use wavecast_workload::TransformerSpec;
 
 /// GPUs one NVLink domain joins; a worker's tensor-parallel group stays inside it.
 const NODE_GPUS: u64 = 8;
+/// Most users per worker a plan tries.
+const MAX_USERS_PER_WORKER: u64 = 4096;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanServeRequest {
@@ -81,28 +83,57 @@ fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     v
 }
 
-/// Aggregated layouts using all `n` GPUs as identical workers, and disaggregated ones
-/// splitting them into a prefill and a decode pool.
-fn layouts(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Layout> {
+/// A deployment of all N GPUs and the smallest unit of it that behaves the same: identical
+/// workers behind least-loaded routing serve their share of the users independently, so the
+/// unit (one aggregated worker, or the smallest prefill:decode ratio) is what is simulated,
+/// with the users scaled by `copies`.
+struct Candidate {
+    full: Layout,
+    unit: Layout,
+    copies: u64,
+}
+
+/// Most workers in a disaggregated unit (prefill plus decode): wider ratios are not searched.
+const MAX_UNIT_WORKERS: u64 = 8;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Aggregated deployments of identical workers using all `n` GPUs, and disaggregated ones
+/// splitting them into prefill and decode pools in a ratio of at most [`MAX_UNIT_WORKERS`].
+fn candidates(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Candidate> {
+    let pool = |workers, parallel| Pool { workers, parallel, max_seqs: None };
     let mut out = Vec::new();
     for g in divisors_up_to(n, NODE_GPUS) {
         for parallel in worker_layouts(spec, g) {
-            out.push(Layout::Agg { pool: Pool { workers: n / g, parallel, max_seqs: None } });
+            out.push(Candidate { full: Layout::Agg { pool: pool(n / g, parallel) }, unit: Layout::Agg { pool: pool(1, parallel) }, copies: n / g });
         }
     }
-    if disaggregated && n >= 2 {
-        let sizes: Vec<u64> = [1, 2, 4, 8].into_iter().filter(|&g| g < n && g <= NODE_GPUS).collect();
-        for &gp in &sizes {
-            for &gd in &sizes {
-                for p in 1..=(n / gp) {
-                    let rest = n - p * gp;
-                    if rest == 0 || !rest.is_multiple_of(gd) {
+    if !disaggregated {
+        return out;
+    }
+    let sizes: Vec<u64> = [1, 2, 4, 8].into_iter().filter(|&g| g < n && g <= NODE_GPUS).collect();
+    for &gp in &sizes {
+        for &gd in &sizes {
+            for p in 1..MAX_UNIT_WORKERS {
+                for d in 1..=(MAX_UNIT_WORKERS - p) {
+                    let unit_gpus = p * gp + d * gd;
+                    if gcd(p, d) != 1 || !n.is_multiple_of(unit_gpus) {
                         continue;
                     }
-                    for prefill in worker_layouts(spec, gp).into_iter().take(1) {
-                        for decode in worker_layouts(spec, gd) {
-                            out.push(Layout::Disagg { prefill: Pool { workers: p, parallel: prefill, max_seqs: None }, decode: Pool { workers: rest / gd, parallel: decode, max_seqs: None } });
-                        }
+                    let copies = n / unit_gpus;
+                    let prefill = worker_layouts(spec, gp)[0];
+                    for decode in worker_layouts(spec, gd) {
+                        out.push(Candidate {
+                            full: Layout::Disagg { prefill: pool(p * copies, prefill), decode: pool(d * copies, decode) },
+                            unit: Layout::Disagg { prefill: pool(p, prefill), decode: pool(d, decode) },
+                            copies,
+                        });
                     }
                 }
             }
@@ -111,15 +142,24 @@ fn layouts(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Layout> {
     out
 }
 
-/// The message with every number (`123`, `99.1`) written as `N`, so reasons group.
-fn reason_key(e: &SimError) -> String {
+/// The message with every number (`123`, `99.1`) written as `N`, so reasons group; digits
+/// inside names (`h200`, `fp8`) stay.
+pub fn reason_key(e: &SimError) -> String {
     let text: Vec<char> = e.to_string().chars().collect();
     let mut out = String::new();
+    let mut in_name = false;
     for (i, &c) in text.iter().enumerate() {
-        let in_number = c.is_ascii_digit() || (c == '.' && i > 0 && text[i - 1].is_ascii_digit() && text.get(i + 1).is_some_and(char::is_ascii_digit));
-        if !in_number {
+        let prev = if i > 0 { text[i - 1] } else { ' ' };
+        if !c.is_ascii_digit() && c != '.' {
+            in_name = c.is_alphanumeric() || c == '_' || c == '-';
             out.push(c);
-        } else if i == 0 || !(text[i - 1].is_ascii_digit() || text[i - 1] == '.') {
+            continue;
+        }
+        let starts_number = c.is_ascii_digit() && !prev.is_ascii_digit() && prev != '.';
+        if in_name || (c == '.' && !(prev.is_ascii_digit() && text.get(i + 1).is_some_and(char::is_ascii_digit))) {
+            out.push(c);
+            in_name = in_name && c != '.';
+        } else if starts_number {
             out.push('N');
         }
     }
@@ -141,7 +181,8 @@ fn mark_pareto(points: &mut [PlanPoint]) {
     }
 }
 
-/// Searches layouts and concurrencies; `progress(done, total)` after each layout.
+/// Searches layouts and concurrencies; `progress(done, total)` after each layout. A point meets
+/// the target when its mean TTFT and mean TPOT are within it.
 pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Result<PlanServeReport, SimError> {
     if req.gpus == 0 || req.gpus > 1024 {
         return Err(SimError::Invalid(format!("--gpus {} must be in 1..=1024", req.gpus)));
@@ -149,13 +190,22 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
     if req.concurrency.is_empty() || req.concurrency.contains(&0) {
         return Err(SimError::Invalid("concurrencies must be at least 1".into()));
     }
-    let context = req.input_len.checked_add(req.output_len).ok_or_else(|| SimError::Invalid("input + output length overflows".into()))?;
-    let candidates = layouts(spec, req.gpus, req.disaggregated);
+    if req.input_len == 0 || req.output_len == 0 || req.input_len > MAX_TOKENS || req.output_len > MAX_TOKENS {
+        return Err(SimError::Invalid(format!("input and output lengths must be in 1..={MAX_TOKENS} tokens")));
+    }
+    if let Some(&c) = req.concurrency.iter().find(|&&c| c > MAX_USERS_PER_WORKER) {
+        return Err(SimError::Invalid(format!("{c} users per worker is past the {MAX_USERS_PER_WORKER} plan serve tries")));
+    }
+    if req.slo.tpot_ms.is_some() && req.output_len < 2 {
+        return Err(SimError::Invalid("a TPOT target needs an output of at least 2 tokens".into()));
+    }
+    let context = req.input_len + req.output_len;
+    let candidates = candidates(spec, req.gpus, req.disaggregated);
     let mut points = Vec::new();
     let mut rejected: BTreeMap<String, u64> = BTreeMap::new();
-    for (i, layout) in candidates.iter().enumerate() {
+    for (i, c) in candidates.iter().enumerate() {
         progress(i, candidates.len());
-        let options = ServeSimOptions { layout: *layout, formats: req.formats, backend: req.backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: Some(req.slo) };
+        let options = ServeSimOptions { layout: c.unit, formats: req.formats, backend: req.backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: Some(req.slo) };
         let prepared = match Prepared::new(spec, gpu, &options, context) {
             Ok(p) => p,
             Err(e) => {
@@ -163,9 +213,9 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
                 continue;
             }
         };
-        for &c in &req.concurrency {
-            let clients = c * decode_workers(layout);
-            let load = Load::synthetic((clients * 4).max(32), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: req.input_len }, Lengths::Fixed { tokens: req.output_len }, 0)?;
+        for &users in &req.concurrency {
+            let clients = users * decode_workers(&c.unit);
+            let load = Load::synthetic(closed_loop_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: req.input_len }, Lengths::Fixed { tokens: req.output_len }, 0)?;
             let r = match prepared.run_steady(&load) {
                 Ok(r) => r,
                 Err(e) => {
@@ -175,10 +225,10 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
             };
             let m = &r.metrics;
             points.push(PlanPoint {
-                layout: layout.label(),
-                mode: if matches!(layout, Layout::Agg { .. }) { "agg" } else { "disagg" },
-                gpus_used: layout.gpus(),
-                concurrency: clients,
+                layout: c.full.label(),
+                mode: if matches!(c.full, Layout::Agg { .. }) { "agg" } else { "disagg" },
+                gpus_used: c.full.gpus(),
+                concurrency: clients * c.copies,
                 ttft_ms: m.ttft_ms.mean,
                 tpot_ms: m.tpot_ms.mean,
                 tokens_per_s_per_gpu: m.output_tokens_per_s_per_gpu,
@@ -230,8 +280,9 @@ mod tests {
 
     #[test]
     fn reasons_group_regardless_of_numbers() {
-        let a = reason_key(&SimError::Invalid("needs 123.4 GB of 80 GB".into()));
-        let b = reason_key(&SimError::Invalid("needs 99.1 GB of 141 GB".into()));
+        let a = reason_key(&SimError::Invalid("h200 needs 123.4 GB of 80 GB with fp8.".into()));
+        let b = reason_key(&SimError::Invalid("h200 needs 99.1 GB of 141 GB with fp8.".into()));
         assert_eq!(a, b);
+        assert_eq!(a, "h200 needs N GB of N GB with fp8.");
     }
 }

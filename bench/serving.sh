@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Serving under load against NVIDIA AIConfigurator's measured runs: every row of
+# silicon_sample.csv replayed by `wavecast eval serving`; writes bench/results/serving.md with
+# the summary per group, the error per model and engine, and the rows not predicted.
+#   bench/serving.sh [CSV]     (default: ../shared/data/aiconfigurator/silicon_sample.csv; ~10 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA="${1:-../shared/data/aiconfigurator/silicon_sample.csv}"
+. bench/build.sh
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+"$BIN" eval serving --data "$DATA" --json > "$TMP/serving.json"
+python3 - "$TMP/serving.json" "$DATA" "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" > bench/results/serving.md <<'PY'
+import collections, datetime, json, statistics, sys
+path, data, rev = sys.argv[1:4]
+r = json.load(open(path))
+rows = r["rows"]
+def ape(p, m):
+    return 100 * abs(p - m) / m
+print("# Serving under load: measured TTFT and TPOT against the simulator\n")
+print(f"Generated {datetime.date.today()} at git revision `{rev}` by `bench/serving.sh {data}`")
+print("(`wavecast eval serving --data CSV --json`). Every row is replayed with its own model, GPU,")
+print("engine, formats, layout, prompt and output length and concurrency (4 requests per user, at")
+print("least 32), steady state; mean TTFT and mean TPOT are compared with the measured means.")
+print("Absolute percentage errors; `ratio` is the median of predicted / measured.\n")
+total = len(rows) + len(r["unpredicted"])
+print(f"{len(rows)} of {total} rows predicted ({100 * len(rows) / total:.0f} %); the rest are listed at the end.\n")
+print("| group | rows | TTFT mean | median | p90 | TPOT mean | median | p90 |")
+print("|---|---|---|---|---|---|---|---|")
+for g in r["summary"]:
+    print(f"| {g['group']} | {g['n']} | {g['ttft_mean_ape']:.1f} % | {g['ttft_median_ape']:.1f} % | {g['ttft_p90_ape']:.1f} % | {g['tpot_mean_ape']:.1f} % | {g['tpot_median_ape']:.1f} % | {g['tpot_p90_ape']:.1f} % |")
+print("\n## Per model, system, engine and mode\n")
+print("| model | system | engine | mode | rows | TTFT mean APE | TTFT ratio | TPOT mean APE | TPOT ratio |")
+print("|---|---|---|---|---|---|---|---|---|")
+by = collections.defaultdict(list)
+for x in rows:
+    by[(x["model"], x["system"], x["backend"], x["mode"])].append(x)
+for k, v in sorted(by.items()):
+    t = [ape(x["predicted_ttft_ms"], x["measured_ttft_ms"]) for x in v]
+    p = [ape(x["predicted_tpot_ms"], x["measured_tpot_ms"]) for x in v]
+    tr = statistics.median(x["predicted_ttft_ms"] / x["measured_ttft_ms"] for x in v)
+    pr = statistics.median(x["predicted_tpot_ms"] / x["measured_tpot_ms"] for x in v)
+    print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {len(v)} | {statistics.mean(t):.1f} % | {tr:.2f} | {statistics.mean(p):.1f} % | {pr:.2f} |")
+print("\n## Not predicted\n")
+reasons = collections.Counter(u["reason"] for u in r["unpredicted"])
+print("| rows | reason |")
+print("|---|---|")
+for reason, n in reasons.most_common():
+    print(f"| {n} | {reason} |")
+PY
+echo "wrote bench/results/serving.md"

@@ -133,6 +133,20 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     let e = error(&["serve-sim", "--model", "llama-3.1-70b", "--gpu", "l4", "--concurrency", "1"]);
     assert!(e.contains("does not fit in memory") && e.contains("GB for weights"), "{e}");
     assert!(error(&["serve-sim", "--model", "bert-base", "--gpu", "h100"]).contains("encoder"));
+    // Malformed and unsupported configs: one line naming the file and the field.
+    let dir = std::env::temp_dir().join(format!("wavecast-badcfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("config.json");
+    for (text, needle) in [
+        ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168", "config.json"),
+        ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"num_attention_heads\": 128}", "missing field"),
+        ("{\"model_type\": \"qwen3_next\"}", "unsupported model_type 'qwen3_next'"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        let e = error(&["serve-sim", "--config", cfg.to_str().unwrap(), "--gpu", "h100"]);
+        assert!(e.contains(needle), "{e}");
+    }
+    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]

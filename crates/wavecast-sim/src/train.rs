@@ -223,9 +223,15 @@ impl Sections {
     }
 }
 
-/// Which part of a graph a node belongs to: nodes repeated once per layer (a multiple of
-/// `layers` times) are the layer block; the others sit before or after it.
+/// Which part of a graph a node belongs to: the transformer builder's layer scopes (`layer.`,
+/// and for models whose layers differ, `dense_layer.`, `swa_layer.`, `dense_swa_layer.`) are
+/// the layer block; the others sit before or after it. Graphs from elsewhere (NeuSight's) mark
+/// their layers by repeating a node a multiple of `layers` times.
 fn is_layer_node(n: &Node, layers: u64) -> bool {
+    let scope = n.name.split('.').next().unwrap_or("");
+    if matches!(scope, "layer" | "dense_layer" | "swa_layer" | "dense_swa_layer") {
+        return layers > 1;
+    }
     layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers)
 }
 

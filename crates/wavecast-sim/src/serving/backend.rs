@@ -32,14 +32,15 @@ pub struct Backend {
 /// page size 1, `mem_fraction_static` about 0.88; TensorRT-LLM `max_num_tokens` 8192,
 /// `max_batch_size` 2048, 32-token pages, 90 % of free memory for the cache).
 ///
-/// `frontend_ms` is the one number fitted to measurements: the median gap between measured
-/// and simulated time to first token of the measured runs (`eval serving`) with at most four
-/// users on one node, per engine (the HTTP server, tokenizer and router in front of it). It
-/// does not depend on the GPU.
+/// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
+/// neither depending on the GPU: `frontend_ms`, the median gap between measured and simulated
+/// time to first token of the runs with at most four users on one node (the HTTP server,
+/// tokenizer and router in front of the engine), and `iteration_overhead_ms`, the median gap of
+/// their time per output token.
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 0.5, frontend_ms: 30.0 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 0.5, frontend_ms: 200.0 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 0.5, frontend_ms: 40.0 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, frontend_ms: 30.0 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, frontend_ms: 200.0 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, frontend_ms: 40.0 },
 ];
 
 impl FromStr for Backend {

@@ -56,7 +56,7 @@ fn serve_sim_reports_latencies_throughput_memory_and_where_a_step_goes() {
     let floor_ms = weights_gb * 1e9 / (3.35e12 * 0.92) * 1e3;
     assert!(f(&v, "metrics.tpot_ms.p50") > floor_ms, "TPOT {} below the weight read {floor_ms}", f(&v, "metrics.tpot_ms.p50"));
     let step = &v["decode_step"];
-    let parts: f64 = ["layers_ms", "experts_ms", "decode_attention_ms", "prefill_attention_ms", "head_ms", "overhead_ms"].iter().map(|k| step[k].as_f64().unwrap()).sum();
+    let parts: f64 = ["layers_ms", "experts_ms", "decode_attention_ms", "prefill_attention_ms", "head_ms", "pipeline_ms", "overhead_ms"].iter().map(|k| step[k].as_f64().unwrap()).sum();
     assert!(parts > floor_ms && parts < 3.0 * f(&v, "metrics.tpot_ms.mean"), "{step}");
     // Throughput per GPU is the whole run's output over its duration and GPUs.
     let tokens = 64.0 * 128.0;
@@ -84,6 +84,23 @@ fn an_fp8_cache_holds_twice_the_tokens_and_the_seed_fixes_drawn_lengths() {
     };
     assert_eq!(drawn("3"), drawn("3"));
     assert_ne!(drawn("3")["metrics"], drawn("4")["metrics"]);
+}
+
+#[test]
+fn pipeline_stages_split_the_weights_and_hand_batches_on() {
+    let with_layout = |layout: &str| {
+        let mut args: Vec<&str> = SIM.iter().copied().filter(|a| *a != "--layout" && *a != "tp4").collect();
+        args.extend(["--layout", layout, "--concurrency", "16"]);
+        json(&args)
+    };
+    let tp4 = with_layout("tp4");
+    let pp = with_layout("tp2,pp2");
+    assert_eq!(pp["gpus"], 4);
+    assert_eq!(pp["layout"], "tp2·pp2");
+    // Each GPU holds half of tp2's share of the weights: the same as tp4's.
+    assert!((f(&pp, "memory.0.weights_gb") / f(&tp4, "memory.0.weights_gb") - 1.0).abs() < 0.05);
+    assert!(f(&pp, "decode_step.pipeline_ms") > 0.0 && f(&tp4, "decode_step.pipeline_ms") == 0.0);
+    assert!(error(&["serve-sim", "--model", "llama-3.2-1b", "--gpu", "h100", "--layout", "tp1,pp32"]).contains("more than the model's 16 layers"));
 }
 
 #[test]

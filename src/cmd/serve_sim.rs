@@ -64,13 +64,14 @@ fn print_human(r: &ServeSimReport) {
     );
     let d = &r.decode_step;
     println!(
-        "decode step at {:.0} sequences: {} ms = layers {} + experts {} + attention {} + LM head {} + engine {}",
+        "decode step at {:.0} sequences: {} ms = layers {} + experts {} + attention {} + LM head {} + pipeline {} + engine {}",
         e.mean_decode_seqs.round().max(1.0),
         table::ms(d.total_ms()),
         table::ms(d.layers_ms),
         table::ms(d.experts_ms),
         table::ms(d.decode_attention_ms),
         table::ms(d.head_ms),
+        table::ms(d.pipeline_ms),
         table::ms(d.overhead_ms)
     );
     let pools = if r.memory.len() == 2 { vec!["prefill GPU", "decode GPU"] } else { vec!["per GPU"] };

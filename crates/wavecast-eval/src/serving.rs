@@ -92,16 +92,13 @@ fn kv_dtype(gemm: Option<Quant>, moe: Option<Quant>) -> DType {
 /// default applies (and for dense models): the experts then split like the rest, over every
 /// GPU of the worker, by expert tensor parallelism unless an EP degree is given.
 fn parallel(l: &ServingLayout) -> Result<Parallel, String> {
-    if l.pp > 1 {
-        return Err(format!("pipeline parallelism {} in serving is not modelled", l.pp));
-    }
     let gpus = l.tp * l.attention_dp;
     let (moe_tp, ep) = match (l.moe_tp, l.moe_ep) {
         (t, e) if t * e == gpus => (t, e),
         (_, e) if e > 1 && gpus.is_multiple_of(e) => (gpus / e, e),
         _ => (gpus, 1),
     };
-    Ok(Parallel { tp: l.tp, attention_dp: l.attention_dp, moe_tp, ep })
+    Ok(Parallel { tp: l.tp, attention_dp: l.attention_dp, moe_tp, ep, pp: l.pp })
 }
 
 fn layout(row: &SiliconRow) -> Result<Layout, String> {

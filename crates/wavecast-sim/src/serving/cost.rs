@@ -17,22 +17,30 @@ use wavecast_predict::{Context, Estimate, Predictor};
 use wavecast_workload::transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
 use wavecast_workload::TransformerSpec;
 
-/// How one serving worker splits the model: `tp × attention_dp` GPUs (= `moe_tp × ep`).
+/// How one serving worker splits the model: `pp` pipeline stages of `tp × attention_dp` GPUs
+/// each (= `moe_tp × ep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Parallel {
     pub tp: u64,
     pub attention_dp: u64,
     pub moe_tp: u64,
     pub ep: u64,
+    pub pp: u64,
 }
 
 impl Parallel {
     pub fn tp(tp: u64) -> Parallel {
-        Parallel { tp, attention_dp: 1, moe_tp: tp, ep: 1 }
+        Parallel { tp, attention_dp: 1, moe_tp: tp, ep: 1, pp: 1 }
     }
 
-    pub fn gpus(&self) -> u64 {
+    /// GPUs of one pipeline stage.
+    pub fn stage_gpus(&self) -> u64 {
         self.tp * self.attention_dp
+    }
+
+    /// GPUs of the whole worker.
+    pub fn gpus(&self) -> u64 {
+        self.stage_gpus() * self.pp
     }
 }
 
@@ -155,6 +163,9 @@ pub struct IterationModel {
     prefill: Grid,
     attention_dp: u64,
     overhead_ms: f64,
+    /// Pipeline parallelism: handing a batch's hidden states from stage to stage (every stage
+    /// but the last), fixed ms and ms per token.
+    hop_ms: (f64, f64),
 }
 
 /// The graph-building options of one rank's pass.
@@ -213,6 +224,7 @@ impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
     /// `limits` allows. `overhead_ms` is the engine's fixed cost per iteration.
     pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, ops: &SustainedOps) -> Result<IterationModel, SimError> {
+        let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);
         let rank_tokens = limits.max_tokens.div_ceil(dp).max(1);
         let rank_seqs = limits.max_seqs.min(limits.max_tokens).div_ceil(dp).max(1);
@@ -242,8 +254,21 @@ impl IterationModel {
         let mut pasts = vec![0];
         pasts.extend(contexts(max_ctx));
         let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| price(&graph(1, c, past, Head::None)?, gpu, ops, Part::Attention))?;
-        Ok(IterationModel { layers, experts, head, decode, prefill, attention_dp: dp, overhead_ms })
+        Ok(IterationModel { layers, experts, head, decode, prefill, attention_dp: dp, overhead_ms, hop_ms })
     }
+}
+
+/// Fixed ms and ms per token of the (pp − 1) stage-to-stage sends of an iteration: each
+/// GPU of a stage sends its tokens' hidden states (16-bit) to its peer in the next stage over
+/// NVLink (the α–β link model of `wavecast-predict::comm`).
+fn pipeline_hop_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats) -> (f64, f64) {
+    if par.pp <= 1 {
+        return (0.0, 0.0);
+    }
+    let link = wavecast_predict::comm::CommModel::default().link(gpu, 2);
+    let hops = (par.pp - 1) as f64;
+    let bytes_per_token = spec.hidden as f64 * formats.dtype.size_bytes() as f64 / par.attention_dp.max(1) as f64;
+    (hops * link.alpha * 1e3, hops * bytes_per_token / link.bandwidth * 1e3)
 }
 
 /// The routed experts of every MoE layer for `tokens` tokens (all ranks'), as the fused MoE
@@ -269,13 +294,15 @@ pub struct StepParts {
     pub prefill_attention_ms: f64,
     /// LM head and sampling.
     pub head_ms: f64,
+    /// Pipeline stages handing the batch on (0 without pipeline parallelism).
+    pub pipeline_ms: f64,
     /// The engine's fixed cost per iteration.
     pub overhead_ms: f64,
 }
 
 impl StepParts {
     pub fn total_ms(&self) -> f64 {
-        self.layers_ms + self.experts_ms + self.decode_attention_ms + self.prefill_attention_ms + self.head_ms + self.overhead_ms
+        self.layers_ms + self.experts_ms + self.decode_attention_ms + self.prefill_attention_ms + self.head_ms + self.pipeline_ms + self.overhead_ms
     }
 }
 
@@ -301,6 +328,7 @@ impl IterationModel {
             decode_attention_ms,
             prefill_attention_ms,
             head_ms: self.head.at((sampled / dp).ceil().max(1.0)),
+            pipeline_ms: if self.hop_ms.0 > 0.0 { self.hop_ms.0 + self.hop_ms.1 * tokens } else { 0.0 },
             overhead_ms: self.overhead_ms,
         }
     }

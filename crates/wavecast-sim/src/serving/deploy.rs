@@ -59,6 +59,9 @@ impl Layout {
             if q.moe_tp != q.tp && q.moe_tp > 1 && q.ep > 1 {
                 s += &format!("·etp{}", q.moe_tp);
             }
+            if q.pp > 1 {
+                s += &format!("·pp{}", q.pp);
+            }
             if p.workers > 1 {
                 s = format!("{}×{s}", p.workers);
             }
@@ -93,7 +96,7 @@ pub struct WorkerMemory {
     pub activations_gb: f64,
     pub runtime_gb: f64,
     pub kv_cache_gb: f64,
-    /// Tokens of KV cache the whole worker holds.
+    /// Tokens of KV cache the whole worker holds (all its pipeline stages' virtual engines).
     pub kv_tokens: u64,
 }
 
@@ -154,10 +157,17 @@ pub struct Prepared {
     max_context: u64,
 }
 
+/// A worker of `pp` pipeline stages runs as `pp` virtual engines, each with its own batch, a
+/// `pp`-th of the sequences and of the KV cache: while one batch is in one stage the others
+/// fill the rest, and each batch's iteration passes every stage (the whole model's time, plus
+/// the stage-to-stage sends).
 fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, ops: &SustainedOps) -> Result<Worker, SimError> {
     let par = pool.parallel;
+    if par.pp > spec.layers {
+        return Err(SimError::Invalid(format!("{} pipeline stages is more than the model's {} layers", par.pp, spec.layers)));
+    }
     let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens);
-    let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs);
+    let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
     let limits = Limits { max_tokens, max_seqs, max_context };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
     let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, ops)?;
@@ -166,11 +176,11 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
         max_batched_tokens: max_tokens,
         chunked_prefill: o.chunked_prefill,
         block_size: o.backend.block_size,
-        kv_blocks: memory.kv_tokens / o.backend.block_size,
+        kv_blocks: memory.kv_tokens / par.pp / o.backend.block_size,
         shared_prefix: o.shared_prefix,
         prefix_caching: o.prefix_caching,
     };
-    Ok(Worker { role, count: pool.workers, config, cost, memory })
+    Ok(Worker { role, count: pool.workers * par.pp, config, cost, memory })
 }
 
 /// Bytes of the parameters one GPU stores: every layer's weights in their storage format, each
@@ -200,7 +210,9 @@ fn activation_bytes(spec: &TransformerSpec, par: &Parallel, tokens: u64, seqs: u
 
 /// Weights, activations and runtime of one GPU of a worker, and the KV cache the rest holds.
 pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, backend: &Backend, limits: &Limits) -> Result<WorkerMemory, SimError> {
-    let weights = weight_bytes(spec, formats, par)?;
+    // A pipeline stage holds its share of the layers' weights and cache.
+    let stages = par.pp.max(1) as f64;
+    let weights = weight_bytes(spec, formats, par)? / stages;
     let dp = par.attention_dp.max(1);
     let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
     let capacity = gpu.memory_bytes();
@@ -221,7 +233,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
         )));
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
-    let kv_tokens = (usable / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
+    let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
     Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), kv_cache_gb: gb(usable), kv_tokens })
 }
 
@@ -331,16 +343,17 @@ const MAX_WORKERS: u64 = 4096;
 
 fn check_pool(p: &Pool, which: &str) -> Result<(), SimError> {
     let q = p.parallel;
-    let degrees = [q.tp, q.attention_dp, q.moe_tp, q.ep];
+    let degrees = [q.tp, q.attention_dp, q.moe_tp, q.ep, q.pp];
     if p.workers == 0 || degrees.contains(&0) {
         return Err(SimError::Invalid(format!("{which}workers, tp, attention dp, expert tp and ep must all be at least 1")));
     }
-    if p.workers > MAX_WORKERS || degrees.iter().any(|&d| d > MAX_DEGREE) || q.tp * q.attention_dp > MAX_DEGREE {
+    if p.workers > MAX_WORKERS || degrees.iter().any(|&d| d > MAX_DEGREE) || q.tp * q.attention_dp * q.pp > MAX_DEGREE {
         return Err(SimError::Invalid(format!("{which}layout: 1 to {MAX_WORKERS} workers of at most {MAX_DEGREE} GPUs each")));
     }
-    if q.moe_tp * q.ep != q.gpus() {
-        return Err(SimError::Invalid(format!("{which}expert tp {} × ep {} must equal tp {} × attention dp {} (the worker's GPUs)", q.moe_tp, q.ep, q.tp, q.attention_dp)));
+    if q.moe_tp * q.ep != q.stage_gpus() {
+        return Err(SimError::Invalid(format!("{which}expert tp {} × ep {} must equal tp {} × attention dp {} (a stage's GPUs)", q.moe_tp, q.ep, q.tp, q.attention_dp)));
     }
+
     Ok(())
 }
 
@@ -360,9 +373,10 @@ fn kv_transfer(spec: &TransformerSpec, gpu: &Gpu, layout: &Layout, formats: &For
 impl std::str::FromStr for Pool {
     type Err = String;
 
-    /// `tp8`, `tp1,dp8,ep8`, `2xtp4` (two workers), `tp4,ep4,etp1`: tensor parallelism of
-    /// attention (`tp`), attention data parallelism (`dp`), expert parallelism (`ep`) and expert
-    /// tensor parallelism (`etp`, by default the rest: tp × dp / ep). `·` and `×` are accepted
+    /// `tp8`, `tp1,dp8,ep8`, `2xtp4` (two workers), `tp4,ep4,etp1`, `tp4,pp2`: tensor
+    /// parallelism of attention (`tp`), attention data parallelism (`dp`), expert parallelism
+    /// (`ep`), expert tensor parallelism (`etp`, by default the rest: tp × dp / ep) and pipeline
+    /// stages (`pp`, each of tp × dp GPUs). `·` and `×` are accepted
     /// as in wavecast's own labels.
     fn from_str(s: &str) -> Result<Pool, String> {
         let text = s.trim().replace('×', "x").replace('·', ",");
@@ -370,7 +384,7 @@ impl std::str::FromStr for Pool {
             Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (n.parse::<u64>().ok().filter(|w| (1..=MAX_WORKERS).contains(w)).ok_or_else(|| format!("layout '{s}': the worker count must be in 1..={MAX_WORKERS}"))?, rest.to_string()),
             _ => (1, text.clone()),
         };
-        let (mut tp, mut dp, mut ep, mut etp) = (None, 1, 1, None);
+        let (mut tp, mut dp, mut ep, mut etp, mut pp) = (None, 1, 1, None, 1);
         for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let key_len = part.find(|c: char| c.is_ascii_digit()).ok_or_else(|| format!("layout '{s}': '{part}' has no number (expected e.g. tp8, dp8, ep8, etp1)"))?;
             let (key, value) = part.split_at(key_len);
@@ -380,18 +394,19 @@ impl std::str::FromStr for Pool {
                 "dp" => dp = n,
                 "ep" => ep = n,
                 "etp" => etp = Some(n),
-                other => return Err(format!("layout '{s}': unknown part '{other}' (use tp, dp, ep, etp)")),
+                "pp" => pp = n,
+                other => return Err(format!("layout '{s}': unknown part '{other}' (use tp, dp, ep, etp, pp)")),
             }
         }
         let tp = tp.unwrap_or(1);
         let gpus = tp * dp;
-        if !(1..=MAX_WORKERS).contains(&workers) || gpus > MAX_DEGREE {
+        if !(1..=MAX_WORKERS).contains(&workers) || gpus * pp > MAX_DEGREE {
             return Err(format!("layout '{s}': 1 to {MAX_WORKERS} workers of at most {MAX_DEGREE} GPUs each"));
         }
         if !gpus.is_multiple_of(ep) {
             return Err(format!("layout '{s}': ep {ep} must divide tp × dp = {gpus}"));
         }
         let moe_tp = etp.unwrap_or(gpus / ep);
-        Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep }, max_seqs: None })
+        Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep, pp }, max_seqs: None })
     }
 }

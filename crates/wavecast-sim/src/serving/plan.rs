@@ -77,8 +77,8 @@ fn divisors_up_to(n: u64, most: u64) -> Vec<u64> {
 fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     let mut v = vec![Parallel::tp(g)];
     if spec.moe.is_some() && g > 1 {
-        v.push(Parallel { tp: g, attention_dp: 1, moe_tp: 1, ep: g });
-        v.push(Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g });
+        v.push(Parallel { tp: g, attention_dp: 1, moe_tp: 1, ep: g, pp: 1 });
+        v.push(Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g, pp: 1 });
     }
     v
 }

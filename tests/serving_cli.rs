@@ -227,3 +227,14 @@ fn eval_serving_rejects_malformed_files_in_one_line() {
     std::fs::remove_dir_all(dir).ok();
     assert!(error(&["eval", "serving", "--data", "/nonexistent/s.csv"]).contains("cannot read"));
 }
+
+#[test]
+fn static_serve_and_compare_take_the_sustained_kernel_models() {
+    let v = json(&["predict", "--model", "llama-3.1-70b", "--gpu", "h100", "--mode", "serve", "--batch", "16", "--input-len", "1024", "--output-len", "32", "--tp", "4", "--weights", "fp8", "--predictor", "sustained"]);
+    assert_eq!(v["predictor"], "sustained");
+    // One decode step streams each GPU's weights at least once.
+    let floor_ms = f(&v, "weight_gb") * 1e9 / (3.35e12 * 0.92) * 1e3;
+    assert!(f(&v, "decode_ms") > floor_ms, "{} vs {floor_ms}", f(&v, "decode_ms"));
+    let c = json(&["compare", "--model", "qwen3-32b", "--gpus", "h100,b200", "--tp", "1,2", "--batch", "4", "--input-len", "512", "--output-len", "16", "--predictor", "sustained"]);
+    assert_eq!(c["results"].as_array().unwrap().len(), 4);
+}

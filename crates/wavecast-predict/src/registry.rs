@@ -41,6 +41,11 @@ pub enum Kind {
     Analytic,
     /// Fitted by `wavecast-train` on measurements; `weights` is the shipped `weights/<name>.json`.
     Learned { kind: LearnedKind, weights: &'static str },
+    /// The sustained roofline's numbers fitted on every GPU of the modern-GPU kernel
+    /// measurements (`wavecast train --predictor sustained`, `weights/sustained.json`). No
+    /// left-out models ship: asked to leave out a GPU it was fitted on, it refuses (`eval ops`
+    /// on those data refits it without the GPU instead).
+    Sustained,
 }
 
 /// The learned predictors. `wavecast-train` trains each through an exhaustive `match` on this
@@ -73,6 +78,14 @@ pub const PREDICTORS: &[Entry] = &[
         description: "max(FLOPs / peak, bytes / bandwidth); no learning",
         kind: Kind::Analytic,
         load: roofline,
+        fallbacks: Fallbacks::None,
+        default: false,
+    },
+    Entry {
+        name: "sustained",
+        description: "sustained roofline fitted on BF16/FP8/FP4 kernels of current GPUs (serving's per-op model)",
+        kind: Kind::Sustained,
+        load: sustained,
         fallbacks: Fallbacks::None,
         default: false,
     },
@@ -143,6 +156,10 @@ fn roofline(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Err
     Ok(Box::new(Roofline))
 }
 
+fn sustained(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
+    Ok(Box::new(crate::sustained::SustainedOps::shipped()))
+}
+
 fn load_learned<P: Learned>(params: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
     Ok(Box::new(P::load(params)?))
 }
@@ -186,7 +203,7 @@ pub fn entry(name: &str) -> Option<&'static Entry> {
 pub fn learned() -> impl Iterator<Item = (LearnedKind, &'static Entry)> {
     PREDICTORS.iter().filter_map(|e| match e.kind {
         Kind::Learned { kind, .. } => Some((kind, e)),
-        Kind::Analytic => None,
+        Kind::Analytic | Kind::Sustained => None,
     })
 }
 
@@ -201,6 +218,14 @@ impl Entry {
     pub fn build(&self, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
         match self.kind {
             Kind::Analytic => (self.load)(&serde_json::Value::Null).map_err(|e| load_error(self.name, e)),
+            Kind::Sustained => {
+                let fitted_on = crate::sustained::Model::shipped().trained_on;
+                if let Some(gpu) = holdout.filter(|g| fitted_on.iter().any(|t| t == g)) {
+                    let reason = format!("it was fitted on {gpu} and ships no model without it (`eval ops` on the modern-GPU data refits it without the test GPU)");
+                    return Err(PredictError::Load { name: self.name.to_string(), reason });
+                }
+                (self.load)(&serde_json::Value::Null).map_err(|e| load_error(self.name, e))
+            }
             Kind::Learned { weights, .. } => match holdout {
                 Some(gpu) => {
                     let file: WeightsFile = serde_json::from_str(weights).map_err(|e| load_error(self.name, e))?;
@@ -273,7 +298,7 @@ struct AllOnly {
 fn shipped_text(name: &str) -> Option<&'static str> {
     match entry(name)?.kind {
         Kind::Learned { weights, .. } => Some(weights),
-        Kind::Analytic => None,
+        Kind::Analytic | Kind::Sustained => None,
     }
 }
 
@@ -311,6 +336,11 @@ mod tests {
             assert_eq!(load(&file).unwrap().name(), kind.name());
         }
         assert!(shipped_all("roofline").is_none());
+        // The sustained numbers ship fitted on every modern GPU: leaving one of those out is
+        // refused, leaving out another is the same model.
+        let e = entry("sustained").unwrap();
+        assert!(e.build(Some("h100-sxm")).err().unwrap().to_string().contains("fitted on h100-sxm"));
+        assert_eq!(e.build(Some("t4")).unwrap().name(), "sustained");
         assert_eq!(entry("roofline").unwrap().build(None).unwrap().name(), "roofline");
     }
 

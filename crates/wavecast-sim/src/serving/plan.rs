@@ -71,11 +71,14 @@ fn divisors_up_to(n: u64, most: u64) -> Vec<u64> {
     (1..=n.min(most)).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
-/// The parallel layouts of a worker of `g` GPUs: tensor parallel everywhere, and for a mixture
-/// of experts also expert parallel under tensor-parallel attention, and under data-parallel
-/// attention.
+/// The parallel layouts of a worker of `g` GPUs: tensor parallel everywhere; two pipeline
+/// stages of g/2 GPUs; and for a mixture of experts also expert parallel under tensor-parallel
+/// attention, and under data-parallel attention.
 fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     let mut v = vec![Parallel::tp(g)];
+    if g > 1 {
+        v.push(Parallel { pp: 2, ..Parallel::tp(g / 2) });
+    }
     if spec.moe.is_some() && g > 1 {
         v.push(Parallel { tp: g, attention_dp: 1, moe_tp: 1, ep: g, pp: 1 });
         v.push(Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g, pp: 1 });

@@ -166,7 +166,8 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     if par.pp > spec.layers {
         return Err(SimError::Invalid(format!("{} pipeline stages is more than the model's {} layers", par.pp, spec.layers)));
     }
-    let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens);
+    // Every attention-data-parallel rank schedules its own token budget.
+    let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens) * par.attention_dp.max(1);
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
     let limits = Limits { max_tokens, max_seqs, max_context };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;

@@ -670,6 +670,10 @@ pub struct EvalServingArgs {
     /// beside the data file].
     #[arg(long, value_name = "DIR")]
     pub configs: Option<PathBuf>,
+    /// Leave-one-GPU-out: refit the per-op models without each row's GPU from the modern-GPU
+    /// kernel measurements in DIR (e.g. ../shared/data; about a minute per GPU).
+    #[arg(long, value_name = "DIR")]
+    pub ops_data: Option<PathBuf>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     /// Also write every row (measured and predicted) to FILE as CSV.

@@ -21,7 +21,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
             }
         }
     };
-    let out = eval_serving(&a.data, a.configs.as_deref(), &cat, &progress)?;
+    let out = eval_serving(&a.data, a.configs.as_deref(), a.ops_data.as_deref(), &cat, &|line| eprintln!("{line}"), &progress)?;
     if let Some(path) = &a.rows {
         write_rows(path, &out)?;
         eprintln!("wrote {} rows to {}", out.rows.len(), path.display());
@@ -29,7 +29,8 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!("{}: {} rows predicted, {} not · predictor: {} · errors are absolute % of the measured mean", a.data.display(), out.rows.len(), out.unpredicted.len(), out.predictor);
+    let models = if out.leave_one_gpu_out { "per-op models refitted without each row's GPU" } else { "shipped per-op models" };
+    println!("{}: {} rows predicted, {} not · predictor: {} ({models}) · errors are absolute % of the measured mean", a.data.display(), out.rows.len(), out.unpredicted.len(), out.predictor);
     let mut t = table::new(&["group", "rows", "TTFT mean", "median", "p90", "TPOT mean", "median", "p90"]);
     for g in &out.summary {
         t.add_row(vec![

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use wavecast_data::silicon::{read_silicon, Deployment, ServingLayout, SiliconRow};
 use wavecast_gpu::Catalog;
 use wavecast_ir::{DType, Quant};
+use wavecast_predict::sustained::{self, FitOptions, SustainedOps};
 use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Parallel, Pool, ServeSimOptions};
 use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
 use wavecast_workload::TransformerSpec;
@@ -50,6 +51,8 @@ pub struct Group {
 #[derive(Debug, Clone, Serialize)]
 pub struct ServingEval {
     pub predictor: &'static str,
+    /// True when each row's per-op models were refitted without any measurement of its GPU.
+    pub leave_one_gpu_out: bool,
     pub rows: Vec<Row>,
     pub unpredicted: Vec<Unpredicted>,
     pub summary: Vec<Group>,
@@ -116,8 +119,8 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
     })
 }
 
-/// Predicts one row's mean TTFT and TPOT, or says why it cannot.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog) -> Result<(f64, f64), String> {
+/// Predicts one row's mean TTFT and TPOT with the per-op models `ops`, or says why it cannot.
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &SustainedOps) -> Result<(f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
@@ -135,7 +138,7 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog) -> R
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let n = serving::closed_loop_requests(clients);
     let load = Load::synthetic(n, Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
-    let r = serving::serve_sim(spec, gpu, &load, &options).map_err(|e| e.to_string())?;
+    let r = serving::Prepared::with_ops(spec, gpu, &options, load.max_context(), ops).and_then(|p| p.run_steady(&load)).map_err(|e| e.to_string())?;
     Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
 }
 
@@ -163,9 +166,25 @@ fn summarize(rows: &[Row]) -> Vec<Group> {
     out
 }
 
+/// The per-op models each row's GPU is priced with: the shipped ones, or with `ops_data` (the
+/// modern-GPU kernel measurements) ones refitted without any measurement of that GPU.
+fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, SustainedOps>, EvalError> {
+    let mut models = BTreeMap::new();
+    let Some(dir) = ops_data else { return Ok(models) };
+    let loaded = wavecast_data::load_timings(dir, catalog)?;
+    let gpus: std::collections::BTreeSet<String> = rows.iter().filter_map(|r| catalog.get(&r.system).ok().map(|g| g.id.clone())).collect();
+    for gpu in gpus {
+        say(&format!("refitting the per-op models without {gpu}"));
+        let model = sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?;
+        models.insert(gpu, SustainedOps::new(model));
+    }
+    Ok(models)
+}
+
 /// Replays every row of `data` (model configs from `configs`, by default the
-/// `model_configs/` folder beside the file); `progress` is called after each row.
-pub fn eval_serving(data: &Path, configs: Option<&Path>, catalog: &Catalog, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ServingEval, EvalError> {
+/// `model_configs/` folder beside the file); with `ops_data`, each row's GPU is priced by
+/// per-op models refitted without it (leave-one-GPU-out). `progress` is called after each row.
+pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str), progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ServingEval, EvalError> {
     let path = data.display().to_string();
     let text = std::fs::read_to_string(data).map_err(|e| wavecast_data::DataError::Read { path: path.clone(), reason: e.to_string() })?;
     let rows = read_silicon(&text, &path)?;
@@ -181,13 +200,16 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, catalog: &Catalog, prog
             TransformerSpec::from_json(&text, &p.display().to_string()).map_err(|e| e.to_string())
         });
     }
+    let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
+    let shipped = SustainedOps::shipped();
+    let ops_for = |r: &SiliconRow| catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id)).unwrap_or(&shipped);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<Result<(f64, f64), String>> = parallel_map(&rows, |r| {
-        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog));
+        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops_for(r)));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
     });
-    let mut out = ServingEval { predictor: "sustained", rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
+    let mut out = ServingEval { predictor: "sustained", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
             Ok((ttft, tpot)) => out.rows.push(Row {

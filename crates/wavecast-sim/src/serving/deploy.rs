@@ -250,13 +250,18 @@ impl Prepared {
     /// Prices and sizes the deployment `o` of `spec` on `gpu` for requests of up to
     /// `max_context` tokens (prompt plus output).
     pub fn new(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64) -> Result<Prepared, SimError> {
+        Prepared::with_ops(spec, gpu, o, max_context, &SustainedOps::shipped())
+    }
+
+    /// [`Prepared::new`] with the per-op models `ops` (a refit without some GPU, for
+    /// leave-one-GPU-out evaluation).
+    pub fn with_ops(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, ops: &SustainedOps) -> Result<Prepared, SimError> {
         if !spec.is_decoder() {
             return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
         }
         if max_context > spec.max_positions {
             return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
         }
-        let ops = SustainedOps::shipped();
         let pools: Vec<(Role, &Pool, &str)> = match &o.layout {
             Layout::Agg { pool } => vec![(Role::Mixed, pool, "")],
             Layout::Disagg { prefill, decode } => vec![(Role::Prefill, prefill, "prefill "), (Role::Decode, decode, "decode ")],
@@ -264,7 +269,7 @@ impl Prepared {
         let mut workers = Vec::new();
         for (role, pool, which) in pools {
             check_pool(pool, which)?;
-            workers.push(worker(spec, gpu, role, pool, o, max_context, &ops)?);
+            workers.push(worker(spec, gpu, role, pool, o, max_context, ops)?);
         }
         Ok(Prepared {
             model: spec.name.clone(),

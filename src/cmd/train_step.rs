@@ -66,14 +66,14 @@ fn print_human(r: &TrainReport) {
         "memory per GPU (most loaded stage): {:.1} of {:.0} GB — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
         m.total,
         m.capacity,
-        m.weights,
-        m.gradients,
-        m.optimizer_states,
-        m.master_weights,
-        m.activations,
+        m.parts.weights,
+        m.parts.gradients,
+        m.parts.optimizer_states,
+        m.parts.master_weights,
+        m.parts.activations,
         m.in_flight_micro_batches,
         if m.in_flight_micro_batches == 1 { "" } else { "es" },
-        m.buffers
+        m.parts.buffers
     );
     println!("step time: {} ms · {:.0} tokens/s ({:.0} per GPU) · MFU {:.1}%", table::ms(r.step_ms), r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu);
     for u in &r.unpriced {

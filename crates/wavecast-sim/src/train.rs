@@ -121,12 +121,9 @@ pub struct StepParts {
 /// Memory per GPU in GB (1e9 bytes), for the most loaded stage.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MemoryGb {
-    pub weights: f64,
-    pub gradients: f64,
-    pub optimizer_states: f64,
-    pub master_weights: f64,
-    pub activations: f64,
-    pub buffers: f64,
+    /// The parts, in GB (written at the top level of the JSON).
+    #[serde(flatten)]
+    pub parts: TrainMemory,
     pub total: f64,
     pub capacity: f64,
     /// Micro-batches whose activations the first stage holds at once.
@@ -747,15 +744,9 @@ fn memory(
             worst_in_flight = in_flight;
         }
     }
-    let gb = |b: f64| b / 1e9;
     MemoryGb {
-        weights: gb(worst.weights),
-        gradients: gb(worst.gradients),
-        optimizer_states: gb(worst.optimizer_states),
-        master_weights: gb(worst.master_weights),
-        activations: gb(worst.activations),
-        buffers: gb(worst.buffers),
-        total: gb(worst.total()),
+        parts: worst.in_units(1e9),
+        total: worst.total() / 1e9,
         capacity: gpu.memory_gb,
         in_flight_micro_batches: worst_in_flight,
     }
@@ -767,8 +758,9 @@ fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
     if m.total <= m.capacity {
         return Ok(());
     }
-    let states = m.gradients + m.optimizer_states + m.master_weights;
-    let remedy = if m.activations >= states.max(m.weights) {
+    let p = &m.parts;
+    let states = p.gradients + p.optimizer_states + p.master_weights;
+    let remedy = if p.activations >= states.max(p.weights) {
         match l.recompute {
             Recompute::None => "recompute activations (--recompute selective or full), a smaller --micro-batch, or more --tp/--pp",
             Recompute::Selective => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
@@ -783,12 +775,12 @@ fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
         "does not fit in memory: {} needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer states {:.1}, master weights {:.1}, activations {:.1}, buffers {:.1}) but {} has {:.1} GB, {:.1} GB short; try {remedy}",
         l.label(),
         m.total,
-        m.weights,
-        m.gradients,
-        m.optimizer_states,
-        m.master_weights,
-        m.activations,
-        m.buffers,
+        p.weights,
+        p.gradients,
+        p.optimizer_states,
+        p.master_weights,
+        p.activations,
+        p.buffers,
         gpu.id,
         m.capacity,
         m.total - m.capacity

@@ -74,7 +74,7 @@ fn tp2_pp2_dp2_issues_the_collectives_counted_by_hand() {
 fn zero_stages_add_their_collectives_and_shrink_memory_as_the_paper_says() {
     let base = Layout { dp: 4, micro_batch: 2, ..Layout::default() };
     let z: Vec<TrainReport> = (0..=3).map(|zero| step(Layout { zero, ..base })).collect();
-    let states = |r: &TrainReport| r.memory_gb.weights + r.memory_gb.gradients + r.memory_gb.optimizer_states + r.memory_gb.master_weights;
+    let states = |r: &TrainReport| r.memory_gb.parts.weights + r.memory_gb.parts.gradients + r.memory_gb.parts.optimizer_states + r.memory_gb.parts.master_weights;
     // Mixed-precision Adam: 2 + 2 + 12 bytes per parameter; ZeRO-1 divides the 12, ZeRO-2 also
     // the gradients' 2, ZeRO-3 everything (ZeRO paper, §5).
     let psi = states(&z[0]) / 16.0;
@@ -96,7 +96,7 @@ fn recomputation_trades_time_for_activation_memory() {
     let base = Layout { dp: 1, micro_batch: 8, ..Layout::default() };
     let none = step(base);
     let full = step(Layout { recompute: Recompute::Full, ..base });
-    assert!(full.memory_gb.activations < 0.5 * none.memory_gb.activations);
+    assert!(full.memory_gb.parts.activations < 0.5 * none.memory_gb.parts.activations);
     assert!(full.step_ms > none.step_ms);
     assert!(full.parts.recompute_ms > 0.0 && none.parts.recompute_ms == 0.0);
 }

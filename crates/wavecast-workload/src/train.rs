@@ -266,6 +266,18 @@ impl TrainMemory {
     pub fn total(&self) -> f64 {
         self.weights + self.gradients + self.optimizer_states + self.master_weights + self.activations + self.buffers
     }
+
+    /// Every part in units of `unit` bytes (GB: 1e9).
+    pub fn in_units(&self, unit: f64) -> TrainMemory {
+        TrainMemory {
+            weights: self.weights / unit,
+            gradients: self.gradients / unit,
+            optimizer_states: self.optimizer_states / unit,
+            master_weights: self.master_weights / unit,
+            activations: self.activations / unit,
+            buffers: self.buffers / unit,
+        }
+    }
 }
 
 /// Runtime memory outside the model: CUDA context, cuBLAS/NCCL workspaces, allocator slack.

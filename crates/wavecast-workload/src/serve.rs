@@ -159,10 +159,8 @@ impl ServeOptions {
         Ok(g)
     }
 
-    /// Serving engines turn each sequence's logits into a token with an FP32 softmax over the
-    /// vocabulary (greedy or top-p alike).
     fn add_sampling(&self, spec: &TransformerSpec, g: &mut Graph) {
-        g.push("head.sample", Op::Softmax(Softmax::new(self.batch, spec.vocab, DType::Fp32)), Phase::Forward, 1);
+        add_sampling(spec, self.batch, g);
     }
 
     /// The decode steps to price: every step when there are few, otherwise [`DECODE_SAMPLES`]
@@ -209,12 +207,9 @@ impl ServeOptions {
     /// expert is present, so under expert parallelism it holds experts/ep experts of width
     /// ffn/moe_tp.
     pub fn weight_bytes(&self, spec: &TransformerSpec) -> Result<f64, WorkloadError> {
-        // E · ⌈16/k⌉ tokens wake all E experts (expected misses E·e^(−16) < 1).
-        let tokens = spec.moe.map_or(1, |m| m.experts.saturating_mul(16u64.div_ceil(m.top_k.max(1))));
-        let mut o = self.build_options(tokens, 0)?;
+        let mut o = self.build_options(tokens_waking_every_expert(spec), 0)?;
         o.batch = 1;
-        let g = build(spec, &o)?;
-        Ok(g.forward().map(|n| n.repeat as f64 * param_bytes(&n.op)).sum())
+        Ok(stored_param_bytes(&build(spec, &o)?))
     }
 
     /// Largest transient buffers of the prefill, which is when they peak: the residual stream,
@@ -229,6 +224,23 @@ impl ServeOptions {
         let logits = checked_mul("logits", &[self.batch, spec.vocab, 4])?;
         Ok((stream + logits) as f64)
     }
+}
+
+/// Serving engines turn each of `rows` sequences' logits into a token with an FP32 softmax over
+/// the vocabulary (greedy or top-p alike): appended to `g` as `head.sample`.
+pub fn add_sampling(spec: &TransformerSpec, rows: u64, g: &mut Graph) {
+    g.push("head.sample", Op::Softmax(Softmax::new(rows, spec.vocab, DType::Fp32)), Phase::Forward, 1);
+}
+
+/// Tokens that, in one pass, route to every expert of a mixture: E · ⌈16/k⌉ (the expected
+/// number missed is E·e^(−16) < 1); 1 for a dense model.
+pub fn tokens_waking_every_expert(spec: &TransformerSpec) -> u64 {
+    spec.moe.map_or(1, |m| m.experts.saturating_mul(16u64.div_ceil(m.top_k.max(1))))
+}
+
+/// Bytes of every parameter `g`'s forward pass holds, each in its storage format.
+pub fn stored_param_bytes(g: &Graph) -> f64 {
+    g.forward().map(|n| n.repeat as f64 * param_bytes(&n.op)).sum()
 }
 
 /// Bytes of an operator's stored parameters.

@@ -235,14 +235,9 @@ impl IterationModel {
         };
         let layers = curve(sizes(rank_tokens), &|t| price(&graph(t, 1, 0, Head::None)?, gpu, ops, Part::Layers))?;
         let head = curve(sizes(rank_seqs), &|rows| {
-            let g = graph(rows, 1, 0, Head::LastToken)?;
-            // Sampling: an FP32 softmax over the vocabulary per sequence.
-            let sample = Op::Softmax(wavecast_ir::ops::Softmax::new(rows, spec.vocab, DType::Fp32));
-            let sample_ms = match ops.predict(&sample, gpu, &Context::IN_MODEL) {
-                Estimate::Time(t) => t.seconds * 1e3,
-                Estimate::Unpriced(_) => 0.0,
-            };
-            Ok(price(&g, gpu, ops, Part::Head)? + sample_ms)
+            let mut g = graph(rows, 1, 0, Head::LastToken)?;
+            wavecast_workload::serve::add_sampling(spec, rows, &mut g);
+            price(&g, gpu, ops, Part::Head)
         })?;
         let experts = curve(sizes(rank_tokens * dp), &|t| moe_ms(spec, gpu, par, formats, t, ops))?;
         let grid = |xs: Vec<u64>, ys: Vec<u64>, f: &dyn Fn(u64, u64) -> Result<f64, SimError>| -> Result<Grid, SimError> {

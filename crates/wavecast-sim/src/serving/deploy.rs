@@ -13,7 +13,7 @@ use serde::Serialize;
 use wavecast_gpu::Gpu;
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::sustained::SustainedOps;
-use wavecast_ir::Op;
+use wavecast_workload::serve;
 use wavecast_workload::transformer::{build, Head, Shard};
 use wavecast_workload::TransformerSpec;
 
@@ -187,16 +187,8 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
 /// Bytes of the parameters one GPU stores: every layer's weights in their storage format, each
 /// GPU's share of the experts. Priced on a pass with enough tokens to wake every expert.
 fn weight_bytes(spec: &TransformerSpec, formats: &Formats, par: &Parallel) -> Result<f64, SimError> {
-    let tokens = spec.moe.map_or(1, |m| m.experts.saturating_mul(4));
-    let g = build(spec, &build_options(formats, par, tokens, 1, 0, Head::LastToken))?;
-    Ok(g.forward().map(|n| stored_bytes(&n.op) * n.repeat as f64).sum())
-}
-
-fn stored_bytes(op: &Op) -> f64 {
-    match op {
-        Op::Gemm(g) => g.param_bytes(),
-        other => other.params() as f64 * other.dtype().size_bytes() as f64,
-    }
+    let g = build(spec, &build_options(formats, par, serve::tokens_waking_every_expert(spec), 1, 0, Head::LastToken))?;
+    Ok(serve::stored_param_bytes(&g))
 }
 
 /// Largest transient buffers of an iteration of `tokens` tokens per rank: the residual stream,

@@ -48,7 +48,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
     // Reasons group with their numbers left out (the full text is in --json).
     let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for u in &out.unpredicted {
-        *reasons.entry(wavecast_sim::serving::reason_key(&wavecast_sim::SimError::Invalid(u.reason.clone()))).or_default() += 1;
+        *reasons.entry(wavecast_sim::serving::reason_key(&u.reason)).or_default() += 1;
     }
     for (reason, n) in reasons {
         println!("not predicted ({n}): {reason}");

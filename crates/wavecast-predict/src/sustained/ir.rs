@@ -5,7 +5,7 @@
 //! fitted on the modern-GPU measurements. Serving engines run the kernels those measurements
 //! timed, so this is the predictor LLM serving uses.
 
-use super::{Model, Work};
+use super::Model;
 use crate::{Estimate, OpTime, Predictor, Roofline};
 use wavecast_data::{Collective, Precision, Shape, Source, Timing};
 use wavecast_gpu::Gpu;
@@ -43,7 +43,7 @@ impl SustainedOps {
 
 /// The format a GEMM's math runs in: its quantized weight format when it has one, else its
 /// activation type.
-pub fn gemm_precision(g: &Gemm) -> Precision {
+fn gemm_precision(g: &Gemm) -> Precision {
     if let Some(q) = g.quant {
         return Precision::from(q);
     }
@@ -135,9 +135,4 @@ impl Predictor for SustainedOps {
             (Err(reason), _) => Estimate::Unpriced(reason),
         }
     }
-}
-
-/// Work of an op as the sustained roofline sees it (for bounds and reports).
-pub fn op_work(op: &Op, gpu: &Gpu) -> Option<Result<Work, String>> {
-    op_shape(op).map(|(shape, precision)| Work::of(&shape, precision, gpu))
 }

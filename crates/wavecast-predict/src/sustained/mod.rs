@@ -20,7 +20,7 @@ mod ir;
 mod work;
 
 pub use fit::{fit, FitOptions};
-pub use ir::{gemm_precision, op_shape, op_work, SustainedOps};
+pub use ir::{op_shape, SustainedOps};
 pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 
 use crate::physics::wave_utilization;
@@ -170,15 +170,20 @@ impl Model {
 
     /// Seconds for a measured shape on `gpu`; `Err` says why it cannot be priced.
     pub fn predict(&self, t: &Timing, gpu: &Gpu) -> Result<f64, String> {
+        let (work, params) = self.fitted(t, gpu)?;
+        Ok(params.seconds(&work))
+    }
+
+    /// The work of `t` on `gpu` and the numbers of its most specific fitted key.
+    fn fitted(&self, t: &Timing, gpu: &Gpu) -> Result<(Work, &Params), String> {
         let work = Work::of(&t.shape, t.precision, gpu)?;
         let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
-        Ok(params.seconds(&work))
+        Ok((work, params))
     }
 
     /// Seconds for a shape inside a running model (see [`Params::seconds_in_model`]).
     pub fn predict_in_model(&self, t: &Timing, gpu: &Gpu, fixed_us: f64) -> Result<f64, String> {
-        let work = Work::of(&t.shape, t.precision, gpu)?;
-        let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
+        let (work, params) = self.fitted(t, gpu)?;
         Ok(params.seconds_in_model(&work, fixed_us))
     }
 

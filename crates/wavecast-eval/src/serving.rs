@@ -5,6 +5,7 @@
 //! that cannot be replayed are listed with the reason, never dropped.
 
 use crate::EvalError;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -204,11 +205,11 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let shipped = SustainedOps::shipped();
     let ops_for = |r: &SiliconRow| catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id)).unwrap_or(&shipped);
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Result<(f64, f64), String>> = parallel_map(&rows, |r| {
+    let results: Vec<Result<(f64, f64), String>> = rows.par_iter().map(|r| {
         let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops_for(r)));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
-    });
+    }).collect();
     let mut out = ServingEval { predictor: "sustained", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
@@ -229,25 +230,6 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     }
     out.summary = summarize(&out.rows);
     Ok(out)
-}
-
-/// `f` over `items` on every core, in order.
-fn parallel_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<U>> = (0..items.len()).map(|_| None).collect();
-    let out = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let u = f(item);
-                out.lock().expect("no worker panics while holding the lock")[i] = Some(u);
-            });
-        }
-    });
-    slots.into_iter().map(|u| u.expect("every index was filled")).collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::backend::Backend;
 use super::cost::{build_options, Formats, IterationModel, Limits, Parallel, StepParts};
 use super::engine::Batch;
-use super::engine::{simulate, Deployment, EngineConfig, Role, StepCost};
+use super::engine::{simulate, Deployment, EngineConfig, EngineStats, Role, StepCost};
 use super::load::Load;
 use super::metrics::{metrics, Metrics, Slo};
 use crate::SimError;
@@ -100,15 +100,6 @@ pub struct WorkerMemory {
     pub kv_tokens: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Engine {
-    pub iterations: u64,
-    pub preemptions: u64,
-    pub mean_batch_tokens: f64,
-    pub mean_decode_seqs: f64,
-    pub peak_kv_usage: f64,
-}
-
 /// The `--json` of `serve-sim`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServeSimReport {
@@ -128,7 +119,7 @@ pub struct ServeSimReport {
     /// Memory of one GPU of each pool (one entry for aggregated serving; prefill then decode).
     pub memory: Vec<WorkerMemory>,
     pub metrics: Metrics,
-    pub engine: Engine,
+    pub engine: EngineStats,
     /// One decode iteration at the run's mean batch (decoding sequences at their mean cache
     /// length), part by part, on a worker that decodes.
     pub decode_step: StepParts,
@@ -314,15 +305,15 @@ impl Prepared {
             max_batched_tokens: o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens),
             memory: self.workers.iter().map(|w| w.memory).collect(),
             metrics: metrics(&outcome.timelines, gpus, o.slo),
-            engine: Engine { iterations: outcome.iterations, preemptions: outcome.preemptions, mean_batch_tokens: outcome.mean_batch_tokens, mean_decode_seqs: outcome.mean_decode_seqs, peak_kv_usage: outcome.peak_kv_usage },
-            decode_step: self.typical_decode(load, &outcome),
+            engine: outcome.stats,
+            decode_step: self.typical_decode(load, &outcome.stats),
         })
     }
 
     /// The decode iteration of the run's mean batch, at the mean context a decoding sequence has.
-    fn typical_decode(&self, load: &Load, outcome: &super::engine::Outcome) -> StepParts {
+    fn typical_decode(&self, load: &Load, stats: &EngineStats) -> StepParts {
         let Some(w) = self.workers.iter().find(|w| w.role != Role::Prefill) else { return StepParts::default() };
-        let seqs = outcome.mean_decode_seqs.round().max(1.0) as u64;
+        let seqs = stats.mean_decode_seqs.round().max(1.0) as u64;
         let n = load.requests.len().max(1) as f64;
         let context = load.requests.iter().map(|r| r.input_len as f64 + r.output_len as f64 / 2.0).sum::<f64>() / n;
         w.cost.parts(&Batch { decode_seqs: seqs, decode_context: (context * seqs as f64) as u64, prefill: Vec::new() })

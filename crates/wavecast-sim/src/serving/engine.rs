@@ -107,6 +107,12 @@ pub struct Timeline {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     pub timelines: Vec<Timeline>,
+    pub stats: EngineStats,
+}
+
+/// What the engine did over a simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EngineStats {
     pub iterations: u64,
     pub preemptions: u64,
     /// Mean tokens per iteration, over every worker.
@@ -449,7 +455,7 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
     }
     let decode_total: u64 = workers.iter().map(|w| w.decode_seqs_total).sum();
     let per_iter = |x: u64| if iterations == 0 { 0.0 } else { x as f64 / iterations as f64 };
-    Ok(Outcome { timelines, iterations, preemptions, mean_batch_tokens: per_iter(tokens_total), mean_decode_seqs: per_iter(decode_total), peak_kv_usage: peak_kv })
+    Ok(Outcome { timelines, stats: EngineStats { iterations, preemptions, mean_batch_tokens: per_iter(tokens_total), mean_decode_seqs: per_iter(decode_total), peak_kv_usage: peak_kv } })
 }
 
 fn least_loaded<'w, 'a>(workers: &'w mut [Worker<'a>], role: impl Fn(Role) -> bool) -> &'w mut Worker<'a> {
@@ -547,9 +553,9 @@ mod tests {
             let start = if i < 2 { 0.0 } else { 0.05 };
             assert!(near(t.arrival_s, start) && near(t.first_token_s, start + 0.01) && near(t.finish_s, start + 0.05), "{i}: {t:?}");
         }
-        assert_eq!(o.iterations, 10);
-        assert_eq!(o.preemptions, 0);
-        assert!(near(o.mean_decode_seqs, 1.6), "{}", o.mean_decode_seqs);
+        assert_eq!(o.stats.iterations, 10);
+        assert_eq!(o.stats.preemptions, 0);
+        assert!(near(o.stats.mean_decode_seqs, 1.6), "{}", o.stats.mean_decode_seqs);
     }
 
     #[test]
@@ -568,17 +574,17 @@ mod tests {
         let cost = Fixed(1.0);
         let load = fixed_load(2, 2, 16, 20);
         let roomy = simulate(&load, &agg(cfg(8, 6), &cost, &no_transfer)).unwrap();
-        assert_eq!(roomy.preemptions, 0);
+        assert_eq!(roomy.stats.preemptions, 0);
         // One page short: the later request is preempted at that step, the earlier one runs on
         // untouched, and the preempted one recomputes and finishes after it.
         let tight = simulate(&load, &agg(cfg(8, 5), &cost, &no_transfer)).unwrap();
-        assert!(tight.preemptions >= 1);
+        assert!(tight.stats.preemptions >= 1);
         assert_eq!(tight.timelines[0], roomy.timelines[0]);
         assert!(tight.timelines[1].finish_s > roomy.timelines[1].finish_s);
         // Until token 33, five pages are as good as six: no preemption with 17 output tokens.
         let short = fixed_load(2, 2, 16, 17);
-        assert_eq!(simulate(&short, &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().preemptions, 0);
-        assert!(simulate(&fixed_load(2, 2, 16, 18), &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().preemptions >= 1);
+        assert_eq!(simulate(&short, &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().stats.preemptions, 0);
+        assert!(simulate(&fixed_load(2, 2, 16, 18), &agg(cfg(8, 4), &cost, &no_transfer)).unwrap().stats.preemptions >= 1);
         // Two pages cannot hold one 35-token request: refused up front.
         let e = simulate(&load, &agg(cfg(8, 2), &cost, &no_transfer)).unwrap_err().to_string();
         assert!(e.contains("KV cache holds 32 tokens"), "{e}");

@@ -80,6 +80,11 @@ fn main() {
         let decode = format!("{aic}/{system}/attention/vllm/{version}/generation_attention_perf.parquet");
         cut_parquet(&shared.join(&decode), &out.join(&decode), 24);
     }
+    // MLA: a whole timed module (H100) and an attention kernel alone (A100).
+    for mla in ["h100_sxm/mla/vllm/0.24.0/mla_generation_module_perf.parquet", "a100_sxm/mla/vllm/0.14.0/generation_mla_perf.parquet"] {
+        let mla = format!("{aic}/{mla}");
+        cut_parquet(&shared.join(&mla), &out.join(&mla), 8);
+    }
     let nccl = format!("{aic}/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet");
     if shared.join(&nccl).exists() {
         cut_parquet(&shared.join(&nccl), &out.join(&nccl), 12);

@@ -122,7 +122,7 @@ impl Table {
             Table::Gemm => &["gemm_dtype", "m", "n", "k"],
             Table::ContextAttention | Table::GenerationAttention => &["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype", "step"],
             Table::Moe => &["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution"],
-            Table::ContextMla | Table::GenerationMla => &["op_name", "mla_dtype", "num_heads", "batch_size", "isl", "tp_size", "step"],
+            Table::ContextMla | Table::GenerationMla => &["op_name", "mla_dtype", "kv_cache_dtype", "num_heads", "batch_size", "isl", "tp_size", "step"],
             Table::Nccl => &["op_name", "nccl_dtype", "num_gpus", "message_size"],
             Table::CustomAllReduce => &["allreduce_dtype", "num_gpus", "message_size"],
         }
@@ -292,10 +292,16 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
         Table::ContextMla | Table::GenerationMla => {
             // The A100 collection times the attention kernel, newer ones the whole module:
             // the op name keeps them apart.
-            kernel_source = format!("{}/{kernel_source}", c.text(row, "op_name")?);
+            let op_name = c.text(row, "op_name")?;
+            kernel_source = format!("{op_name}/{kernel_source}");
+            let module = op_name.contains("module");
             let generation = table == Table::GenerationMla;
-            let shape = Shape::Mla { batch: c.dim(row, "batch_size")?, isl: c.dim(row, "isl")?, kv_len: c.int(row, "step")?, heads: c.dim(row, "num_heads")?, tp: c.dim(row, "tp_size")?, generation };
-            (shape, c.precision(row, "mla_dtype")?)
+            let attention_precision = c.precision(row, "mla_dtype")?;
+            // Module tables name the projections' format; kernel tables have none to name.
+            let precision = if c.0.contains_key("gemm_type") { c.precision(row, "gemm_type")? } else { attention_precision };
+            let (kv_len, kv_precision) = (c.int(row, "step")?, c.precision(row, "kv_cache_dtype")?);
+            let shape = Shape::Mla { batch: c.dim(row, "batch_size")?, isl: c.dim(row, "isl")?, kv_len, heads: c.dim(row, "num_heads")?, tp: c.dim(row, "tp_size")?, generation, module, kv_precision, attention_precision };
+            (shape, precision)
         }
         Table::Nccl | Table::CustomAllReduce => {
             let op = if table == Table::Nccl {

@@ -162,8 +162,12 @@ pub enum Shape {
     /// A fused mixture-of-experts layer (router excluded): `tokens` routed to `topk` of
     /// `experts`, each an up (gated) and down projection, split over TP and EP.
     Moe { tokens: u64, hidden: u64, inter: u64, topk: u64, experts: u64, tp: u64, ep: u64, balanced: bool },
-    /// DeepSeek-style multi-head latent attention module (context or generation).
-    Mla { batch: u64, isl: u64, kv_len: u64, heads: u64, tp: u64, generation: bool },
+    /// DeepSeek-V3's multi-head latent attention with `heads` query heads on this GPU, over
+    /// `isl` new tokens per sequence (context) or one (generation) after `kv_len` cached ones.
+    /// `module`: the whole module (projections, norms, attention) is timed, else the attention
+    /// kernel alone; the row's precision is then the projections' weight format, and
+    /// `attention_precision` the attention math's.
+    Mla { batch: u64, isl: u64, kv_len: u64, heads: u64, tp: u64, generation: bool, module: bool, kv_precision: Precision, attention_precision: Precision },
     /// A collective over `gpus` GPUs moving `bytes` per GPU.
     Collective { op: Collective, gpus: u64, bytes: u64, gpus_per_node: u64 },
     /// A memory-bound layer op (norm, activation, rotary embedding, residual add, embedding

@@ -28,13 +28,29 @@ fn aiconfigurator_parquet_rows_keep_shape_format_kernel_and_one_gpu_identity() {
     assert!(r.skipped.is_empty(), "{}", r.summary());
     let gpus: std::collections::BTreeSet<&str> = r.rows.iter().map(|t| t.gpu.as_str()).collect();
     // "NVIDIA H100 80GB HBM3" in the device column is the catalog's h100-sxm.
-    assert_eq!(gpus, ["b200", "h100-sxm", "l40s"].into_iter().collect());
+    assert_eq!(gpus, ["a100-sxm-80gb", "b200", "h100-sxm", "l40s"].into_iter().collect());
     let gemm = r.rows.iter().find(|t| matches!(t.shape, Shape::Gemm { .. })).unwrap();
     assert!(gemm.latency_ms > 0.0 && gemm.provenance.contains("gemm_perf.parquet#"));
     assert!(r.rows.iter().any(|t| matches!(t.shape, Shape::AttentionDecode { kv_len, .. } if kv_len >= 1)));
     assert!(r.rows.iter().any(|t| matches!(t.shape, Shape::Collective { op: Collective::AllReduce | Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll, .. })));
     let formats: std::collections::BTreeSet<Precision> = r.rows.iter().filter(|t| matches!(t.shape, Shape::Gemm { .. })).map(|t| t.precision).collect();
     assert!(formats.contains(&Precision::Bf16) && formats.contains(&Precision::Fp8), "{formats:?}");
+}
+
+#[test]
+fn mla_rows_say_whether_the_module_or_the_kernel_was_timed_and_in_which_formats() {
+    let r = aiconfigurator::load(&fixtures().join("aiconfigurator"), &Catalog::builtin()).unwrap();
+    let mla: Vec<&wavecast_data::Timing> = r.rows.iter().filter(|t| matches!(t.shape, Shape::Mla { .. })).collect();
+    // H100's table times the whole module and names the projections' format (gemm_type);
+    // A100's times the attention kernel alone, whose format is the row's.
+    let module = mla.iter().find(|t| t.gpu == "h100-sxm").unwrap();
+    assert!(matches!(module.shape, Shape::Mla { module: true, generation: true, isl: 1, attention_precision: Precision::Bf16, .. }), "{:?}", module.shape);
+    assert!(module.kernel_source.starts_with("mla_generation_module/"), "{}", module.kernel_source);
+    let formats: std::collections::BTreeSet<Precision> = mla.iter().filter(|t| t.gpu == "h100-sxm").map(|t| t.precision).collect();
+    assert!(formats.contains(&Precision::Fp8Block), "{formats:?}");
+    let kernel = mla.iter().find(|t| t.gpu == "a100-sxm-80gb").unwrap();
+    assert!(matches!(kernel.shape, Shape::Mla { module: false, kv_precision: Precision::Bf16, .. }), "{:?}", kernel.shape);
+    assert_eq!(kernel.precision, Precision::Bf16);
 }
 
 #[test]

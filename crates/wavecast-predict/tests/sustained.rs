@@ -54,6 +54,53 @@ fn small_m_pads_to_the_instruction_rows_not_a_library_tile() {
     assert_eq!(k.padded_flops, k.flops * 16.0 / 4.0);
 }
 
+fn mla(batch: u64, kv_len: u64, module: bool, kv_precision: Precision) -> Shape {
+    Shape::Mla { batch, isl: 1, kv_len, heads: 128, tp: 1, generation: true, module, kv_precision, attention_precision: Precision::Bf16 }
+}
+
+#[test]
+fn mla_decode_reads_the_latent_cache_once_and_the_module_adds_its_projections() {
+    let cat = Catalog::builtin();
+    let h100 = cat.get("h100").unwrap();
+    // The attention kernel alone: the 576-wide latent serves as key and value, so the cache is
+    // read once, in its own format; the 128 heads fill two 64-row instructions.
+    let Work::Kernel(k) = Work::of(&mla(4, 4095, false, Precision::Bf16), Precision::Bf16, h100).unwrap() else { panic!() };
+    let cache = 4.0 * 4096.0 * 576.0;
+    assert!(k.bytes >= cache * 2.0 && k.bytes < cache * 2.0 * 1.1, "{}", k.bytes);
+    assert_eq!(k.padded_flops, k.flops);
+    let Work::Kernel(fp8) = Work::of(&mla(4, 4095, false, Precision::Fp8), Precision::Bf16, h100).unwrap() else { panic!() };
+    assert!(fp8.bytes < k.bytes * 0.55, "{} vs {}", fp8.bytes, k.bytes);
+    // The module at one sequence: DeepSeek-V3's attention weights (187 M parameters at 128
+    // heads) stream once, so it cannot beat their bytes at achievable bandwidth; FP8 block
+    // weights halve that floor.
+    let bf16 = Work::of(&mla(1, 1, true, Precision::Bf16), Precision::Bf16, h100).unwrap();
+    let Work::Chain(kernels) = &bf16 else { panic!("{bf16:?}") };
+    assert!(kernels.len() >= 6, "{}", kernels.len());
+    let weights = 187e6 * 2.0;
+    let floor = bf16.floor_seconds();
+    assert!(floor >= weights / (ACHIEVABLE_BANDWIDTH * h100.bandwidth()) && floor < 1.1 * weights / (ACHIEVABLE_BANDWIDTH * h100.bandwidth()), "{floor}");
+    let fp8 = Work::of(&mla(1, 1, true, Precision::Bf16), Precision::Fp8Block, h100).unwrap();
+    assert!(fp8.floor_seconds() < 0.6 * floor && fp8.floor_seconds() > 0.45 * floor, "{} vs {floor}", fp8.floor_seconds());
+    // A chain pays one call's fixed cost, and every kernel's time.
+    let p = Params { compute_efficiency: 0.5, memory_efficiency: 0.5, overhead_us: 10.0, per_gpu_us: 0.0, blend: 2.0, split_min: 1e12, sm_bandwidth: 32.0, wave_us: 0.0, row_ns: 0.0, residual: vec![], gpus: 1, rows: 1 };
+    let one_by_one: f64 = kernels.iter().map(|k| p.seconds(&Work::Kernel(k.clone())) - 10e-6).sum();
+    assert!((p.seconds(&bf16) - (one_by_one + 10e-6)).abs() < 1e-12, "{} vs {}", p.seconds(&bf16), one_by_one + 10e-6);
+}
+
+#[test]
+fn an_mla_kernel_timed_alone_is_never_priced_with_the_modules_numbers() {
+    let cat = Catalog::builtin();
+    let a100 = cat.get("a100").unwrap();
+    let t = |module| Timing { source: wavecast_data::Source::Aiconfigurator, gpu: "a100-sxm-80gb".into(), shape: mla(8, 1023, module, Precision::Bf16), precision: Precision::Bf16, kernel_source: "k".into(), latency_ms: 1.0, provenance: String::new() };
+    let kernel = t(false);
+    let keys = wavecast_predict::sustained::keys(&kernel, &Work::of(&kernel.shape, kernel.precision, a100).unwrap());
+    assert_eq!(keys[3], "*/mla_kernel");
+    assert!(keys.iter().all(|k| !k.contains("/mla/")), "{keys:?}");
+    let module = t(true);
+    let keys = wavecast_predict::sustained::keys(&module, &Work::of(&module.shape, module.precision, a100).unwrap());
+    assert_eq!(keys[3], "*/mla");
+}
+
 #[test]
 fn a_format_the_gpu_has_no_units_for_is_refused() {
     let cat = Catalog::builtin();
@@ -107,5 +154,20 @@ proptest! {
         prop_assert!(t.is_finite() && t > 0.0);
         prop_assert!(t >= kw.flops / kw.peak_flops.unwrap() * (1.0 - 1e-12));
         prop_assert!(t >= kw.bytes / (ACHIEVABLE_BANDWIDTH * kw.bandwidth) * (1.0 - 1e-12));
+    }
+
+    /// The same for an MLA module: never faster than the sum of its kernels' floors.
+    #[test]
+    fn no_mla_module_beats_its_kernels_floors(p in params(), batch in 1u64..2048, isl in 1u64..8192, past in 0u64..65536, heads in 1u64..129, generation in any::<bool>(), gpu in prop::sample::select(vec!["h100", "b200", "l40s", "a100"])) {
+        let cat = Catalog::builtin();
+        let gpu = cat.get(gpu).unwrap();
+        let isl = if generation { 1 } else { isl };
+        let shape = Shape::Mla { batch, isl, kv_len: past, heads, tp: 1, generation, module: true, kv_precision: Precision::Bf16, attention_precision: Precision::Bf16 };
+        let work = Work::of(&shape, Precision::Bf16, gpu).unwrap();
+        let Work::Chain(kernels) = &work else { unreachable!() };
+        let floor: f64 = kernels.iter().map(|k| (k.flops / k.peak_flops.unwrap_or(f64::INFINITY)).max(k.bytes / (ACHIEVABLE_BANDWIDTH * k.bandwidth))).sum();
+        let t = p.seconds(&work);
+        prop_assert!(t.is_finite() && t > 0.0);
+        prop_assert!(t >= floor * (1.0 - 1e-12), "{} < {}", t, floor);
     }
 }

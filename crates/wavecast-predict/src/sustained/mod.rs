@@ -11,8 +11,10 @@
 //! busy SMs no more than they can pull; `p` blends the two near the ridge. FP8/FP4 layers add
 //! a cost per activation row for their on-the-fly quantization. Keys fitted on three or more
 //! GPUs add a bounded learned correction on GPU-normalized features ([`features`]), and the
-//! result never goes below [`Work::floor_seconds`]. A collective takes a per-call latency, a per-GPU hop latency, and its ring bytes over the link
-//! at a fitted efficiency. The learned numbers are fitted per key (source, family, format,
+//! result never goes below [`Work::floor_seconds`]. A timed module of several kernels (MLA:
+//! projections, norms, attention) is a [`Work::Chain`]: one call's fixed cost plus each
+//! kernel's time. A collective takes a per-call latency, a per-GPU hop latency, and its ring
+//! bytes over the link at a fitted efficiency. The learned numbers are fitted per key (source, family, format,
 //! kernel library, from specific to general; see [`keys`]) on every GPU but the one predicted.
 
 mod fit;
@@ -86,39 +88,51 @@ impl Params {
     /// fixed cost is the GPUs' handshake, not the host).
     pub fn seconds_in_model(&self, work: &Work, fixed_us: f64) -> f64 {
         match work {
-            Work::Kernel(_) if self.overhead_us > fixed_us => Params { overhead_us: fixed_us, ..self.clone() }.seconds(work),
+            Work::Kernel(_) | Work::Chain(_) if self.overhead_us > fixed_us => Params { overhead_us: fixed_us, ..self.clone() }.seconds(work),
             _ => self.seconds(work),
         }
     }
 
     /// Seconds for `work` from the physics alone.
     pub fn physics_seconds(&self, work: &Work) -> f64 {
-        let memory_efficiency = self.memory_efficiency.min(ACHIEVABLE_BANDWIDTH);
         match work {
-            Work::Kernel(k) => {
-                // Split the reduction while there are idle SMs and slices stay long enough.
-                let split = if k.tiles > 0.0 { (k.sms / k.tiles).min(k.reduction / self.split_min).max(1.0).floor() } else { 1.0 };
-                let slices = k.tiles * split;
-                let busy = if slices > 0.0 { (slices / k.sms).min(1.0) } else { 1.0 };
-                let tm = k.bytes / (memory_efficiency * k.bandwidth * (busy * self.sm_bandwidth).min(1.0));
-                let tc = match k.peak_flops {
-                    Some(peak) => {
-                        let waves = (slices / k.sms).ceil().max(1.0);
-                        let sustained = self.compute_efficiency.min(1.0) * peak;
-                        k.padded_flops / (sustained * wave_utilization(slices, k.sms)) + waves * self.wave_us * 1e-6
-                    }
-                    None => 0.0,
-                };
-                self.overhead_us * 1e-6 + k.quantized_rows * self.row_ns * 1e-9 + (tc.powf(self.blend) + tm.powf(self.blend)).powf(1.0 / self.blend)
-            }
-            Work::Collective(c) => (self.overhead_us + self.per_gpu_us * (c.gpus - 1.0)) * 1e-6 + c.link_bytes / (memory_efficiency * c.link_bandwidth),
+            Work::Kernel(k) => self.overhead_us * 1e-6 + self.kernel_seconds(k),
+            Work::Chain(ks) => self.overhead_us * 1e-6 + ks.iter().map(|k| self.kernel_seconds(k)).sum::<f64>(),
+            Work::Collective(c) => (self.overhead_us + self.per_gpu_us * (c.gpus - 1.0)) * 1e-6 + c.link_bytes / (self.memory_efficiency.min(ACHIEVABLE_BANDWIDTH) * c.link_bandwidth),
         }
+    }
+
+    /// One kernel's time on the GPU, its fixed cost per call aside.
+    fn kernel_seconds(&self, k: &KernelWork) -> f64 {
+        let memory_efficiency = self.memory_efficiency.min(ACHIEVABLE_BANDWIDTH);
+        // Split the reduction while there are idle SMs and slices stay long enough.
+        let split = if k.tiles > 0.0 { (k.sms / k.tiles).min(k.reduction / self.split_min).max(1.0).floor() } else { 1.0 };
+        let slices = k.tiles * split;
+        let busy = if slices > 0.0 { (slices / k.sms).min(1.0) } else { 1.0 };
+        let tm = k.bytes / (memory_efficiency * k.bandwidth * (busy * self.sm_bandwidth).min(1.0));
+        let tc = match k.peak_flops {
+            Some(peak) => {
+                let waves = (slices / k.sms).ceil().max(1.0);
+                let sustained = self.compute_efficiency.min(1.0) * peak;
+                k.padded_flops / (sustained * wave_utilization(slices, k.sms)) + waves * self.wave_us * 1e-6
+            }
+            None => 0.0,
+        };
+        k.quantized_rows * self.row_ns * 1e-9 + (tc.powf(self.blend) + tm.powf(self.blend)).powf(1.0 / self.blend)
     }
 }
 
 /// What the learned correction sees of a piece of work, normalized by the GPU (times at peak
 /// in log µs, tiles per SM) so one set of weights carries across GPUs.
 pub fn features(work: &Work) -> Vec<f64> {
+    let combined;
+    let work = match work {
+        Work::Chain(ks) => {
+            combined = KernelWork::combined(ks).map(Work::Kernel);
+            combined.as_ref().unwrap_or(work)
+        }
+        _ => work,
+    };
     match work {
         Work::Kernel(k) => {
             let tc = (k.padded_flops / k.peak_flops.unwrap_or(f64::INFINITY) * 1e6).max(1e-3).ln();
@@ -133,16 +147,20 @@ pub fn features(work: &Work) -> Vec<f64> {
             let n = c.gpus.ln();
             vec![1.0, t, t * t, n, t * n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         }
+        // An empty chain: no features, no correction.
+        Work::Chain(_) => Vec::new(),
     }
 }
 
 /// The keys a measurement is looked up under, most specific first: its source, family, format
 /// and kernel library; without the library; then the family and format from any source; then
-/// the family alone. Collectives carry their link in the family (`all_reduce@nvlink`).
+/// the family alone. Collectives carry their link in the family (`all_reduce@nvlink`). An MLA
+/// attention kernel timed on its own is `mla_kernel`, apart from the whole-module numbers.
 pub fn keys(t: &Timing, work: &Work) -> [String; 4] {
-    let family = match work {
-        Work::Collective(c) => format!("{}@{}", t.shape.family(), c.link.as_str()),
-        Work::Kernel(_) => t.shape.family(),
+    let family = match (work, &t.shape) {
+        (Work::Collective(c), _) => format!("{}@{}", t.shape.family(), c.link.as_str()),
+        (_, Shape::Mla { module: false, .. }) => "mla_kernel".to_string(),
+        _ => t.shape.family(),
     };
     let (source, precision) = (t.source.as_str(), t.precision.as_str());
     [format!("{source}/{family}/{precision}/{}", t.kernel_source), format!("{source}/{family}/{precision}"), format!("*/{family}/{precision}"), format!("*/{family}")]
@@ -191,9 +209,4 @@ impl Model {
     pub fn roofline(t: &Timing, gpu: &Gpu) -> Result<f64, String> {
         Ok(Work::of(&t.shape, t.precision, gpu)?.roofline_seconds())
     }
-}
-
-/// Whether a shape belongs to a family the sustained roofline models.
-pub fn modeled(shape: &Shape) -> bool {
-    !matches!(shape, Shape::Mla { .. })
 }

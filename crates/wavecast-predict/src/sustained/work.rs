@@ -70,6 +70,9 @@ const NETWORK_BYTES_PER_S: f64 = 25e9;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Work {
     Kernel(KernelWork),
+    /// Kernels run one after another as one timed module (MLA: projections, then attention);
+    /// priced as one call's fixed cost plus each kernel's time.
+    Chain(Vec<KernelWork>),
     Collective(CollectiveWork),
 }
 
@@ -78,7 +81,8 @@ impl Work {
     /// fraction of datasheet bandwidth (the link's one-way bandwidth for collectives).
     pub fn floor_seconds(&self) -> f64 {
         match self {
-            Work::Kernel(k) => (k.flops / k.peak_flops.unwrap_or(f64::INFINITY)).max(k.bytes / (super::ACHIEVABLE_BANDWIDTH * k.bandwidth)),
+            Work::Kernel(k) => k.floor_seconds(super::ACHIEVABLE_BANDWIDTH),
+            Work::Chain(ks) => ks.iter().map(|k| k.floor_seconds(super::ACHIEVABLE_BANDWIDTH)).sum(),
             Work::Collective(c) => c.link_bytes / c.link_bandwidth,
         }
     }
@@ -87,9 +91,43 @@ impl Work {
     /// bandwidth for collectives), whichever is longer. No prediction goes below it.
     pub fn roofline_seconds(&self) -> f64 {
         match self {
-            Work::Kernel(k) => (k.flops / k.peak_flops.unwrap_or(f64::INFINITY)).max(k.bytes / k.bandwidth),
+            Work::Kernel(k) => k.floor_seconds(1.0),
+            Work::Chain(ks) => ks.iter().map(|k| k.floor_seconds(1.0)).sum(),
             Work::Collective(c) => c.link_bytes / c.link_bandwidth,
         }
+    }
+
+    /// The larger of FLOPs and bytes, summed over kernels: what the size limit checks.
+    fn size(&self) -> f64 {
+        match self {
+            Work::Kernel(k) => k.padded_flops.max(k.bytes),
+            Work::Chain(ks) => ks.iter().map(|k| k.padded_flops.max(k.bytes)).sum(),
+            Work::Collective(c) => c.link_bytes,
+        }
+    }
+}
+
+impl KernelWork {
+    /// FLOPs at the dense peak or bytes at `bandwidth_share` of datasheet bandwidth, whichever
+    /// is longer.
+    fn floor_seconds(&self, bandwidth_share: f64) -> f64 {
+        (self.flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.bytes / (bandwidth_share * self.bandwidth))
+    }
+
+    /// One kernel standing for the whole chain in the learned correction's features: FLOPs,
+    /// bytes and tiles summed, the longest reduction, the first kernel's peak.
+    pub fn combined(kernels: &[KernelWork]) -> Option<KernelWork> {
+        let first = kernels.first()?;
+        let sum = |f: fn(&KernelWork) -> f64| kernels.iter().map(f).sum::<f64>();
+        Some(KernelWork {
+            flops: sum(|k| k.flops),
+            padded_flops: sum(|k| k.padded_flops),
+            bytes: sum(|k| k.bytes),
+            tiles: sum(|k| k.tiles),
+            reduction: kernels.iter().map(|k| k.reduction).fold(0.0, f64::max),
+            quantized_rows: sum(|k| k.quantized_rows),
+            ..first.clone()
+        })
     }
 }
 
@@ -139,14 +177,83 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
 
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
 /// IR's attention op, KV bytes at the cache's precision.
-fn attention(a: Attention, kv_precision: Precision, q_rows_padded: f64, tiles: f64, gpu: &Gpu) -> Result<KernelWork, String> {
+fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padded: f64, tiles: f64, gpu: &Gpu) -> Result<KernelWork, String> {
     let f = |v: u64| v as f64;
-    let kv_elements = 2.0 * f(a.batch) * f(a.kv_heads) * f(a.kv_len) * f(a.head_dim);
-    let q_elements = 2.0 * f(a.batch) * f(a.heads) * f(a.q_len) * f(a.head_dim);
+    let (k_width, v_width) = (f(a.head_dim), f(a.v_head_dim.unwrap_or(a.head_dim)));
+    // A shared cache (MLA's latent) holds one vector per token that serves as key and value.
+    let kv_width = if a.shared_kv { k_width } else { k_width + v_width };
+    let kv_elements = f(a.batch) * f(a.kv_heads) * f(a.kv_len) * kv_width;
+    let q_elements = f(a.batch) * f(a.heads) * f(a.q_len) * (k_width + v_width);
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, Precision::Bf16)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+}
+
+/// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
+/// bottleneck 1536, latent KV 512 plus a shared 64-wide rotary key, heads of 128 + 64 (query
+/// and key) and 128 (value), hidden size 7168.
+const MLA_HIDDEN: f64 = 7168.0;
+const MLA_Q_RANK: f64 = 1536.0;
+const MLA_KV_RANK: u64 = 512;
+const MLA_ROPE: u64 = 64;
+const MLA_NOPE: u64 = 128;
+const MLA_V: u64 = 128;
+
+/// One MLA call on one GPU: `heads` query heads, `isl` new tokens per sequence after `past`.
+struct Mla {
+    batch: u64,
+    isl: u64,
+    past: u64,
+    heads: u64,
+    kv_precision: Precision,
+    attention_precision: Precision,
+}
+
+impl Mla {
+    /// Prefill: the latent is decompressed to per-head keys and values, then ordinary causal
+    /// attention with query/key width 192 and value width 128.
+    fn prefill(&self, gpu: &Gpu) -> Result<KernelWork, String> {
+        let (isl, heads) = (self.isl, self.heads);
+        let kv_len = isl.saturating_add(self.past);
+        let a = Attention { batch: self.batch, heads, kv_heads: heads, q_len: isl, kv_len, head_dim: MLA_NOPE + MLA_ROPE, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: Some(MLA_V), shared_kv: false, window: None };
+        let tiles = self.batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
+        attention(a, self.kv_precision, self.attention_precision, isl as f64, tiles, gpu)
+    }
+
+    /// Decode with the projections absorbed: every head attends over the one latent cache
+    /// (512 + 64 wide, read once), so all heads are packed into the instruction's rows.
+    fn absorbed_decode(&self, gpu: &Gpu) -> Result<KernelWork, String> {
+        let kv_len = self.past.saturating_add(1);
+        let a = Attention { batch: self.batch, heads: self.heads, kv_heads: 1, q_len: 1, kv_len, head_dim: MLA_KV_RANK + MLA_ROPE, causal: false, dtype: DType::Bf16, backward: false, v_head_dim: Some(MLA_KV_RANK), shared_kv: true, window: None };
+        let tiles = self.batch as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
+        attention(a, self.kv_precision, self.attention_precision, padded_rows(self.heads as f64, gpu), tiles, gpu)
+    }
+
+    /// The module around `attention`, in order: the fused query and latent down-projection,
+    /// the query up-projection, then for prefill the latent's decompression and for decode the
+    /// key absorption; attention; the value absorption (decode); the output projection. GEMMs
+    /// run in `weights`; the norms and rotary embedding are one memory pass over the latents.
+    fn module(&self, attention: KernelWork, generation: bool, weights: Precision, gpu: &Gpu) -> Result<Vec<KernelWork>, String> {
+        let tokens = self.batch.saturating_mul(self.isl);
+        let h = self.heads as f64;
+        let width = |w: f64| w.round() as u64;
+        let mut chain = vec![gemm(tokens, width(MLA_Q_RANK) + MLA_KV_RANK + MLA_ROPE, width(MLA_HIDDEN), weights, gpu)?, gemm(tokens, width(h * (MLA_NOPE + MLA_ROPE) as f64), width(MLA_Q_RANK), weights, gpu)?];
+        let latents = tokens as f64 * (MLA_Q_RANK + MLA_KV_RANK as f64);
+        chain.push(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(3.0 * latents, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() });
+        if generation {
+            // Absorbed per-head matrices: the batch's query rows times each head's 128 × 512.
+            chain.push(gemm(tokens, width(h * MLA_KV_RANK as f64), MLA_NOPE, Precision::Bf16, gpu)?);
+            chain.push(attention);
+            chain.push(gemm(tokens, width(h * MLA_V as f64), MLA_KV_RANK, Precision::Bf16, gpu)?);
+        } else {
+            let cached = self.batch.saturating_mul(self.isl.saturating_add(self.past));
+            chain.push(gemm(cached, width(h * (MLA_NOPE + MLA_V) as f64), MLA_KV_RANK, weights, gpu)?);
+            chain.push(attention);
+        }
+        chain.push(gemm(tokens, width(MLA_HIDDEN), width(h * MLA_V as f64), weights, gpu)?);
+        Ok(chain)
+    }
 }
 
 /// Expected distinct experts that `picks` routed token slots hit among `experts` (uniform).
@@ -159,10 +266,7 @@ impl Work {
     /// sizes are past what can be priced exactly.
     pub fn of(shape: &Shape, precision: Precision, gpu: &Gpu) -> Result<Work, String> {
         let work = Work::unchecked(shape, precision, gpu)?;
-        let size = match &work {
-            Work::Kernel(k) => k.padded_flops.max(k.bytes),
-            Work::Collective(c) => c.link_bytes,
-        };
+        let size = work.size();
         if !(size.is_finite() && size <= MAX_WORK) {
             return Err(format!("{} with {size:.3e} FLOPs or bytes is past the supported {MAX_WORK:.0e}", shape.family()));
         }
@@ -177,7 +281,7 @@ impl Work {
                 let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };
                 let rows = heads as f64 * isl as f64 / kv_heads as f64;
                 let tiles = batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
-                Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
+                Work::Kernel(attention(a, kv_precision, Precision::Bf16, rows, tiles, gpu)?)
             }
             Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => {
                 let kv_len = if window > 0 { kv_len.min(window) } else { kv_len }.saturating_add(1);
@@ -185,7 +289,7 @@ impl Work {
                 // The query heads sharing a KV head are packed into one instruction's rows.
                 let rows = padded_rows(heads as f64 / kv_heads as f64, gpu);
                 let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
-                Work::Kernel(attention(a, kv_precision, rows, tiles, gpu)?)
+                Work::Kernel(attention(a, kv_precision, Precision::Bf16, rows, tiles, gpu)?)
             }
             Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => {
                 let (t, h, e) = (tokens as f64, hidden as f64, experts as f64);
@@ -202,7 +306,14 @@ impl Work {
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
                 Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
-            Shape::Mla { .. } => return Err("no model for multi-head latent attention yet".into()),
+            Shape::Mla { batch, isl, kv_len, heads, generation, module, kv_precision, attention_precision, .. } => {
+                let m = Mla { batch, isl, past: kv_len, heads, kv_precision, attention_precision };
+                let attention = if generation { m.absorbed_decode(gpu)? } else { m.prefill(gpu)? };
+                if !module {
+                    return Ok(Work::Kernel(attention));
+                }
+                Work::Chain(m.module(attention, generation, precision, gpu)?)
+            }
             Shape::Collective { op, gpus, bytes, gpus_per_node } => {
                 let n = gpus as f64;
                 let share = (n - 1.0) / n;

@@ -311,6 +311,10 @@ pub struct GpuFileArg {
 pub struct GpusArgs {
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
+    /// Beside each datasheet figure, what the shipped modern-GPU kernel models assume the GPU
+    /// sustains: TFLOP/s of a large GEMM per format, GB/s of a decode GEMV and KV read
+    #[arg(long)]
+    pub sustained: bool,
     #[arg(long)]
     pub json: bool,
 }

@@ -46,7 +46,7 @@ mod serve_sim;
 mod train;
 
 pub use error::{Error, Result};
-pub use listing::{gpus, models, ModelInfo};
+pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
 pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
 pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};
 pub use scale::{scale, ScaleReport};

@@ -13,6 +13,31 @@ pub fn gpus(gpu_file: Option<&Path>) -> Result<Vec<Gpu>> {
     Ok(Catalog::load(gpu_file)?.all().to_vec())
 }
 
+/// What the shipped modern-GPU kernel models (the `sustained` predictor) imply one GPU
+/// sustains, beside its datasheet (the rows of `wavecast gpus --sustained`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SustainedRow {
+    pub id: String,
+    /// Dense datasheet peaks, TFLOP/s, and DRAM bandwidth, GB/s.
+    pub peak_bf16_tflops: Option<f64>,
+    pub peak_fp8_tflops: Option<f64>,
+    pub peak_fp4_tflops: Option<f64>,
+    pub bandwidth_gbs: f64,
+    #[serde(flatten)]
+    pub implied: wavecast_predict::sustained::Implied,
+}
+
+/// [`SustainedRow`] for every GPU of the catalog (with `gpu_file` merged over it) that has
+/// BF16 tensor units.
+pub fn sustained(gpu_file: Option<&Path>) -> Result<Vec<SustainedRow>> {
+    let model = wavecast_predict::sustained::Model::shipped();
+    Ok(gpus(gpu_file)?
+        .into_iter()
+        .filter(|g| g.peak_tflops.bf16.is_some())
+        .map(|g| SustainedRow { implied: model.implied(&g), id: g.id.clone(), peak_bf16_tflops: g.peak_tflops.bf16, peak_fp8_tflops: g.peak_tflops.fp8, peak_fp4_tflops: g.peak_tflops.fp4, bandwidth_gbs: g.memory_bandwidth_gbs })
+        .collect())
+}
+
 /// One built-in model (the `--json` rows of `wavecast models`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelInfo {

@@ -117,6 +117,30 @@ fn gpus_and_models_list_and_json() {
 }
 
 #[test]
+fn gpus_sustained_never_claims_more_than_the_datasheet_and_names_missing_formats() {
+    let o = wavecast(&["gpus", "--sustained", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id} missing"));
+    for r in &rows {
+        for (implied, peak) in [("bf16_tflops", "peak_bf16_tflops"), ("fp8_tflops", "peak_fp8_tflops"), ("nvfp4_tflops", "peak_fp4_tflops"), ("weight_stream_gbs", "bandwidth_gbs"), ("kv_read_gbs", "bandwidth_gbs")] {
+            match (r[implied].as_f64(), r[peak].as_f64()) {
+                (Some(i), Some(p)) => assert!(i > 0.0 && i <= p, "{}: {implied} {i} vs {p}", r["id"]),
+                // A format without units is never given a throughput.
+                (Some(i), None) => panic!("{}: {implied} {i} without a datasheet peak", r["id"]),
+                _ => {}
+            }
+        }
+    }
+    assert!(row("a100-sxm-80gb")["fp8_tflops"].is_null() && row("h100-sxm")["nvfp4_tflops"].is_null());
+    // A newer, larger part sustains more.
+    assert!(row("b200")["bf16_tflops"].as_f64() > row("h100-sxm")["bf16_tflops"].as_f64());
+    assert!(row("h200")["weight_stream_gbs"].as_f64() > row("h100-sxm")["weight_stream_gbs"].as_f64());
+    let text = wavecast(&["gpus", "--sustained"]);
+    assert!(String::from_utf8_lossy(&text.stdout).lines().any(|l| l.contains("h100-sxm") && l.contains("/989 ")));
+}
+
+#[test]
 fn bad_input_is_one_clear_line_with_exit_code_2() {
     let dir = std::env::temp_dir().join(format!("wavecast-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -100,6 +100,18 @@ fn gpus(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
     .map_err(PyValueError::new_err)
 }
 
+/// `wavecast gpus --sustained --json`: what the shipped modern-GPU kernel models imply each
+/// GPU sustains, beside its datasheet.
+#[pyfunction]
+#[pyo3(signature = (gpu_file=None))]
+fn sustained(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
+    py.detach(|| {
+        let list = wavecast::sustained(gpu_file.as_deref().map(Path::new)).map_err(message)?;
+        serde_json::to_string(&list).map_err(message)
+    })
+    .map_err(PyValueError::new_err)
+}
+
 /// `wavecast models --json`: the built-in presets.
 #[pyfunction]
 fn models(py: Python<'_>) -> PyResult<String> {
@@ -122,6 +134,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_serve, m)?)?;
     m.add_function(wrap_pyfunction!(scale, m)?)?;
     m.add_function(wrap_pyfunction!(gpus, m)?)?;
+    m.add_function(wrap_pyfunction!(sustained, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())
 }

@@ -120,6 +120,10 @@ def test_compare_rows_make_a_dataframe(wavecast):
 def test_gpus_and_models(wavecast, cli):
     gpus = wavecast.gpus()
     assert gpus == cli.json("gpus")
+    sustained = wavecast.sustained()
+    assert sustained == cli.json("gpus", "--sustained")
+    h100 = next(r for r in sustained if r["id"] == "h100-sxm")
+    assert 0 < h100.bf16_tflops <= h100.peak_bf16_tflops and h100.nvfp4_tflops is None
     assert all(isinstance(g, dict) for g in gpus) and gpus[0].peak_tflops.fp32 > 0
     assert wavecast.models() == cli.json("models")
     assert "gpt2" in [m.name for m in wavecast.models()]

@@ -22,7 +22,7 @@ presets and trained predictors are compiled in: no GPU and no download needed.
 ``wavecast.torch`` records PyTorch profiler traces for :func:`scale` (needs torch to record).
 """
 
-from ._api import WavecastError, compare, gpus, models, plan_serve, plan_train, predict, scale, serve, serve_sim, train
+from ._api import WavecastError, compare, gpus, models, plan_serve, plan_train, predict, scale, serve, serve_sim, sustained, train
 from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
 
 
@@ -47,6 +47,7 @@ __all__ = [
     "plan_serve",
     "scale",
     "gpus",
+    "sustained",
     "models",
     "WavecastError",
     "Report",

@@ -310,6 +310,14 @@ def gpus(gpu_file: Optional[PathLike] = None) -> List[Report]:
     return list(_call("gpus", _path("gpu_file", gpu_file)))
 
 
+def sustained(gpu_file: Optional[PathLike] = None) -> List[Report]:
+    """What the shipped modern-GPU kernel models imply each GPU sustains (``wavecast gpus
+    --sustained --json``): per GPU its datasheet peaks and bandwidth beside ``bf16_tflops``,
+    ``fp8_tflops``, ``nvfp4_tflops`` (an 8192³ GEMM), ``weight_stream_gbs`` (a decode GEMV) and
+    ``kv_read_gbs`` (a decode attention step); None where the GPU has no units for a format."""
+    return list(_call("sustained", _path("gpu_file", gpu_file)))
+
+
 def models() -> List[Report]:
     """The built-in model presets (``wavecast models --json``): one dict per model (``name``,
     ``arch``, ``params``, and ``layers``/``hidden``/``heads``… for transformers or ``input``/

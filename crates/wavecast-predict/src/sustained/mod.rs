@@ -28,7 +28,7 @@ pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 use crate::physics::wave_utilization;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use wavecast_data::{Shape, Timing};
+use wavecast_data::{Precision, Shape, Timing};
 use wavecast_gpu::Gpu;
 
 /// Highest fraction of datasheet DRAM bandwidth any kernel sustains (copy benchmarks reach
@@ -208,5 +208,49 @@ impl Model {
     /// The plain roofline of the same work: datasheet peak and bandwidth, no overhead.
     pub fn roofline(t: &Timing, gpu: &Gpu) -> Result<f64, String> {
         Ok(Work::of(&t.shape, t.precision, gpu)?.roofline_seconds())
+    }
+}
+
+/// What the fitted numbers imply a GPU sustains, measured on probe kernels: a large square
+/// GEMM per format (TFLOP/s), a decode-sized GEMV streaming 16-bit weights and a decode
+/// attention step reading a 16-bit KV cache (GB/s). `None`: the GPU has no units for the format,
+/// or nothing fitted prices it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Implied {
+    pub bf16_tflops: Option<f64>,
+    pub fp8_tflops: Option<f64>,
+    pub nvfp4_tflops: Option<f64>,
+    pub weight_stream_gbs: Option<f64>,
+    pub kv_read_gbs: Option<f64>,
+}
+
+/// Side of the square GEMM the throughput probes use: large enough that every GPU runs it at
+/// its sustained rate, wave quantization and fixed costs aside.
+const PROBE_GEMM: u64 = 8192;
+
+impl Model {
+    /// The sustained figures `gpu` gets from these numbers (see [`Implied`]); AIConfigurator's
+    /// keys price the probes, as they do serving.
+    pub fn implied(&self, gpu: &Gpu) -> Implied {
+        let probe = |shape: Shape, precision: Precision| -> Option<(f64, Work)> {
+            let t = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+            let (work, params) = self.fitted(&t, gpu).ok()?;
+            Some((params.seconds(&work), work))
+        };
+        let size = PROBE_GEMM;
+        let tflops = |precision| probe(Shape::Gemm { m: size, n: size, k: size }, precision).map(|(s, _)| 2.0 * (size as f64).powi(3) / s / 1e12);
+        let gbs = |shape| {
+            probe(shape, Precision::Bf16).and_then(|(s, w)| match w {
+                Work::Kernel(k) => Some(k.bytes / s / 1e9),
+                _ => None,
+            })
+        };
+        Implied {
+            bf16_tflops: tflops(Precision::Bf16),
+            fp8_tflops: tflops(Precision::Fp8),
+            nvfp4_tflops: tflops(Precision::Nvfp4),
+            weight_stream_gbs: gbs(Shape::Gemm { m: 1, n: size, k: size }),
+            kv_read_gbs: gbs(Shape::AttentionDecode { batch: 64, kv_len: 8191, heads: 64, kv_heads: 8, head_dim: 128, window: 0, kv_precision: Precision::Bf16 }),
+        }
     }
 }

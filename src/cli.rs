@@ -386,8 +386,8 @@ pub struct PredictArgs {
     /// Optimizer of the training step [default: adam].
     #[arg(long, value_enum)]
     pub optimizer: Option<OptimizerArg>,
-    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
-    pub predictor: String,
+    #[arg(long, help = wavecast_predict::registry::help_by_mode())]
+    pub predictor: Option<String>,
     #[command(flatten)]
     pub serve: ServeArgs,
     #[command(flatten)]
@@ -492,7 +492,7 @@ impl PredictArgs {
             nodes: self.layout.nodes,
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
             nic_gbps: self.layout.nic_gbps,
-            predictor: self.predictor.clone(),
+            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
         })
     }
 
@@ -510,7 +510,7 @@ impl PredictArgs {
             dtype: self.dtype.clone(),
             attention: value_name(self.attention.unwrap_or(AttentionArg::Auto)),
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
-            predictor: self.predictor.clone(),
+            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
             image_size: self.image_size,
         }
     }
@@ -550,7 +550,8 @@ impl PredictArgs {
             tp: self.serve.tp,
             dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
             weights: self.serve.weights.clone(),
-            predictor: self.predictor.clone(),
+            kv_dtype: self.serve.kv_dtype.clone(),
+            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
         })
     }
 }
@@ -568,9 +569,13 @@ pub struct ServeArgs {
     /// training step (--mode train; then a layout flag).
     #[arg(long, default_value_t = 1)]
     pub tp: u64,
-    /// Serve mode: weight storage, when it differs from --dtype (fp8).
+    /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4).
     #[arg(long, value_name = "DTYPE")]
     pub weights: Option<String>,
+    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
+    #[arg(long, value_name = "DTYPE")]
+    pub kv_dtype: Option<String>,
 }
 
 impl ServeArgs {
@@ -578,8 +583,8 @@ impl ServeArgs {
     /// ignore them.
     /// Errors on serving flags outside serve mode; `training` allows --tp (a training layout).
     pub fn reject_outside_serve_mode(&self, training: bool) -> Result<(), String> {
-        if self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() {
-            return Err("--input-len, --output-len and --weights apply to --mode serve only".into());
+        if self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() || self.kv_dtype.is_some() {
+            return Err("--input-len, --output-len, --weights and --kv-dtype apply to --mode serve only".into());
         }
         if self.tp != 1 && !training {
             return Err("--tp applies to --mode serve and --mode train only".into());
@@ -614,10 +619,14 @@ pub struct CompareArgs {
     pub output_len: u64,
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
-    /// Weight storage, when it differs from --dtype (fp8).
+    /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
+    /// (fp8_block, nvfp4, mxfp4, int4).
     #[arg(long, value_name = "DTYPE")]
     pub weights: Option<String>,
-    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
+    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
+    #[arg(long, value_name = "DTYPE")]
+    pub kv_dtype: Option<String>,
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT_SERVE, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -640,6 +649,7 @@ impl CompareArgs {
             output_len: self.output_len,
             dtype: self.dtype.clone(),
             weights: self.weights.clone(),
+            kv_dtype: self.kv_dtype.clone(),
             predictor: self.predictor.clone(),
         }
     }

@@ -97,4 +97,6 @@ impl Predictors {
 
     /// The predictor used when none is named.
     pub const DEFAULT: &'static str = wavecast_predict::DEFAULT_PREDICTOR;
+    /// The predictor LLM serving (`predict --mode serve`, `compare`) uses when none is named.
+    pub const DEFAULT_SERVE: &'static str = wavecast_predict::DEFAULT_SERVE_PREDICTOR;
 }

@@ -55,6 +55,9 @@ fn bf16() -> String {
 fn default_predictor() -> String {
     wavecast_predict::DEFAULT_PREDICTOR.into()
 }
+fn default_serve_predictor() -> String {
+    wavecast_predict::DEFAULT_SERVE_PREDICTOR.into()
+}
 fn tp_one() -> Vec<u64> {
     vec![1]
 }
@@ -140,10 +143,14 @@ pub struct ServeRequest {
     pub tp: u64,
     #[serde(default = "bf16")]
     pub dtype: String,
-    /// Weight storage when it differs from `dtype` ("fp8").
+    /// Weight storage when it differs from `dtype`: "fp8", or a quantized format
+    /// ("fp8_block", "nvfp4", "mxfp4", "int4").
     #[serde(default)]
     pub weights: Option<String>,
-    #[serde(default = "default_predictor")]
+    /// KV cache type: `dtype` by default, or "fp8".
+    #[serde(default)]
+    pub kv_dtype: Option<String>,
+    #[serde(default = "default_serve_predictor")]
     pub predictor: String,
 }
 
@@ -168,7 +175,9 @@ pub struct CompareRequest {
     pub dtype: String,
     #[serde(default)]
     pub weights: Option<String>,
-    #[serde(default = "default_predictor")]
+    #[serde(default)]
+    pub kv_dtype: Option<String>,
+    #[serde(default = "default_serve_predictor")]
     pub predictor: String,
 }
 

@@ -5,7 +5,7 @@ use crate::request::{with_source, CompareRequest, ConfigArg, ServeRequest};
 use crate::Result;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::DType;
-use wavecast_sim::serve::weight_dtype;
+use wavecast_sim::serve::{kv_cache_dtype, weight_format};
 use wavecast_sim::{CompareReport, ServeReport};
 use wavecast_workload::{ServeOptions, TransformerSpec};
 
@@ -14,10 +14,11 @@ fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<Transforme
     with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
 }
 
-fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>) -> Result<ServeOptions> {
+fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>, kv_dtype: Option<&str>) -> Result<ServeOptions> {
     let dtype: DType = dtype.parse()?;
     let mut o = ServeOptions::new(batch, input_len, output_len, dtype);
-    o.weights = weight_dtype(weights, dtype)?;
+    (o.weights, o.quant) = weight_format(weights, dtype)?;
+    o.kv_dtype = kv_dtype.map(|k| kv_cache_dtype(Some(k), dtype)).transpose()?;
     Ok(o)
 }
 
@@ -26,7 +27,7 @@ pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
-    let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref())?;
+    let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
     Ok(wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?)
@@ -38,7 +39,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     // Unknown GPU names are input errors, not rows to skip.
     let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
     let spec = spec(&req.model, &req.config)?;
-    let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref())?;
+    let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
     Ok(wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?)
 }

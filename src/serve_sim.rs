@@ -23,10 +23,7 @@ fn formats(a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
     if !matches!(dtype, DType::Bf16 | DType::Fp16) {
         return Err(Error::new(format!("serving activations must be bf16 or fp16, got {dtype} (quantize weights with --quant)")));
     }
-    let kv: DType = a.kv_dtype.as_deref().map(str::parse).transpose()?.unwrap_or(dtype);
-    if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {
-        return Err(Error::new(format!("the KV cache must be bf16, fp16 or fp8, got {kv}")));
-    }
+    let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
     let q = quant(&a.quant)?;
     let backend: Backend = a.backend.parse().map_err(Error::new)?;
     Ok((Formats { dtype, quant: q, moe_quant: quant(&a.moe_quant)?.or(q), kv }, backend))

@@ -44,6 +44,8 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--gpu", "h1000"], "unknown GPU"),
         (&["--input-len", "0"], "input length"),
         (&["--weights", "fp16"], "--weights"),
+        (&["--kv-dtype", "fp32"], "KV cache must be"),
+        (&["--weights", "nvfp4"], "no fp4"),
         (&["--model", "llama-3.1-70b", "--gpu", "l40"], "does not fit in memory"),
     ];
     for (changes, needle) in cases {
@@ -56,6 +58,33 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
     let out = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--input-len", "5"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode serve only"));
+}
+
+fn serve_json(changes: &[&str]) -> serde_json::Value {
+    let mut args = serve_with(changes);
+    args.push("--json".into());
+    let out = wavecast(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{changes:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn quantized_weights_and_an_fp8_kv_cache_shrink_memory_and_decode_time() {
+    for predictor in ["wavecast", "sustained"] {
+        let base = serve_json(&["--gpu", "b200", "--batch", "64", "--input-len", "4000", "--predictor", predictor]);
+        let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap();
+        // An FP8 cache holds the same tokens in half the bytes, and decode reads half as much.
+        let kv8 = serve_json(&["--gpu", "b200", "--batch", "64", "--input-len", "4000", "--predictor", predictor, "--kv-dtype", "fp8"]);
+        assert!((f(&kv8, "kv_cache_gb") / f(&base, "kv_cache_gb") - 0.5).abs() < 0.01, "{predictor}: {} vs {}", kv8["kv_cache_gb"], base["kv_cache_gb"]);
+        assert!(f(&kv8, "decode_ms") < f(&base, "decode_ms"), "{predictor}");
+        assert_eq!(f(&kv8, "weight_gb"), f(&base, "weight_gb"));
+        // NVFP4 layers (4.5 bits with their scales) are under a third of BF16's bytes; the
+        // embedding and LM head stay in BF16.
+        let fp4 = serve_json(&["--gpu", "b200", "--batch", "64", "--input-len", "4000", "--predictor", predictor, "--weights", "nvfp4"]);
+        let share = f(&fp4, "weight_gb") / f(&base, "weight_gb");
+        assert!(share > 0.25 && share < 0.4, "{predictor}: {share}");
+        assert!(f(&fp4, "decode_ms") < f(&base, "decode_ms"), "{predictor}");
+    }
 }
 
 #[test]

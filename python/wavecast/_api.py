@@ -195,7 +195,8 @@ def serve(
     tp: int = 1,
     dtype: str = "bf16",
     weights: Optional[str] = None,
-    predictor: str = "wavecast",
+    kv_dtype: Optional[str] = None,
+    predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
 ) -> ServeReport:
     """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
@@ -204,7 +205,10 @@ def serve(
 
     Give ``model`` (a decoder preset) or ``config`` (a Llama, Mistral, Qwen2/3 or Mixtral
     ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
-    FP8. Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
+    FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
+    included), and ``kv_dtype="fp8"`` halves the KV cache. Kernels are priced by the
+    ``"sustained"`` predictor (the modern-GPU kernel models) unless ``predictor`` names another.
+    Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
     """
@@ -219,6 +223,7 @@ def serve(
         "tp": _int("tp", tp),
         "dtype": _str("dtype", dtype),
         "weights": _str("weights", weights),
+        "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
     }))
 
@@ -234,7 +239,8 @@ def compare(
     batch: int = 1,
     dtype: str = "bf16",
     weights: Optional[str] = None,
-    predictor: str = "wavecast",
+    kv_dtype: Optional[str] = None,
+    predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
 ) -> CompareResult:
     """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
@@ -257,6 +263,7 @@ def compare(
         "output_len": _int("output_len", output_len),
         "dtype": _str("dtype", dtype),
         "weights": _str("weights", weights),
+        "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
     }))
 

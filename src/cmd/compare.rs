@@ -22,7 +22,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
 }
 
 fn print_human(c: &CompareReport) {
-    let weights = if c.weights != c.dtype { format!(" · {} weights", c.weights) } else { String::new() };
+    let weights = wavecast_sim::serve::formats_note(c.dtype, c.weights, c.quant, c.kv_dtype);
     println!(
         "{} · serve · batch {} × ({} in + {} out) · {}{weights} · predictor: {}",
         c.model, c.batch, c.input_len, c.output_len, c.dtype, c.predictor

@@ -1,7 +1,7 @@
 //! One GPU's figures, as read from the catalog file.
 
 use serde::{Deserialize, Serialize};
-use wavecast_ir::{DType, OpClass};
+use wavecast_ir::{DType, OpClass, Quant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -223,6 +223,17 @@ impl Gpu {
         }
         let runs: Vec<&str> = self.supported_dtypes().into_iter().map(DType::as_str).collect();
         Err(format!("{} ({}) has no {dtype} units; it runs {}", self.id, self.name, runs.join(", ")))
+    }
+
+    /// `Ok` if the GPU can run layers quantized to `quant`: FP8 formats multiply on FP8 units,
+    /// NVFP4 on FP4 units (Blackwell), weight-only formats dequantize to FP16 and multiply there.
+    pub fn check_quant(&self, quant: Quant) -> Result<(), String> {
+        match quant {
+            Quant::Fp8 | Quant::Fp8Block => self.check_dtype(DType::Fp8),
+            Quant::Nvfp4 if self.peak_tflops.fp4.is_none() => Err(format!("{} ({}) has no fp4 units for nvfp4 layers (Blackwell and later have them)", self.id, self.name)),
+            Quant::Nvfp4 => Ok(()),
+            Quant::Mxfp4 | Quant::Int4 => self.check_dtype(DType::Fp16),
+        }
     }
 
     /// Volta and later NVIDIA parts, and CDNA matrix cores.

@@ -101,7 +101,7 @@ pub trait Predictor: Send + Sync {
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate;
 }
 
-pub use registry::{DEFAULT_PREDICTOR, PREDICTORS};
+pub use registry::{DEFAULT_PREDICTOR, DEFAULT_SERVE_PREDICTOR, PREDICTORS};
 
 /// The predictor `name` with its shipped weights (trained on every measured GPU) and its
 /// registry fallbacks.

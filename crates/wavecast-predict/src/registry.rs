@@ -32,6 +32,9 @@ pub struct Entry {
     pub fallbacks: Fallbacks,
     /// The predictor used when none is named (exactly one row).
     pub default: bool,
+    /// The predictor LLM serving uses when none is named (exactly one row): BF16, FP8 and FP4
+    /// kernels, which the FP32-trained default knows nothing of.
+    pub serve_default: bool,
 }
 
 /// Whether a predictor has parameters.
@@ -80,6 +83,7 @@ pub const PREDICTORS: &[Entry] = &[
         load: roofline,
         fallbacks: Fallbacks::None,
         default: false,
+        serve_default: false,
     },
     Entry {
         name: "sustained",
@@ -88,6 +92,7 @@ pub const PREDICTORS: &[Entry] = &[
         load: sustained,
         fallbacks: Fallbacks::None,
         default: false,
+        serve_default: true,
     },
     Entry {
         name: "li",
@@ -96,6 +101,7 @@ pub const PREDICTORS: &[Entry] = &[
         load: load_learned::<Li>,
         fallbacks: Fallbacks::Vision,
         default: false,
+        serve_default: false,
     },
     Entry {
         name: "wavecast",
@@ -104,6 +110,7 @@ pub const PREDICTORS: &[Entry] = &[
         load: load_learned::<Wavecast>,
         fallbacks: Fallbacks::Vision,
         default: true,
+        serve_default: false,
     },
     Entry {
         name: "neusight",
@@ -112,6 +119,7 @@ pub const PREDICTORS: &[Entry] = &[
         load: load_learned::<NeuSight>,
         fallbacks: Fallbacks::Vision,
         default: false,
+        serve_default: false,
     },
     Entry {
         name: "pm2lat",
@@ -120,16 +128,21 @@ pub const PREDICTORS: &[Entry] = &[
         load: load_learned::<Pm2Lat>,
         fallbacks: Fallbacks::Vision,
         default: false,
+        serve_default: false,
     },
 ];
 
 /// The name of the row marked `default`.
-pub const DEFAULT_PREDICTOR: &str = default_name();
+pub const DEFAULT_PREDICTOR: &str = default_name(false);
 
-const fn default_name() -> &'static str {
+/// The name of the row marked `serve_default`: what `predict --mode serve` and `compare` use
+/// when no predictor is named.
+pub const DEFAULT_SERVE_PREDICTOR: &str = default_name(true);
+
+const fn default_name(serve: bool) -> &'static str {
     let mut i = 0;
     while i < PREDICTORS.len() {
-        if PREDICTORS[i].default {
+        if (serve && PREDICTORS[i].serve_default) || (!serve && PREDICTORS[i].default) {
             return PREDICTORS[i].name;
         }
         i += 1;
@@ -210,6 +223,11 @@ pub fn learned() -> impl Iterator<Item = (LearnedKind, &'static Entry)> {
 /// Help text of `--predictor`: every name (space-separated, as `bench/accuracy.sh` reads it).
 pub fn help() -> String {
     format!("Which per-op predictor to use (available: {})", names().collect::<Vec<_>>().join(" "))
+}
+
+/// [`help`] for a flag whose default depends on the mode (`predict --predictor`).
+pub fn help_by_mode() -> String {
+    format!("{} [default: {DEFAULT_PREDICTOR}; {DEFAULT_SERVE_PREDICTOR} in serve mode]", help())
 }
 
 impl Entry {

@@ -27,6 +27,10 @@ pub struct CompareReport {
     pub output_len: u64,
     pub dtype: DType,
     pub weights: DType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quant: Option<wavecast_ir::Quant>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_dtype: Option<DType>,
     pub results: Vec<ServeReport>,
     pub skipped: Vec<Skipped>,
 }
@@ -57,6 +61,8 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], predictor: &d
         output_len: base.output_len,
         dtype: base.dtype,
         weights: base.weights,
+        quant: base.quant,
+        kv_dtype: base.kv_dtype.filter(|k| *k != base.dtype),
         results,
         skipped,
     })

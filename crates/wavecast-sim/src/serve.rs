@@ -8,7 +8,7 @@ use crate::SimError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
-use wavecast_ir::{DType, OpClass};
+use wavecast_ir::{DType, OpClass, Quant};
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
 use wavecast_workload::{ServeOptions, TransformerSpec};
@@ -23,6 +23,12 @@ pub struct ServeReport {
     pub mode: &'static str,
     pub dtype: DType,
     pub weights: DType,
+    /// Quantized format of the linear layers (`--weights fp8_block | nvfp4 | …`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quant: Option<Quant>,
+    /// KV cache type when it differs from `dtype`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_dtype: Option<DType>,
     pub tp: u64,
     pub batch: u64,
     pub input_len: u64,
@@ -73,6 +79,40 @@ pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError>
         return Err(SimError::Invalid(format!("--weights {w} with --dtype {dtype} is not supported (use --weights fp8, or change --dtype)")));
     }
     Ok(w)
+}
+
+/// The layers' weight format from `--weights`: a storage type as [`weight_dtype`] takes it
+/// (`fp8` among them), or a quantized format (`fp8_block`, `nvfp4`, `mxfp4`, `int4`) with its
+/// scales, which then prices every linear layer in that format.
+pub fn weight_format(flag: Option<&str>, dtype: DType) -> Result<(DType, Option<Quant>), SimError> {
+    match flag.map(str::parse::<Quant>) {
+        Some(Ok(q)) if q != Quant::Fp8 => Ok((dtype, Some(q))),
+        _ => Ok((weight_dtype(flag, dtype)?, None)),
+    }
+}
+
+/// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
+/// fp8 (half the bytes of a 16-bit cache).
+pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
+    let kv: DType = flag.map(str::parse).transpose().map_err(SimError::Invalid)?.unwrap_or(dtype);
+    if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {
+        return Err(SimError::Invalid(format!("the KV cache must be bf16, fp16 or fp8, got {kv}")));
+    }
+    Ok(kv)
+}
+
+/// What the header line adds after the activations' type: the weights' format and the KV
+/// cache's when they differ from it (" · nvfp4 weights · fp8 KV cache").
+pub fn formats_note(dtype: DType, weights: DType, quant: Option<Quant>, kv_dtype: Option<DType>) -> String {
+    let mut note = match quant {
+        Some(q) => format!(" · {q} weights"),
+        None if weights != dtype => format!(" · {weights} weights"),
+        None => String::new(),
+    };
+    if let Some(kv) = kv_dtype.filter(|k| *k != dtype) {
+        note += &format!(" · {kv} KV cache");
+    }
+    note
 }
 
 /// One priced decode step.
@@ -152,6 +192,8 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &S
         mode: "serve",
         dtype: o.dtype,
         weights: o.weights,
+        quant: o.quant,
+        kv_dtype: o.kv_dtype.filter(|k| *k != o.dtype),
         tp: o.tp,
         batch: o.batch,
         input_len: o.input_len,
@@ -187,6 +229,7 @@ fn spec_params(spec: &TransformerSpec, o: &ServeOptions) -> Result<u64, SimError
     let mut one = o.clone();
     one.tp = 1;
     one.weights = one.dtype;
+    one.quant = None;
     let bytes = one.weight_bytes(spec)?;
     Ok((bytes / one.dtype.vector_storage().size_bytes() as f64).round() as u64)
 }

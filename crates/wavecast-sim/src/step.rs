@@ -50,6 +50,10 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     for dtype in compute.collect::<std::collections::BTreeSet<_>>().into_iter().rev() {
         gpu.check_dtype(dtype).map_err(PredictError::Unsupported)?;
     }
+    let quants = graph.nodes.iter().filter_map(|n| if let Op::Gemm(g) = &n.op { g.quant } else { None });
+    for quant in quants.collect::<std::collections::BTreeSet<_>>() {
+        gpu.check_quant(quant).map_err(PredictError::Unsupported)?;
+    }
     Ok(())
 }
 

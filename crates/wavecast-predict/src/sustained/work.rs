@@ -193,8 +193,8 @@ fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padd
 /// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
 /// bottleneck 1536, latent KV 512 plus a shared 64-wide rotary key, heads of 128 + 64 (query
 /// and key) and 128 (value), hidden size 7168.
-const MLA_HIDDEN: f64 = 7168.0;
-const MLA_Q_RANK: f64 = 1536.0;
+const MLA_HIDDEN: u64 = 7168;
+const MLA_Q_RANK: u64 = 1536;
 const MLA_KV_RANK: u64 = 512;
 const MLA_ROPE: u64 = 64;
 const MLA_NOPE: u64 = 128;
@@ -236,22 +236,21 @@ impl Mla {
     /// run in `weights`; the norms and rotary embedding are one memory pass over the latents.
     fn module(&self, attention: KernelWork, generation: bool, weights: Precision, gpu: &Gpu) -> Result<Vec<KernelWork>, String> {
         let tokens = self.batch.saturating_mul(self.isl);
-        let h = self.heads as f64;
-        let width = |w: f64| w.round() as u64;
-        let mut chain = vec![gemm(tokens, width(MLA_Q_RANK) + MLA_KV_RANK + MLA_ROPE, width(MLA_HIDDEN), weights, gpu)?, gemm(tokens, width(h * (MLA_NOPE + MLA_ROPE) as f64), width(MLA_Q_RANK), weights, gpu)?];
-        let latents = tokens as f64 * (MLA_Q_RANK + MLA_KV_RANK as f64);
+        let per_head = |width: u64| self.heads.saturating_mul(width);
+        let mut chain = vec![gemm(tokens, MLA_Q_RANK + MLA_KV_RANK + MLA_ROPE, MLA_HIDDEN, weights, gpu)?, gemm(tokens, per_head(MLA_NOPE + MLA_ROPE), MLA_Q_RANK, weights, gpu)?];
+        let latents = tokens as f64 * (MLA_Q_RANK + MLA_KV_RANK) as f64;
         chain.push(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(3.0 * latents, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() });
         if generation {
             // Absorbed per-head matrices: the batch's query rows times each head's 128 × 512.
-            chain.push(gemm(tokens, width(h * MLA_KV_RANK as f64), MLA_NOPE, Precision::Bf16, gpu)?);
+            chain.push(gemm(tokens, per_head(MLA_KV_RANK), MLA_NOPE, Precision::Bf16, gpu)?);
             chain.push(attention);
-            chain.push(gemm(tokens, width(h * MLA_V as f64), MLA_KV_RANK, Precision::Bf16, gpu)?);
+            chain.push(gemm(tokens, per_head(MLA_V), MLA_KV_RANK, Precision::Bf16, gpu)?);
         } else {
             let cached = self.batch.saturating_mul(self.isl.saturating_add(self.past));
-            chain.push(gemm(cached, width(h * (MLA_NOPE + MLA_V) as f64), MLA_KV_RANK, weights, gpu)?);
+            chain.push(gemm(cached, per_head(MLA_NOPE + MLA_V), MLA_KV_RANK, weights, gpu)?);
             chain.push(attention);
         }
-        chain.push(gemm(tokens, width(MLA_HIDDEN), width(h * MLA_V as f64), weights, gpu)?);
+        chain.push(gemm(tokens, MLA_HIDDEN, per_head(MLA_V), weights, gpu)?);
         Ok(chain)
     }
 }

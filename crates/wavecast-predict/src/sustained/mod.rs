@@ -125,31 +125,25 @@ impl Params {
 /// What the learned correction sees of a piece of work, normalized by the GPU (times at peak
 /// in log µs, tiles per SM) so one set of weights carries across GPUs.
 pub fn features(work: &Work) -> Vec<f64> {
-    let combined;
-    let work = match work {
-        Work::Chain(ks) => {
-            combined = KernelWork::combined(ks).map(Work::Kernel);
-            combined.as_ref().unwrap_or(work)
-        }
-        _ => work,
-    };
     match work {
-        Work::Kernel(k) => {
-            let tc = (k.padded_flops / k.peak_flops.unwrap_or(f64::INFINITY) * 1e6).max(1e-3).ln();
-            let tm = (k.bytes / k.bandwidth * 1e6).max(1e-3).ln();
-            let per_sm = (k.tiles.max(1.0) / k.sms).ln();
-            let reduction = (k.reduction + 1.0).ln();
-            let util = wave_utilization(k.tiles, k.sms);
-            vec![1.0, tc, tm, per_sm, util, reduction, tc * tc, tm * tm, tc * tm, per_sm * per_sm, per_sm * reduction, (k.padded_flops / k.flops.max(1.0)).ln()]
-        }
+        Work::Kernel(k) => kernel_features(k),
+        // A chain is seen as one kernel of its summed work; an empty one gets no correction.
+        Work::Chain(ks) => KernelWork::combined(ks).map_or_else(Vec::new, |k| kernel_features(&k)),
         Work::Collective(c) => {
             let t = (c.link_bytes / c.link_bandwidth * 1e6).max(1e-3).ln();
             let n = c.gpus.ln();
             vec![1.0, t, t * t, n, t * n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         }
-        // An empty chain: no features, no correction.
-        Work::Chain(_) => Vec::new(),
     }
+}
+
+fn kernel_features(k: &KernelWork) -> Vec<f64> {
+    let tc = (k.padded_flops / k.peak_flops.unwrap_or(f64::INFINITY) * 1e6).max(1e-3).ln();
+    let tm = (k.bytes / k.bandwidth * 1e6).max(1e-3).ln();
+    let per_sm = (k.tiles.max(1.0) / k.sms).ln();
+    let reduction = (k.reduction + 1.0).ln();
+    let util = wave_utilization(k.tiles, k.sms);
+    vec![1.0, tc, tm, per_sm, util, reduction, tc * tc, tm * tm, tc * tm, per_sm * per_sm, per_sm * reduction, (k.padded_flops / k.flops.max(1.0)).ln()]
 }
 
 /// The keys a measurement is looked up under, most specific first: its source, family, format

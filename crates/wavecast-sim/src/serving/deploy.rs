@@ -389,7 +389,7 @@ impl std::str::FromStr for Pool {
         }
         let tp = tp.unwrap_or(1);
         let gpus = tp * dp;
-        if !(1..=MAX_WORKERS).contains(&workers) || gpus * pp > MAX_DEGREE {
+        if gpus * pp > MAX_DEGREE {
             return Err(format!("layout '{s}': 1 to {MAX_WORKERS} workers of at most {MAX_DEGREE} GPUs each"));
         }
         if !gpus.is_multiple_of(ep) {

@@ -199,7 +199,7 @@ pub struct PlanServeArgs {
     #[command(flatten)]
     pub formats: ServingFormatFlags,
     /// Users per worker to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256")]
+    #[arg(long, value_delimiter = ',', default_values_t = wavecast_sim::serving::DEFAULT_USERS_PER_WORKER)]
     pub concurrency: Vec<u64>,
     /// Search aggregated workers only.
     #[arg(long)]

@@ -423,7 +423,7 @@ pub struct ServeSimRequest {
 }
 
 fn concurrencies() -> Vec<u64> {
-    vec![1, 2, 4, 8, 16, 32, 64, 128, 256]
+    wavecast_sim::serving::DEFAULT_USERS_PER_WORKER.to_vec()
 }
 
 /// Ranking serving deployments on N GPUs (`wavecast plan serve`).

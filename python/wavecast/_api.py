@@ -531,7 +531,7 @@ def plan_serve(
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     slo_ttft_ms: Optional[float] = None,
     slo_tpot_ms: Optional[float] = None,
-    concurrency: Iterable[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    concurrency: Optional[Iterable[int]] = None,
     disaggregated: bool = True,
     dtype: str = "bf16",
     quant: Optional[str] = None,
@@ -544,6 +544,7 @@ def plan_serve(
     among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
     (best point per layout), ``points`` (every simulated layout × concurrency, with
     ``pareto`` marking the front of tokens/s/GPU against tokens/s/user) and ``rejected``.
+    ``concurrency``: the users per worker to try (default: 1, 2, 4, … 256, as the CLI).
     """
     if not isinstance(disaggregated, bool):
         raise WavecastError(f"disaggregated must be True or False, got {disaggregated!r}")
@@ -558,6 +559,6 @@ def plan_serve(
         "slo_ttft_ms": _float("slo_ttft_ms", slo_ttft_ms),
         "slo_tpot_ms": _float("slo_tpot_ms", slo_tpot_ms),
         "formats": _formats(dtype, quant, moe_quant, kv_dtype, backend),
-        "concurrency": _ints("concurrency", concurrency),
+        "concurrency": None if concurrency is None else _ints("concurrency", concurrency),
         "disaggregated": disaggregated,
     })

@@ -18,4 +18,4 @@ pub use deploy::{serve_sim, Layout, Pool, Prepared, ServeSimOptions, ServeSimRep
 pub use engine::{simulate, Batch, Chunk, Deployment, EngineConfig, EngineStats, Outcome, Role, StepCost, Timeline};
 pub use load::{closed_loop_requests, Arrival, Lengths, Load, Request, MAX_TOKENS};
 pub use metrics::{metrics, Latency, Metrics, Slo};
-pub use plan::{plan_serve, reason_key, PlanPoint, PlanServeReport, PlanServeRequest};
+pub use plan::{plan_serve, reason_key, PlanPoint, PlanServeReport, PlanServeRequest, DEFAULT_USERS_PER_WORKER};

@@ -20,6 +20,10 @@ const NODE_GPUS: u64 = 8;
 /// Most users per worker a plan tries.
 const MAX_USERS_PER_WORKER: u64 = 4096;
 
+/// Users per worker a plan tries when none are given: powers of two from one to the batch a
+/// serving engine typically caps (256 sequences).
+pub const DEFAULT_USERS_PER_WORKER: [u64; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanServeRequest {
     pub gpus: u64,

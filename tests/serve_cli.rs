@@ -46,6 +46,9 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--weights", "fp16"], "--weights"),
         (&["--kv-dtype", "fp32"], "KV cache must be"),
         (&["--weights", "nvfp4"], "no fp4"),
+        // FP8 weights are an FP8 GEMM: not on an A100, with either predictor.
+        (&["--gpu", "a100-sxm-80gb", "--weights", "fp8"], "no fp8 units"),
+        (&["--gpu", "a100-sxm-80gb", "--weights", "fp8", "--predictor", "wavecast"], "no fp8 units"),
         (&["--model", "llama-3.1-70b", "--gpu", "l40"], "does not fit in memory"),
     ];
     for (changes, needle) in cases {

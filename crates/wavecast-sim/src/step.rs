@@ -50,9 +50,14 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     for dtype in compute.collect::<std::collections::BTreeSet<_>>().into_iter().rev() {
         gpu.check_dtype(dtype).map_err(PredictError::Unsupported)?;
     }
-    let quants = graph.nodes.iter().filter_map(|n| if let Op::Gemm(g) = &n.op { g.quant } else { None });
-    for quant in quants.collect::<std::collections::BTreeSet<_>>() {
+    // Quantized and FP8-stored weights multiply in their own format (FP8 weights as an FP8
+    // GEMM, as serving engines run them), so the GPU needs units for it, as serve-sim asks.
+    let gemms = || graph.nodes.iter().filter_map(|n| if let Op::Gemm(g) = &n.op { Some(g) } else { None });
+    for quant in gemms().filter_map(|g| g.quant).collect::<std::collections::BTreeSet<_>>() {
         gpu.check_quant(quant).map_err(PredictError::Unsupported)?;
+    }
+    for dtype in gemms().filter(|g| g.quant.is_none()).filter_map(|g| g.weight_dtype).collect::<std::collections::BTreeSet<_>>() {
+        gpu.check_dtype(dtype).map_err(PredictError::Unsupported)?;
     }
     Ok(())
 }

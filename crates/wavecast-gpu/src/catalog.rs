@@ -52,6 +52,19 @@ pub struct Catalog {
     gpus: Vec<Gpu>,
 }
 
+/// Prints each warning on stderr the first time it comes up in this process (a command may
+/// load the same GPU file more than once).
+fn warn_once(warnings: &[String]) {
+    static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut shown = SHOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for w in warnings {
+        if !shown.contains(w) {
+            eprintln!("wavecast: warning: {w}");
+            shown.push(w.clone());
+        }
+    }
+}
+
 /// Lower-case and drop separators, so `H100 SXM`, `h100-sxm` and `H100_SXM` compare equal.
 fn normalize(name: &str) -> String {
     name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
@@ -75,10 +88,13 @@ impl Catalog {
     }
 
     /// Built-in catalog with a user file merged over it: entries with an existing id replace it.
+    /// An entry may start from a built-in GPU (`base = "h100-sxm"`) and give only what differs;
+    /// see [`Catalog::parse_user`]. Assumptions it made are printed once each on stderr.
     pub fn with_user_file(path: &Path) -> Result<Catalog, CatalogError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CatalogError::Read { path: path.display().to_string(), reason: e.to_string() })?;
-        let user = Catalog::parse(&text, &path.display().to_string())?;
+        let (user, warnings) = Catalog::parse_user(&text, &path.display().to_string())?;
+        warn_once(&warnings);
         let mut cat = Catalog::builtin();
         for g in user.gpus {
             cat.gpus.retain(|existing| existing.id != g.id);
@@ -86,6 +102,33 @@ impl Catalog {
         }
         cat.check_unique_names(&path.display().to_string())?;
         Ok(cat)
+    }
+
+    /// A user's GPU file: each `[[gpu]]` entry completed (a `base` GPU under its fields, the
+    /// architecture's occupancy limits and links where it gives none), then read and checked
+    /// like the built-in catalog. Every missing or implausible field of an entry is named in one
+    /// error. Returns the entries and the assumptions made, one line each.
+    pub fn parse_user(text: &str, origin: &str) -> Result<(Catalog, Vec<String>), CatalogError> {
+        let parse_error = |reason: String| CatalogError::Parse { path: origin.to_string(), reason };
+        let file: toml::Table = toml::from_str(text).map_err(|e| parse_error(one_line_toml_error(&e, text)))?;
+        let entries = match file.get("gpu") {
+            Some(toml::Value::Array(entries)) => entries.clone(),
+            _ => return Err(parse_error("expected [[gpu]] entries".into())),
+        };
+        let builtin = Catalog::builtin();
+        let find = |name: &str| builtin.get(name).ok().cloned();
+        let (mut gpus, mut warnings) = (Vec::new(), Vec::new());
+        for entry in entries {
+            let toml::Value::Table(entry) = entry else { return Err(parse_error("each [[gpu]] entry must be a table".into())) };
+            let completed = crate::user_file::complete(entry, builtin.all(), &find).map_err(parse_error)?;
+            let gpu: Gpu = toml::Value::Table(completed.table).try_into().map_err(|e: toml::de::Error| parse_error(e.message().trim().replace('\n', "; ")))?;
+            gpu.validate().map_err(parse_error)?;
+            warnings.extend(completed.warnings);
+            gpus.push(gpu);
+        }
+        let cat = Catalog { gpus };
+        cat.check_unique_names(origin)?;
+        Ok((cat, warnings))
     }
 
     fn check_unique_names(&self, origin: &str) -> Result<(), CatalogError> {

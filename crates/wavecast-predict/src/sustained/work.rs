@@ -327,8 +327,11 @@ impl Work {
                     (Link::Network, NETWORK_BYTES_PER_S / 1e9)
                 } else if ic.nvlink_gbs > 0.0 {
                     (Link::NvLink, ic.nvlink_gbs / 2.0)
-                } else {
+                } else if ic.pcie_gbs > 0.0 {
                     (Link::Pcie, ic.pcie_gbs / 2.0)
+                } else {
+                    // A collective over no link would take no time, or forever: neither is a price.
+                    return Err(format!("{} has no link to another GPU (no NVLink, no PCIe in its catalog entry): it cannot run a {gpus}-GPU collective", gpu.id));
                 };
                 Work::Collective(CollectiveWork { op, gpus: n, link_bytes, link, link_bandwidth: gbs * 1e9 })
             }

@@ -21,9 +21,11 @@ pub enum Command {
     /// Measure predictor accuracy against measured data.
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Train a learned predictor on per-op measurements.
+    /// Fit a learned predictor on per-op measurements (`train` is its deprecated old name;
+    /// predicting a training step is `predict --mode train`).
     #[cfg(feature = "train")]
-    Train(TrainArgs),
+    #[command(alias = "train")]
+    Fit(FitArgs),
     /// Compare one LLM serving workload across GPUs and tensor-parallel degrees.
     Compare(CompareArgs),
     /// Simulate LLM serving under load (continuous batching, paged KV cache, aggregated or
@@ -53,14 +55,15 @@ pub struct ServingFormatFlags {
     /// Activations: bf16 or fp16.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
-    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4.
-    #[arg(long)]
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also --weights, as
+    /// `predict` and `compare` spell it, and vLLM's --quantization).
+    #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
     pub quant: Option<String>,
     /// Routed-expert weights when they differ from --quant.
     #[arg(long)]
     pub moe_quant: Option<String>,
-    /// KV cache type (default: --dtype), e.g. fp8.
-    #[arg(long)]
+    /// KV cache type (default: --dtype), e.g. fp8 (also vLLM's --kv-cache-dtype).
+    #[arg(long, alias = "kv-cache-dtype", value_name = "DTYPE")]
     pub kv_dtype: Option<String>,
     /// Serving engine whose scheduler defaults and per-iteration overhead apply: vllm, sglang
     /// or trtllm.
@@ -105,22 +108,25 @@ pub struct ServeSimArgs {
     /// A CSV trace with columns arrival_s, input_len, output_len.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
-    #[arg(long)]
+    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024]
+    /// (also --input).
+    #[arg(long = "input-len", visible_alias = "input", value_name = "TOKENS")]
     pub input: Option<String>,
-    /// Output tokens per request, same forms [default: 256].
-    #[arg(long)]
+    /// Output tokens per request, same forms [default: 256] (also --output).
+    #[arg(long = "output-len", visible_alias = "output", value_name = "TOKENS")]
     pub output: Option<String>,
     /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
     #[arg(long)]
     pub requests: Option<u64>,
     #[command(flatten)]
     pub formats: ServingFormatFlags,
-    /// Tokens per iteration (chunked-prefill budget) [default: the backend's].
-    #[arg(long)]
+    /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
+    /// --max-num-batched-tokens, SGLang's --chunked-prefill-size).
+    #[arg(long, aliases = ["max-num-batched-tokens", "chunked-prefill-size"])]
     pub max_batched_tokens: Option<u64>,
-    /// Most running sequences per worker [default: the backend's].
-    #[arg(long)]
+    /// Most running sequences per worker [default: the backend's] (also vLLM's --max-num-seqs,
+    /// SGLang's --max-running-requests).
+    #[arg(long, aliases = ["max-num-seqs", "max-running-requests"])]
     pub max_seqs: Option<u64>,
     /// Prefill each prompt whole instead of in chunks.
     #[arg(long)]
@@ -186,9 +192,11 @@ pub struct PlanServeArgs {
     /// GPUs to serve on.
     #[arg(long)]
     pub gpus: u64,
-    #[arg(long, default_value_t = 1024)]
+    /// Prompt tokens per request (also --input, as serve-sim once spelled it).
+    #[arg(long, default_value_t = 1024, visible_alias = "input")]
     pub input_len: u64,
-    #[arg(long, default_value_t = 256)]
+    /// Output tokens per request (also --output).
+    #[arg(long, default_value_t = 256, visible_alias = "output")]
     pub output_len: u64,
     /// Time-to-first-token target, ms.
     #[arg(long)]
@@ -321,8 +329,8 @@ pub struct GpusArgs {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModeArg {
-    /// Forward pass only.
-    #[value(alias = "inf")]
+    /// Forward pass only (also `infer`, Python's spelling, and `inf`).
+    #[value(aliases = ["infer", "inf"])]
     Inference,
     /// Forward, backward and optimizer step.
     #[value(alias = "training")]
@@ -392,6 +400,10 @@ pub struct PredictArgs {
     pub serve: ServeArgs,
     #[command(flatten)]
     pub layout: LayoutFlags,
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
+    pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -493,6 +505,7 @@ impl PredictArgs {
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
             nic_gbps: self.layout.nic_gbps,
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
+            allow_partial: self.allow_partial,
         })
     }
 
@@ -512,6 +525,7 @@ impl PredictArgs {
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
             image_size: self.image_size,
+            allow_partial: self.allow_partial,
         }
     }
 
@@ -552,6 +566,7 @@ impl PredictArgs {
             weights: self.serve.weights.clone(),
             kv_dtype: self.serve.kv_dtype.clone(),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
+            allow_partial: self.allow_partial,
         })
     }
 }
@@ -559,22 +574,25 @@ impl PredictArgs {
 /// Shape of an LLM serving workload (`--mode serve` and `compare`).
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Serve mode: prompt tokens per request.
-    #[arg(long, value_name = "I")]
+    /// Serve mode: prompt tokens per request (also --input).
+    #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: Option<u64>,
-    /// Serve mode: generated tokens per request (decode steps).
-    #[arg(long, value_name = "O")]
+    /// Serve mode: generated tokens per request (decode steps) (also --output).
+    #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: Option<u64>,
     /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
-    /// training step (--mode train; then a layout flag).
-    #[arg(long, default_value_t = 1)]
+    /// training step (--mode train; then a layout flag) (also vLLM's --tensor-parallel-size,
+    /// SGLang's --tp-size).
+    #[arg(long, default_value_t = 1, aliases = ["tensor-parallel-size", "tp-size"])]
     pub tp: u64,
     /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
-    /// with its scales (fp8_block, nvfp4, mxfp4, int4).
-    #[arg(long, value_name = "DTYPE")]
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also --quant, as serve-sim and plan
+    /// serve spell it, and vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
-    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
-    #[arg(long, value_name = "DTYPE")]
+    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype]
+    /// (also vLLM's --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     pub kv_dtype: Option<String>,
 }
 
@@ -604,33 +622,39 @@ pub struct CompareArgs {
     /// GPUs to compare, comma-separated (names or aliases).
     #[arg(long, value_delimiter = ',', required = true)]
     pub gpus: Vec<String>,
-    /// Tensor-parallel degrees to try on every GPU, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Tensor-parallel degrees to try on every GPU, comma-separated (also
+    /// --tensor-parallel-size, --tp-size).
+    #[arg(long, value_delimiter = ',', default_value = "1", aliases = ["tensor-parallel-size", "tp-size"])]
     pub tp: Vec<u64>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
-    /// Prompt tokens per request.
-    #[arg(long, value_name = "I")]
+    /// Prompt tokens per request (also --input).
+    #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: u64,
-    /// Generated tokens per request.
-    #[arg(long, value_name = "O")]
+    /// Generated tokens per request (also --output).
+    #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: u64,
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
-    /// (fp8_block, nvfp4, mxfp4, int4).
-    #[arg(long, value_name = "DTYPE")]
+    /// (fp8_block, nvfp4, mxfp4, int4) (also --quant, vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
-    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
-    #[arg(long, value_name = "DTYPE")]
+    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype] (also vLLM's
+    /// --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     pub kv_dtype: Option<String>,
     #[arg(long, default_value = wavecast::Predictors::DEFAULT_SERVE, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
+    pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -651,6 +675,7 @@ impl CompareArgs {
             weights: self.weights.clone(),
             kv_dtype: self.kv_dtype.clone(),
             predictor: self.predictor.clone(),
+            allow_partial: self.allow_partial,
         }
     }
 }
@@ -741,7 +766,7 @@ pub struct EvalConvArgs {
 
 #[cfg(feature = "train")]
 #[derive(Args, Debug)]
-pub struct TrainArgs {
+pub struct FitArgs {
     /// Which predictor to train (`sustained`: the modern-GPU kernel model, on AIConfigurator,
     /// Vidur and PipeWeave data).
     #[arg(long)]

@@ -37,6 +37,7 @@
 //! request and returning the report `--json` prints.
 
 mod error;
+mod json;
 mod listing;
 mod predict;
 mod request;
@@ -46,6 +47,7 @@ mod serve_sim;
 mod train;
 
 pub use error::{Error, Result};
+pub use json::{to_json, to_json_pretty};
 pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
 pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
 pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};

@@ -88,7 +88,9 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    estimate(&workload, gpu, predictor.as_ref())
+    let prediction = estimate(&workload, gpu, predictor.as_ref())?;
+    crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
+    Ok(prediction)
 }
 
 /// The run mode a request names.

@@ -98,6 +98,10 @@ pub struct PredictRequest {
     pub predictor: String,
     #[serde(default)]
     pub image_size: Option<u64>,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 impl PredictRequest {
@@ -117,6 +121,7 @@ impl PredictRequest {
             optimizer: adam(),
             predictor: default_predictor(),
             image_size: None,
+            allow_partial: false,
         }
     }
 }
@@ -152,6 +157,10 @@ pub struct ServeRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 /// One serving workload over several GPUs and TP degrees (`wavecast compare`).
@@ -179,6 +188,10 @@ pub struct CompareRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 /// A profiler trace carried to other GPUs (`wavecast scale`).
@@ -285,6 +298,10 @@ pub struct TrainRequest {
     pub nic_gbps: Option<f64>,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 fn trillion() -> f64 {

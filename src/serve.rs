@@ -30,7 +30,9 @@ pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
     let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?)
+    let report = wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?;
+    crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
+    Ok(report)
 }
 
 /// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
@@ -41,5 +43,9 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let spec = spec(&req.model, &req.config)?;
     let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?)
+    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?;
+    for row in &report.results {
+        crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;
+    }
+    Ok(report)
 }

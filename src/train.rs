@@ -63,7 +63,9 @@ pub fn train(req: &TrainRequest) -> Result<TrainReport> {
         None => None,
     };
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?)
+    let report = wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?;
+    crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
+    Ok(report)
 }
 
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.

@@ -36,7 +36,7 @@ where
     py.detach(|| {
         let req: Q = serde_json::from_str(request).map_err(request_error)?;
         let report = f(&req).map_err(message)?;
-        serde_json::to_string(&report).map_err(message)
+        wavecast::to_json(&report).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -95,7 +95,7 @@ fn scale(py: Python<'_>, request: &str) -> PyResult<String> {
 fn gpus(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::gpus(gpu_file.as_deref().map(Path::new)).map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -107,7 +107,7 @@ fn gpus(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
 fn sustained(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::sustained(gpu_file.as_deref().map(Path::new)).map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -117,7 +117,7 @@ fn sustained(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
 fn models(py: Python<'_>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::models().map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }

@@ -72,6 +72,12 @@ def _int(name: str, value: Any) -> Optional[int]:
     return n
 
 
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise WavecastError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def _str(name: str, value: Any) -> Optional[str]:
     if value is None or isinstance(value, str):
         return value
@@ -126,6 +132,14 @@ def _ints(name: str, value: Any) -> List[int]:
     return out  # type: ignore[return-value]
 
 
+def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """One option under two names (``quant``/``weights``, ``input``/``input_len``, as the CLI
+    takes both): the one given, and an error when both are."""
+    if value is not None and alias_value is not None:
+        raise WavecastError(f"give {name} or {alias}, not both (they are the same option)")
+    return alias_value if value is None else value
+
+
 # ---- the API ----
 
 def predict(
@@ -143,6 +157,7 @@ def predict(
     optimizer: str = "adam",
     image_size: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
+    allow_partial: bool = False,
 ) -> Prediction:
     """Predicts one training step or forward pass on one GPU (``wavecast predict --json``).
 
@@ -160,6 +175,8 @@ def predict(
         optimizer: ``"adam"``, ``"sgd"`` or ``"sgd-momentum"`` (training).
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
+        allow_partial: return the time of what can be priced (the rest listed in
+            ``unpriced``) instead of raising when the predictor has no model for some op.
 
     Returns:
         A :class:`Prediction`: ``total_ms``, ``interval_ms``, ``phases.forward``, ``classes``, …
@@ -181,6 +198,7 @@ def predict(
         "optimizer": _str("optimizer", optimizer),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
+        "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
 
@@ -198,6 +216,8 @@ def serve(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    quant: Optional[str] = None,
+    allow_partial: bool = False,
 ) -> ServeReport:
     """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
     ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
@@ -208,6 +228,7 @@ def serve(
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
     included), and ``kv_dtype="fp8"`` halves the KV cache. Kernels are priced by the
     ``"sustained"`` predictor (the modern-GPU kernel models) unless ``predictor`` names another.
+    ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it).
     Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
@@ -222,9 +243,10 @@ def serve(
         "output_len": _int("output_len", output_len),
         "tp": _int("tp", tp),
         "dtype": _str("dtype", dtype),
-        "weights": _str("weights", weights),
+        "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
+        "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
 
@@ -242,6 +264,8 @@ def compare(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    quant: Optional[str] = None,
+    allow_partial: bool = False,
 ) -> CompareResult:
     """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
     ``tp`` (``wavecast compare --json``).
@@ -262,9 +286,10 @@ def compare(
         "input_len": _int("input_len", input_len),
         "output_len": _int("output_len", output_len),
         "dtype": _str("dtype", dtype),
-        "weights": _str("weights", weights),
+        "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
+        "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
 
@@ -367,6 +392,7 @@ def train(
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
+    allow_partial: bool = False,
 ) -> Report:
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
     train --json`` with layout flags). ``batch`` is the global batch in sequences.
@@ -397,6 +423,7 @@ def train(
         "gpus_per_node": _int("gpus_per_node", gpus_per_node),
         "nic_gbps": _float("nic_gbps", nic_gbps),
         "predictor": _str("predictor", predictor),
+        "allow_partial": _bool("allow_partial", allow_partial),
     })
 
 
@@ -474,13 +501,17 @@ def serve_sim(
     slo_tpot_ms: Optional[float] = None,
     seed: int = 0,
     gpu_file: Optional[PathLike] = None,
+    input_len: Union[int, str, None] = None,
+    output_len: Union[int, str, None] = None,
+    weights: Optional[str] = None,
 ) -> Report:
     """LLM serving under load (``wavecast serve-sim --json``): a continuous-batching
     simulation of ``requests`` requests arriving from ``concurrency`` users (or at ``rate``
     per second, or from a CSV ``trace``) on workers laid out as ``layout`` (``"tp8"``,
     ``"tp1,dp8,ep8"``, ``"2xtp4"``) or as ``prefill`` and ``decode`` pools. ``input`` and
     ``output`` are token counts or distributions (``"uniform:512:2048"``,
-    ``"lognormal:1024:0.5"``).
+    ``"lognormal:1024:0.5"``); ``input_len`` and ``output_len`` are other names for them, and
+    ``weights`` for ``quant`` (as :func:`serve` and the CLI spell them).
 
     Returns a :class:`Report`: ``metrics`` (``ttft_ms``, ``tpot_ms``, ``e2e_ms`` with mean,
     p50, p90, p99; ``output_tokens_per_s_per_gpu``, ``tokens_per_s_per_user``, goodput),
@@ -490,6 +521,9 @@ def serve_sim(
     for name, flag in (("chunked_prefill", chunked_prefill), ("prefix_caching", prefix_caching)):
         if not isinstance(flag, bool):
             raise WavecastError(f"{name} must be True or False, got {flag!r}")
+    input = _either("input", input, "input_len", input_len)
+    output = _either("output", output, "output_len", output_len)
+    quant = _either("quant", quant, "weights", weights)
     lengths = {}
     for name, value in (("input", input), ("output", output)):
         if isinstance(value, bool) or not (value is None or isinstance(value, (int, str))):
@@ -539,13 +573,16 @@ def plan_serve(
     kv_dtype: Optional[str] = None,
     backend: str = "vllm",
     gpu_file: Optional[PathLike] = None,
+    weights: Optional[str] = None,
 ) -> Report:
     """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
     among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
     (best point per layout), ``points`` (every simulated layout × concurrency, with
     ``pareto`` marking the front of tokens/s/GPU against tokens/s/user) and ``rejected``.
     ``concurrency``: the users per worker to try (default: 1, 2, 4, … 256, as the CLI).
+    ``weights`` is another name for ``quant``.
     """
+    quant = _either("quant", quant, "weights", weights)
     if not isinstance(disaggregated, bool):
         raise WavecastError(f"disaggregated must be True or False, got {disaggregated!r}")
     return _request("plan_serve", {

@@ -43,6 +43,11 @@ fn print_human(c: &CompareReport) {
         ]);
     }
     println!("{t}");
+    let mut priced: Vec<(&str, &str)> = c.results.iter().filter_map(|r| Some((r.gpu.as_str(), r.price_source.as_deref()?))).collect();
+    priced.dedup();
+    for (gpu, source) in priced {
+        println!("price {gpu}: {source}");
+    }
     for s in &c.skipped {
         println!("skipped {} TP {}: {}", s.gpu, s.tp, s.reason);
     }

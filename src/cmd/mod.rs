@@ -18,7 +18,7 @@ mod serve;
 mod serve_sim;
 mod train_step;
 #[cfg(feature = "train")]
-mod train;
+mod fit;
 
 use crate::cli::{Cli, Command, EvalCommand, ModeArg, PlanCommand};
 use std::error::Error;
@@ -38,7 +38,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(EvalCommand::E2e(a)) => eval_e2e::run(a),
         Command::Eval(EvalCommand::Ops(a)) => eval_ops::run(a),
         #[cfg(feature = "train")]
-        Command::Train(a) => train::run(a),
+        Command::Fit(a) => fit::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Scale(a) => scale::run(a),
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
@@ -76,6 +76,6 @@ pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
 }
 
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    println!("{}", wavecast::to_json_pretty(v)?);
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! (and [`registry::Learned`] when it has parameters: they are its serde form, shipped as
 //! `weights/<name>.json` and embedded); the row goes into [`registry::PREDICTORS`], the only
 //! list of predictor names — [`by_name`], [`DEFAULT_PREDICTOR`], the CLI's `--predictor` help
-//! and `wavecast train` read it. A learned predictor also adds a [`registry::LearnedKind`]
+//! and `wavecast fit` read it. A learned predictor also adds a [`registry::LearnedKind`]
 //! variant, and the compiler then asks `wavecast-train` for its trainer.
 //!
 //! Every predictor [`by_name`] builds is wrapped in [`bounds::Bounded`]: no time or interval

@@ -283,6 +283,11 @@ pub fn sections(
                 t
             }
             op => match predictor.predict(op, gpu, &Context::IN_MODEL) {
+                // Math or bytes at 0 ms is a missing price, listed rather than summed.
+                Estimate::Time(t) if t.seconds == 0.0 && (op.flops() > 0.0 || op.bytes() > 0.0) => {
+                    s.unpriced.push(format!("{} ×{}: {} priced it at 0 ms", n.name, n.repeat, predictor.name()));
+                    continue;
+                }
                 Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => t.seconds,
                 Estimate::Time(_) => {
                     return Err(SimError::Predict(PredictError::NonFinite {

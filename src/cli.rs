@@ -271,6 +271,8 @@ pub struct PlanTrainArgs {
     /// Tokens to train on (days and cost columns).
     #[arg(long, default_value_t = 1e12)]
     pub tokens: f64,
+    #[command(flatten)]
+    pub price: PriceArg,
     /// Layouts to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
@@ -297,6 +299,7 @@ impl PlanTrainArgs {
             tokens: self.tokens,
             top: self.top,
             predictor: self.predictor.clone(),
+            price: self.price.price.clone(),
         }
     }
 }
@@ -313,6 +316,15 @@ pub struct GpuFileArg {
     /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
     #[arg(long, value_name = "FILE")]
     pub gpu_file: Option<PathBuf>,
+}
+
+/// The user's own prices, over the catalog's.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PriceArg {
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
+    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
+    pub price: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -400,6 +412,8 @@ pub struct PredictArgs {
     pub serve: ServeArgs,
     #[command(flatten)]
     pub layout: LayoutFlags,
+    #[command(flatten)]
+    pub price: PriceArg,
     /// Give the time of what can be priced, listing the ops no predictor can, instead of an
     /// error.
     #[arg(long)]
@@ -505,6 +519,7 @@ impl PredictArgs {
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
             nic_gbps: self.layout.nic_gbps,
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
+            price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         })
     }
@@ -525,6 +540,7 @@ impl PredictArgs {
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
             image_size: self.image_size,
+            price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         }
     }
@@ -566,6 +582,7 @@ impl PredictArgs {
             weights: self.serve.weights.clone(),
             kv_dtype: self.serve.kv_dtype.clone(),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
+            price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         })
     }
@@ -651,6 +668,8 @@ pub struct CompareArgs {
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub price: PriceArg,
     /// Give the time of what can be priced, listing the ops no predictor can, instead of an
     /// error.
     #[arg(long)]
@@ -675,6 +694,7 @@ impl CompareArgs {
             weights: self.weights.clone(),
             kv_dtype: self.kv_dtype.clone(),
             predictor: self.predictor.clone(),
+            price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         }
     }

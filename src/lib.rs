@@ -40,6 +40,7 @@ mod error;
 mod json;
 mod listing;
 mod predict;
+mod price;
 mod request;
 mod scale;
 mod serve;
@@ -48,6 +49,7 @@ mod train;
 
 pub use error::{Error, Result};
 pub use json::{to_json, to_json_pretty};
+pub use price::catalog;
 pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
 pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
 pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};

@@ -3,7 +3,7 @@
 use crate::request::{with_source, PredictRequest};
 use crate::{Error, Result};
 use serde::Serialize;
-use wavecast_gpu::{Catalog, Gpu};
+use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, OpClass, Phase};
 use wavecast_predict::Predictor;
 use wavecast_sim::Breakdown;
@@ -84,7 +84,7 @@ pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor)
 /// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let options = load_options(req)?;
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;

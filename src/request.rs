@@ -98,6 +98,9 @@ pub struct PredictRequest {
     pub predictor: String,
     #[serde(default)]
     pub image_size: Option<u64>,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
     /// Return a total that leaves out ops no predictor can price (they are listed) instead of
     /// an error.
     #[serde(default)]
@@ -121,6 +124,7 @@ impl PredictRequest {
             optimizer: adam(),
             predictor: default_predictor(),
             image_size: None,
+            price: Vec::new(),
             allow_partial: false,
         }
     }
@@ -157,6 +161,9 @@ pub struct ServeRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
     /// Return a total that leaves out ops no predictor can price (they are listed) instead of
     /// an error.
     #[serde(default)]
@@ -188,6 +195,9 @@ pub struct CompareRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
     /// Return a total that leaves out ops no predictor can price (they are listed) instead of
     /// an error.
     #[serde(default)]
@@ -298,6 +308,9 @@ pub struct TrainRequest {
     pub nic_gbps: Option<f64>,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
     /// Return a total that leaves out ops no predictor can price (they are listed) instead of
     /// an error.
     #[serde(default)]
@@ -344,6 +357,9 @@ pub struct PlanTrainRequest {
     pub top: usize,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
 }
 
 fn vllm() -> String {

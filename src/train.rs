@@ -3,7 +3,6 @@
 
 use crate::request::{with_source, ConfigArg, LayoutArgs, PlanTrainRequest, TrainRequest};
 use crate::{Error, Result};
-use wavecast_gpu::Catalog;
 use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
@@ -51,7 +50,7 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
 
 /// Answers a [`TrainRequest`]: one parallel training step with its collectives and memory.
 pub fn train(req: &TrainRequest) -> Result<TrainReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let dtype: DType = req.dtype.parse()?;
@@ -70,7 +69,7 @@ pub fn train(req: &TrainRequest) -> Result<TrainReport> {
 
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.
 pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     if !(req.tokens.is_finite() && req.tokens > 0.0) {

@@ -94,3 +94,24 @@ fn a_gpu_without_links_gets_its_architectures_never_zero() {
     let (over_slow_link, _) = tp4_tpot_ms(slow.to_str().unwrap());
     assert!(over_slow_link > 1.2 * no_links, "{over_slow_link} vs {no_links}");
 }
+
+#[test]
+fn price_on_the_command_line_replaces_the_catalogs_and_says_so() {
+    let compare = |extra: &[&str]| json(&wavecast(&[&["compare", "--model", "llama-3.2-1b", "--gpus", "h100,l40s", "--tp", "1,2", "--input-len", "256", "--output-len", "16", "--json"][..], extra].concat()));
+    let (listed, mine) = (compare(&[]), compare(&["--price", "h100=2.0,l40s=0.5"]));
+    for (a, b) in listed["results"].as_array().unwrap().iter().zip(mine["results"].as_array().unwrap()) {
+        let (tp, usd) = (b["tp"].as_f64().unwrap(), if b["gpu"] == "h100-sxm" { 2.0 } else { 0.5 });
+        assert_eq!(b["usd_per_hour"].as_f64(), Some(usd * tp), "{b}");
+        assert!(b["price_source"].as_str().unwrap().starts_with("user,"), "{b}");
+        assert!(a["price_source"].as_str().unwrap().starts_with("on-demand,"), "the catalog's tier: {a}");
+        // Same throughput; tokens per dollar in inverse proportion to the price.
+        let ratio = a["tokens_per_usd"].as_f64().unwrap() * a["usd_per_hour"].as_f64().unwrap() / (b["tokens_per_usd"].as_f64().unwrap() * b["usd_per_hour"].as_f64().unwrap());
+        assert!((ratio - 1.0).abs() < 1e-9, "{ratio}");
+    }
+    // A bare figure with several GPUs names none of them: an error, not a guess.
+    let o = wavecast(&["compare", "--model", "llama-3.2-1b", "--gpus", "h100,l40s", "--input-len", "256", "--output-len", "16", "--price", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("name the GPU it is for"), "{}", stderr(&o));
+    let serve = json(&wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "l4", "--mode", "serve", "--input-len", "256", "--output-len", "16", "--price", "0.25", "--json"]));
+    assert_eq!(serve["usd_per_hour"].as_f64(), Some(0.25));
+}

@@ -132,6 +132,22 @@ def _ints(name: str, value: Any) -> List[int]:
     return out  # type: ignore[return-value]
 
 
+def _prices(value: Any) -> Optional[List[str]]:
+    """``price``: USD per GPU-hour for the request's GPU (a number), ``"gpu=usd"`` strings, or a
+    mapping GPU → USD; as the CLI's ``--price``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise WavecastError(f"price must be a number, 'gpu=usd' or a mapping of GPU to USD, got {value!r}")
+    if isinstance(value, (int, float)):
+        return [repr(float(value))]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, _Mapping):
+        return [f"{_str('price', g)}={float(_float('price', u))!r}" for g, u in value.items()]
+    raise WavecastError(f"price must be a number, 'gpu=usd' or a mapping of GPU to USD, got {value!r}")
+
+
 def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
     """One option under two names (``quant``/``weights``, ``input``/``input_len``, as the CLI
     takes both): the one given, and an error when both are."""
@@ -158,6 +174,7 @@ def predict(
     image_size: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
     allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> Prediction:
     """Predicts one training step or forward pass on one GPU (``wavecast predict --json``).
 
@@ -198,6 +215,7 @@ def predict(
         "optimizer": _str("optimizer", optimizer),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
+        "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
@@ -218,6 +236,7 @@ def serve(
     gpu_file: Optional[PathLike] = None,
     quant: Optional[str] = None,
     allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> ServeReport:
     """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
     ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
@@ -246,6 +265,7 @@ def serve(
         "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
@@ -266,6 +286,7 @@ def compare(
     gpu_file: Optional[PathLike] = None,
     quant: Optional[str] = None,
     allow_partial: bool = False,
+    price: Union[None, str, Mapping[str, float]] = None,
 ) -> CompareResult:
     """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
     ``tp`` (``wavecast compare --json``).
@@ -289,6 +310,7 @@ def compare(
         "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     }))
 
@@ -393,6 +415,7 @@ def train(
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
     allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> Report:
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
     train --json`` with layout flags). ``batch`` is the global batch in sequences.
@@ -423,6 +446,7 @@ def train(
         "gpus_per_node": _int("gpus_per_node", gpus_per_node),
         "nic_gbps": _float("nic_gbps", nic_gbps),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     })
 
@@ -443,6 +467,7 @@ def plan_train(
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> Report:
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
     that fit (``wavecast plan train --json``): ``rows`` (rank, layout, step_ms, mfu,
@@ -464,6 +489,7 @@ def plan_train(
         "tokens": _float("tokens", tokens),
         "top": _int("top", top),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
     })
 
 

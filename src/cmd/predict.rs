@@ -3,7 +3,7 @@
 use super::{print_json, Result};
 use crate::cli::PredictArgs;
 use crate::table;
-use wavecast::{Catalog, ClassRow, Prediction};
+use wavecast::{ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
@@ -14,7 +14,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     if a.json {
         return print_json(&p);
     }
-    let gpu = Catalog::load(a.gpu_file.gpu_file.as_deref())?.get(&a.gpu)?.clone();
+    let gpu = wavecast::catalog(a.gpu_file.gpu_file.as_deref(), &a.price.price, Some(&a.gpu))?.get(&a.gpu)?.clone();
     print_human(&p, &gpu);
     Ok(())
 }
@@ -68,6 +68,9 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
                 println!("cost: ${usd:.2}/GPU-hour → ${:.3} per million tokens", usd / 3600.0 / p.tokens_per_s * 1e6);
             }
         }
+    }
+    if let Some(price) = &gpu.price {
+        println!("price: {}", price.describe());
     }
     for u in &p.unpriced {
         println!("unpriced: {u}");

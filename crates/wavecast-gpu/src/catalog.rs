@@ -148,6 +148,18 @@ impl Catalog {
         Ok(())
     }
 
+    /// Gives GPU `name` the user's price per GPU-hour (tier `user`, e.g. from `--price`).
+    pub fn set_user_price(&mut self, name: &str, usd_per_hour: f64) -> Result<(), CatalogError> {
+        let (lo, hi) = crate::spec::PLAUSIBLE;
+        if !(usd_per_hour.is_finite() && (lo..=hi).contains(&usd_per_hour)) {
+            return Err(CatalogError::Invalid(format!("a price must be a positive number of dollars per GPU-hour between {lo} and {hi:e}, got {usd_per_hour}")));
+        }
+        let id = self.get(name)?.id.clone();
+        let gpu = self.gpus.iter_mut().find(|g| g.id == id).expect("get found it");
+        gpu.price = Some(crate::Price { usd_per_hour, source: "given with --price".into(), date: String::new(), tier: crate::PriceTier::User });
+        Ok(())
+    }
+
     pub fn all(&self) -> &[Gpu] {
         &self.gpus
     }
@@ -369,6 +381,17 @@ mod tests {
         assert!(t4.validate().unwrap_err().contains("unknown source 'mlperf'"));
         t4.measured = vec!["neusight".into(), "neusight".into()];
         assert!(t4.validate().unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn every_catalog_price_says_where_it_comes_from_and_its_tier() {
+        for g in Catalog::builtin().all() {
+            let Some(p) = &g.price else { continue };
+            assert!(!p.source.is_empty() && !p.date.is_empty(), "{}", g.id);
+            let rental = p.source.contains("marketplace") || p.source.contains("Community Cloud");
+            assert_eq!(p.tier == crate::PriceTier::Marketplace, rental, "{}: {} ({:?})", g.id, p.source, p.tier);
+            assert!(p.describe().starts_with(p.tier.as_str()), "{}", p.describe());
+        }
     }
 
     #[test]

@@ -944,3 +944,116 @@ pub struct EvalPairsArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+/// Every option is declared once and reachable everywhere it belongs: no flag name (or alias)
+/// twice in a command, every field of a library request settable from its command's flags and
+/// from its Python function's keywords. Request fields are read from their serde declaration
+/// (the error that lists them), Python's keys from `python/wavecast/_api.py`.
+#[cfg(test)]
+mod declared_once {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeSet;
+
+    /// The fields of request type `Q` (its `deny_unknown_fields` error lists them).
+    fn fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
+        let e = serde_json::from_str::<Q>(r#"{"__probe__": 0}"#).unwrap_err().to_string();
+        let list = e.split("expected one of").nth(1).unwrap_or_else(|| panic!("no field list in: {e}"));
+        list.split(',').map(|f| f.trim().trim_matches(|c: char| c == '`' || c == ' ').split('`').next().unwrap_or("").to_string()).filter(|f| !f.is_empty()).collect()
+    }
+
+    fn subcommand<'a>(path: &[&str], root: &'a clap::Command) -> &'a clap::Command {
+        path.iter().fold(root, |c, name| c.find_subcommand(name).unwrap_or_else(|| panic!("no subcommand {name}")))
+    }
+
+    /// Long names and aliases of a command's flags.
+    fn flags(c: &clap::Command) -> Vec<String> {
+        c.get_arguments().flat_map(|a| a.get_long().into_iter().chain(a.get_all_aliases().unwrap_or_default())).map(str::to_string).collect()
+    }
+
+    #[test]
+    fn clap_accepts_the_declaration_and_no_flag_name_is_used_twice() {
+        Cli::command().debug_assert();
+        fn walk(c: &clap::Command, path: String) {
+            let names = flags(c);
+            let unique: BTreeSet<&String> = names.iter().collect();
+            assert_eq!(unique.len(), names.len(), "{path}: a flag name or alias is declared twice: {names:?}");
+            for sub in c.get_subcommands() {
+                walk(sub, format!("{path} {}", sub.get_name()));
+            }
+        }
+        walk(&Cli::command(), "wavecast".into());
+    }
+
+    /// Request fields whose flag is spelled otherwise: (field, flag).
+    const RENAMED: &[(&str, &str)] = &[
+        ("slo_ttft_ms", "slo-ttft"),
+        ("slo_tpot_ms", "slo-tpot"),
+        ("chunked_prefill", "no-chunked-prefill"),
+        ("disaggregated", "no-disagg"),
+        ("input", "input-len"),
+        ("output", "output-len"),
+        ("weights", "quant"),
+    ];
+    /// Fields set from several flags (a flattened group) or by the command itself.
+    const GROUPS: &[&str] = &["formats", "layout", "mode"];
+
+    fn assert_flags_cover<Q: serde::de::DeserializeOwned + std::fmt::Debug>(path: &[&str]) {
+        let root = Cli::command();
+        let have = flags(subcommand(path, &root));
+        for field in fields::<Q>() {
+            let flag = RENAMED.iter().find(|(f, _)| *f == field).map_or(field.replace('_', "-"), |(_, flag)| flag.to_string());
+            assert!(GROUPS.contains(&field.as_str()) || have.contains(&flag), "{path:?}: request field {field} has no flag --{flag}");
+        }
+    }
+
+    #[test]
+    fn every_request_field_has_a_flag() {
+        assert_flags_cover::<wavecast::PredictRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::ServeRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::TrainRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::CompareRequest>(&["compare"]);
+        assert_flags_cover::<wavecast::ScaleRequest>(&["scale"]);
+        assert_flags_cover::<wavecast::PlanTrainRequest>(&["plan", "train"]);
+        assert_flags_cover::<wavecast::ServeSimRequest>(&["serve-sim"]);
+        assert_flags_cover::<wavecast::PlanServeRequest>(&["plan", "serve"]);
+        assert_flags_cover::<wavecast::ServingFormatArgs>(&["serve-sim"]);
+        assert_flags_cover::<wavecast::LayoutArgs>(&["predict"]);
+    }
+
+    /// The top-level keys of the request dict each Python function sends (`_request("name", {`).
+    fn python_keys(function: &str) -> BTreeSet<String> {
+        let api = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/python/wavecast/_api.py")).unwrap();
+        let start = api.find(&format!("_request(\"{function}\", {{")).unwrap_or_else(|| panic!("no request of {function}"));
+        let (mut keys, mut depth) = (BTreeSet::new(), 1);
+        for line in api[start..].lines().skip(1) {
+            if depth == 1 {
+                if let Some(rest) = line.trim_start().strip_prefix('"') {
+                    keys.insert(rest.split('"').next().unwrap().to_string());
+                }
+            }
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+            if depth <= 0 {
+                break;
+            }
+        }
+        keys
+    }
+
+    fn assert_python_covers<Q: serde::de::DeserializeOwned + std::fmt::Debug>(function: &str) {
+        let (want, sent) = (fields::<Q>(), python_keys(function));
+        assert_eq!(want, sent, "Python's {function}() and the request's fields differ");
+    }
+
+    #[test]
+    fn every_request_field_has_a_python_keyword() {
+        assert_python_covers::<wavecast::PredictRequest>("predict");
+        assert_python_covers::<wavecast::ServeRequest>("serve");
+        assert_python_covers::<wavecast::CompareRequest>("compare");
+        assert_python_covers::<wavecast::ScaleRequest>("scale");
+        assert_python_covers::<wavecast::TrainRequest>("train");
+        assert_python_covers::<wavecast::PlanTrainRequest>("plan_train");
+        assert_python_covers::<wavecast::ServeSimRequest>("serve_sim");
+        assert_python_covers::<wavecast::PlanServeRequest>("plan_serve");
+    }
+}

@@ -1045,6 +1045,69 @@ mod declared_once {
         assert_eq!(want, sent, "Python's {function}() and the request's fields differ");
     }
 
+    /// Markdown table of every flag of every command, generated from the declaration.
+    fn options_table() -> String {
+        fn rows(c: &clap::Command, path: &str, out: &mut String) {
+            for a in c.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = a.get_long() else { continue };
+                let aliases: Vec<String> = a.get_all_aliases().unwrap_or_default().iter().map(|n| format!("`--{n}`")).collect();
+                let help = a.get_help().map(|h| h.to_string().replace('\n', " ").replace('|', "\\|")).unwrap_or_default();
+                let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+                let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
+                out.push_str(&format!("| `{path}` | `--{long}` | {} | {default} | {help} |\n", aliases.join(" ")));
+            }
+            for sub in c.get_subcommands() {
+                rows(sub, &format!("{path} {}", sub.get_name()).trim().to_string(), out);
+            }
+        }
+        let mut out = String::from("# Every command-line option\n\nGenerated from the CLI's declaration (`src/cli.rs`) by its test `options_table_is_up_to_date`;\nregenerate with `WAVECAST_BLESS=1 cargo test --release --bin wavecast`. The Python functions take\nthe same options as keywords (`--input-len` is `input_len=`), checked by\n`every_request_field_has_a_python_keyword`.\n\n| command | flag | also | default | what |\n|---|---|---|---|---|\n");
+        let root = Cli::command();
+        for sub in root.get_subcommands() {
+            rows(sub, sub.get_name(), &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn options_table_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/options.md");
+        let table = options_table();
+        if std::env::var_os("WAVECAST_BLESS").is_some() {
+            std::fs::write(path, &table).unwrap();
+        }
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(written == table, "docs/options.md is out of date: regenerate it with WAVECAST_BLESS=1 cargo test --release --bin wavecast");
+    }
+
+    /// Flags the README names that belong to other tools (cargo, pip, pytest, maturin, git…).
+    const OTHER_TOOLS_FLAGS: &[&str] = &["release", "workspace", "features", "no-default-features", "all-targets", "bench", "test", "lib", "bin", "manifest-path", "interpreter", "out", "quiet", "disable-pip-version-check", "no-index", "target", "verbose", "help", "version", "force", "locked", "offline", "package"];
+
+    #[test]
+    fn every_flag_the_readme_names_exists() {
+        fn walk(c: &clap::Command, all: &mut BTreeSet<String>) {
+            all.extend(flags(c));
+            for sub in c.get_subcommands() {
+                walk(sub, all);
+            }
+        }
+        let mut known = BTreeSet::new();
+        walk(&Cli::command(), &mut known);
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let mut unknown = BTreeSet::new();
+        for (i, _) in readme.match_indices("--") {
+            let before = readme[..i].chars().last().unwrap_or(' ');
+            let name: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-').collect();
+            if before.is_alphanumeric() || before == '-' || name.is_empty() || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+                continue;
+            }
+            let name = name.trim_end_matches('-').to_string();
+            if !known.contains(&name) && !OTHER_TOOLS_FLAGS.contains(&name.as_str()) {
+                unknown.insert(name);
+            }
+        }
+        assert!(unknown.is_empty(), "README.md names flags no command has: {unknown:?}");
+    }
+
     #[test]
     fn every_request_field_has_a_python_keyword() {
         assert_python_covers::<wavecast::PredictRequest>("predict");

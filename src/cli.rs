@@ -1057,7 +1057,7 @@ mod declared_once {
                 out.push_str(&format!("| `{path}` | `--{long}` | {} | {default} | {help} |\n", aliases.join(" ")));
             }
             for sub in c.get_subcommands() {
-                rows(sub, &format!("{path} {}", sub.get_name()).trim().to_string(), out);
+                rows(sub, &format!("{path} {}", sub.get_name()), out);
             }
         }
         let mut out = String::from("# Every command-line option\n\nGenerated from the CLI's declaration (`src/cli.rs`) by its test `options_table_is_up_to_date`;\nregenerate with `WAVECAST_BLESS=1 cargo test --release --bin wavecast`. The Python functions take\nthe same options as keywords (`--input-len` is `input_len=`), checked by\n`every_request_field_has_a_python_keyword`.\n\n| command | flag | also | default | what |\n|---|---|---|---|---|\n");

@@ -65,9 +65,12 @@ pub fn canonical(name: &str) -> Option<&'static str> {
     let lower = name.trim().to_ascii_lowercase();
     let bare = lower.rsplit('/').next().unwrap_or(&lower);
     let base = SAME_ARCHITECTURE_SUFFIXES.iter().find_map(|s| bare.strip_suffix(s)).unwrap_or(bare);
-    let lookup = |key: &str| PRESETS.iter().map(|(n, _)| *n).find(|n| *n == key).or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|(_, p)| *p));
-    let found = lookup(bare).or_else(|| lookup(base));
-    found
+    exact(bare).or_else(|| exact(base))
+}
+
+/// The preset named exactly `key` (lower case), directly or by an alias.
+fn exact(key: &str) -> Option<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).find(|n| *n == key).or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|(_, p)| *p))
 }
 
 /// The names (presets, aliases and built-in models) most like `name`, best first: what a typo

@@ -184,41 +184,65 @@ fn split_numbers(message: &str) -> (Vec<String>, Vec<String>) {
     (pieces, numbers)
 }
 
+/// The smallest and largest value one number of a reason took, as written.
+struct Range {
+    lo: (f64, String),
+    hi: (f64, String),
+}
+
+impl Range {
+    fn render(&self) -> String {
+        if self.lo.0 == self.hi.0 {
+            self.lo.1.clone()
+        } else {
+            format!("{}–{}", self.lo.1, self.hi.1)
+        }
+    }
+}
+
+/// Reasons that differ only in their numbers: how many, the text between the numbers, and the
+/// range of each number.
+struct Group {
+    count: u64,
+    pieces: Vec<String>,
+    ranges: Vec<Range>,
+}
+
 /// Reasons layouts were set aside, grouped when they differ only in their numbers. Each group
 /// keeps, per number, the smallest and largest value seen, so the report gives real figures
 /// ("needs 96.2–160.4 GB of 80 GB") instead of placeholders.
 #[derive(Default)]
 struct SetAside {
-    groups: BTreeMap<String, (u64, Vec<String>, Vec<(f64, String, f64, String)>)>,
+    groups: BTreeMap<String, Group>,
 }
 
 impl SetAside {
     fn add(&mut self, message: &str) {
         let (pieces, numbers) = split_numbers(message);
         let parsed: Vec<(f64, String)> = numbers.into_iter().map(|n| (n.parse().unwrap_or(f64::NAN), n)).collect();
-        let (count, _, ranges) = self.groups.entry(pieces.join("N")).or_insert_with(|| (0, pieces, parsed.iter().map(|(v, n)| (*v, n.clone(), *v, n.clone())).collect()));
-        *count += 1;
-        for ((lo, lo_text, hi, hi_text), (v, text)) in ranges.iter_mut().zip(parsed) {
-            if v < *lo {
-                (*lo, *lo_text) = (v, text.clone());
+        let group = self.groups.entry(pieces.join("N")).or_insert_with(|| Group { count: 0, pieces, ranges: parsed.iter().map(|v| Range { lo: v.clone(), hi: v.clone() }).collect() });
+        group.count += 1;
+        for (range, value) in group.ranges.iter_mut().zip(parsed) {
+            if value.0 < range.lo.0 {
+                range.lo = value.clone();
             }
-            if v > *hi {
-                (*hi, *hi_text) = (v, text);
+            if value.0 > range.hi.0 {
+                range.hi = value;
             }
         }
     }
 
     /// Each group's message with its numbers (a range where they differ), and its count.
     fn into_counts(self) -> BTreeMap<String, u64> {
-        let render = |(pieces, ranges): (Vec<String>, Vec<(f64, String, f64, String)>)| {
-            let mut out = pieces[0].clone();
-            for ((lo, lo_text, hi, hi_text), piece) in ranges.into_iter().zip(&pieces[1..]) {
-                out.push_str(&if lo == hi { lo_text } else { format!("{lo_text}–{hi_text}") });
+        let render = |g: &Group| {
+            let mut out = g.pieces[0].clone();
+            for (range, piece) in g.ranges.iter().zip(&g.pieces[1..]) {
+                out.push_str(&range.render());
                 out.push_str(piece);
             }
             out
         };
-        self.groups.into_values().map(|(count, pieces, ranges)| (render((pieces, ranges)), count)).collect()
+        self.groups.into_values().map(|g| (render(&g), g.count)).collect()
     }
 }
 

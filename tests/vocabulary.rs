@@ -108,3 +108,13 @@ fn no_negative_zero_in_json() {
         assert!(!out.contains("-0.0,") && !out.contains("-0.0\n") && !out.contains("-0.0]"), "{args:?}: -0.0 in the JSON");
     }
 }
+
+#[test]
+fn fp16_serving_on_a_gpu_without_bf16_prices_its_attention() {
+    // A T4 has no BF16 units; its attention used to be priced as BF16, fail, and be left out of
+    // the total (listed under "unpriced" only). Now it is priced in FP16 and nothing is dropped.
+    let v: serde_json::Value = serde_json::from_str(&stdout(&["compare", "--model", "gpt2", "--gpus", "t4", "--input-len", "64", "--output-len", "8", "--dtype", "fp16", "--json"])).unwrap();
+    let row = &v["results"][0];
+    assert!(row["unpriced"].as_array().unwrap().is_empty(), "{row}");
+    assert!(row["decode_classes"]["fused_attention"].as_f64().is_some_and(|ms| ms > 0.0), "{}", row["decode_classes"]);
+}

@@ -125,8 +125,9 @@ pub fn estimate_with(
         };
         match priced {
             // Work that does math or moves bytes takes time: a zero is a missing price, not a
-            // free op, and is reported with the unpriced ones instead of summed.
-            Estimate::Time(t) if t.seconds == 0.0 && (node.op.flops() > 0.0 || node.op.bytes() > 0.0) => {
+            // free op, and is reported with the unpriced ones instead of summed (a "collective"
+            // within one GPU moves nothing).
+            Estimate::Time(t) if t.seconds == 0.0 && (node.op.flops() > 0.0 || node.op.bytes() > 0.0) && !matches!(&node.op, Op::Comm(c) if c.group <= 1) => {
                 b.unpriced.push(Unpriced { node: node.name.clone(), class, count: node.repeat, reason: format!("{} priced it at 0 ms", predictor.name()) })
             }
             Estimate::Time(t) => {

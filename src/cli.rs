@@ -55,8 +55,8 @@ pub struct ServingFormatFlags {
     /// Activations: bf16 or fp16.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
-    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also --weights, as
-    /// `predict` and `compare` spell it, and vLLM's --quantization).
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also vLLM's
+    /// --quantization).
     #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
     pub quant: Option<String>,
     /// Routed-expert weights when they differ from --quant.
@@ -108,11 +108,10 @@ pub struct ServeSimArgs {
     /// A CSV trace with columns arrival_s, input_len, output_len.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024]
-    /// (also --input).
+    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
     #[arg(long = "input-len", visible_alias = "input", value_name = "TOKENS")]
     pub input: Option<String>,
-    /// Output tokens per request, same forms [default: 256] (also --output).
+    /// Output tokens per request, same forms [default: 256].
     #[arg(long = "output-len", visible_alias = "output", value_name = "TOKENS")]
     pub output: Option<String>,
     /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
@@ -192,10 +191,10 @@ pub struct PlanServeArgs {
     /// GPUs to serve on.
     #[arg(long)]
     pub gpus: u64,
-    /// Prompt tokens per request (also --input, as serve-sim once spelled it).
+    /// Prompt tokens per request.
     #[arg(long, default_value_t = 1024, visible_alias = "input")]
     pub input_len: u64,
-    /// Output tokens per request (also --output).
+    /// Output tokens per request.
     #[arg(long, default_value_t = 256, visible_alias = "output")]
     pub output_len: u64,
     /// Time-to-first-token target, ms.
@@ -591,10 +590,10 @@ impl PredictArgs {
 /// Shape of an LLM serving workload (`--mode serve` and `compare`).
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Serve mode: prompt tokens per request (also --input).
+    /// Serve mode: prompt tokens per request.
     #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: Option<u64>,
-    /// Serve mode: generated tokens per request (decode steps) (also --output).
+    /// Serve mode: generated tokens per request (decode steps).
     #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: Option<u64>,
     /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
@@ -603,8 +602,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1, aliases = ["tensor-parallel-size", "tp-size"])]
     pub tp: u64,
     /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
-    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also --quant, as serve-sim and plan
-    /// serve spell it, and vLLM's --quantization).
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
     #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
     /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype]
@@ -647,16 +645,16 @@ pub struct CompareArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
-    /// Prompt tokens per request (also --input).
+    /// Prompt tokens per request.
     #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: u64,
-    /// Generated tokens per request (also --output).
+    /// Generated tokens per request.
     #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: u64,
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
-    /// (fp8_block, nvfp4, mxfp4, int4) (also --quant, vLLM's --quantization).
+    /// (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
     #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
     /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype] (also vLLM's

@@ -142,6 +142,8 @@ pub struct ServeSimArgs {
     pub seed: u64,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl ServeSimArgs {
@@ -212,6 +214,8 @@ pub struct PlanServeArgs {
     pub svg: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanServeArgs {
@@ -270,6 +274,8 @@ pub struct PlanTrainArgs {
     pub predictor: String,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanTrainArgs {
@@ -305,6 +311,14 @@ pub struct GpuFileArg {
     /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
     #[arg(long, value_name = "FILE")]
     pub gpu_file: Option<PathBuf>,
+}
+
+/// `--html FILE`, shared by every command whose answer is a report.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HtmlArg {
+    /// Also write the answer as one self-contained HTML page (inputs, tables, charts) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -394,6 +408,8 @@ pub struct PredictArgs {
     pub layout: LayoutFlags,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -633,6 +649,8 @@ pub struct CompareArgs {
     pub plot: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl CompareArgs {
@@ -695,6 +713,8 @@ pub struct EvalServingArgs {
     pub rows: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -713,6 +733,8 @@ pub struct EvalIntervalsArgs {
     pub force: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -737,6 +759,8 @@ pub struct EvalConvArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[cfg(feature = "train")]
@@ -790,6 +814,8 @@ pub struct EvalOpsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -807,6 +833,8 @@ pub struct EvalE2eArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -898,4 +926,6 @@ pub struct EvalPairsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }

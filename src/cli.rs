@@ -34,6 +34,24 @@ pub enum Command {
     /// Search parallel layouts and rank them.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Serve a local web page with forms for predict, serve, serve-sim, compare and plan,
+    /// answering with the same report pages as --html.
+    #[cfg(feature = "ui")]
+    Ui(UiArgs),
+}
+
+#[cfg(feature = "ui")]
+#[derive(Args, Debug)]
+pub struct UiArgs {
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+    /// Address to listen on; anything but a loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Accept connections from other machines (the page has no login).
+    #[arg(long)]
+    pub allow_remote: bool,
 }
 
 #[derive(Subcommand, Debug)]

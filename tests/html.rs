@@ -224,3 +224,108 @@ fn the_renderer_shows_provenance_and_escapes_what_it_is_given() {
     assert!(page.contains("&lt;m&gt;") && !page.contains("<m>"), "names escaped");
     assert!(wavecast::html::Kind::from_name("nope").unwrap_err().to_string().contains("unknown report kind"));
 }
+
+/// `wavecast ui`, started on a free loopback port and stopped when the test ends.
+#[cfg(feature = "ui")]
+mod ui {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::process::{Child, Stdio};
+    use std::time::Duration;
+
+    struct Server {
+        child: Child,
+        addr: String,
+    }
+
+    impl Server {
+        fn start() -> Server {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(["ui", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start wavecast ui");
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("the server's first line");
+            let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("no address in {line:?}")).to_string();
+            assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+            Server { child, addr }
+        }
+
+        /// One request with `Connection: close`; the status and the body.
+        fn request(&self, method: &str, path: &str, form: Option<&str>) -> (u16, String) {
+            let mut s = TcpStream::connect(&self.addr).expect("connect");
+            s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+            s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+            let body = form.unwrap_or("");
+            let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", self.addr);
+            if form.is_some() {
+                req += &format!("Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n", body.len());
+            }
+            req += "\r\n";
+            req += body;
+            s.write_all(req.as_bytes()).unwrap();
+            let mut response = String::new();
+            s.read_to_string(&mut response).expect("read the response");
+            let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
+            let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).expect("a status code");
+            (status, body.to_string())
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    fn unescape(s: &str) -> String {
+        s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+    }
+
+    #[test]
+    fn the_local_page_answers_its_routes_with_the_cli_numbers_and_messages() {
+        let server = Server::start();
+        let (status, index) = server.request("GET", "/", None);
+        assert_eq!(status, 200);
+        check_well_formed(&index);
+        for route in ["/predict", "/serve", "/serve-sim", "/compare", "/plan-train", "/plan-serve"] {
+            assert!(index.contains(&format!("href=\"{route}\"")), "the index links {route}");
+        }
+        let (status, form) = server.request("GET", "/serve-sim", None);
+        assert_eq!(status, 200);
+        check_well_formed(&form);
+        assert!(form.contains(r#"<form class="ask" method="post" action="/serve-sim">"#) && form.contains(r#"<option value="llama-3-8b""#), "a form with the presets");
+        assert!(!form.to_ascii_lowercase().contains("http") && !form.contains("<script"), "nothing fetched");
+
+        let (status, page) = server.request("POST", "/predict", Some("model=gpt2&config=&gpu=a100&mode=train&batch=2&seq=512&dtype=&predictor="));
+        assert_eq!(status, 200, "{page}");
+        check_well_formed(&page);
+        let o = wavecast(&["predict", "--model", "gpt2", "--gpu", "a100", "--mode", "train", "--batch", "2", "--seq", "512", "--json"]);
+        let answer: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let shown = numbers(&page);
+        assert!(shown.iter().any(|(p, _, _)| p == "/total_ms"), "the step time is on the page");
+        for (pointer, exact, _) in shown {
+            assert_eq!(answer.pointer(&pointer).map(Value::to_string).as_deref(), Some(exact.as_str()), "{pointer}");
+        }
+
+        let (status, page) = server.request("POST", "/predict", Some("model=gpt2&gpu=nonesuch&mode=inference&batch=1&seq=128"));
+        assert_eq!(status, 422);
+        let cli = wavecast(&["predict", "--model", "gpt2", "--gpu", "nonesuch", "--batch", "1", "--seq", "128"]);
+        let message = stderr(&cli).trim().to_string();
+        assert!(message.starts_with("wavecast: error: ") && unescape(&page).contains(&message), "the CLI's message {message:?} in the page");
+
+        let (status, page) = server.request("POST", "/serve", Some("model=&config=%7Bnot+json&gpu=h100&batch=x"));
+        assert_eq!(status, 422);
+        assert!(page.contains("must be a whole number") || page.contains("config.json is not JSON"), "{page}");
+        let (status, page) = server.request("GET", "/serve?model=qwen2.5-7b&gpu=h100&batch=2&input_len=256&output_len=32", None);
+        assert_eq!(status, 200, "a query string is answered as a submitted form");
+        assert!(page.contains(r#"data-kind="serve""#) && page.contains("One decode step by op class"), "the serve report");
+        assert_eq!(server.request("GET", "/nowhere", None).0, 404);
+    }
+
+    #[test]
+    fn the_local_page_refuses_other_interfaces_unless_asked() {
+        let o = wavecast(&["ui", "--host", "0.0.0.0", "--port", "0"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("refusing to serve on 0.0.0.0") && stderr(&o).contains("--allow-remote"), "{}", stderr(&o));
+    }
+}

@@ -17,6 +17,8 @@ mod scale;
 mod serve;
 mod serve_sim;
 mod train_step;
+#[cfg(feature = "ui")]
+mod ui;
 #[cfg(feature = "train")]
 mod train;
 
@@ -41,6 +43,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train(a) => train::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Scale(a) => scale::run(a),
+        #[cfg(feature = "ui")]
+        Command::Ui(a) => ui::run(a),
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
         Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
         Command::Eval(EvalCommand::Intervals(a)) => eval_intervals::run(a),

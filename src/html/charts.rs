@@ -147,7 +147,7 @@ pub fn charts(kind: Kind, root: &Node) -> Vec<String> {
 }
 
 fn plan_point_name(p: &Node) -> String {
-    format!("{} {} ×{}", text(p, "layout"), text(p, "mode"), text(p, "concurrency"))
+    format!("{} {} · {} users", text(p, "layout"), text(p, "mode"), text(p, "concurrency"))
 }
 
 /// `plan serve`'s chart: every simulated point, aggregated and disaggregated in their own

@@ -48,6 +48,16 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
+/// A tick label: four figures at most, without trailing zeros (`100`, `0.25`).
+fn tick(t: f64) -> String {
+    let s = short_f64(t);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Decades covering `lo..hi` (both positive) for a log axis.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
@@ -88,7 +98,7 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
         let _ = write!(
             out,
             r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{bottom:.1}" stroke="#ddd"/><text x="{px:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"##,
-            short_f64(*t),
+            tick(*t),
             px = x(*t),
             bottom = top + plot_h,
             ty = top + plot_h + 14.0
@@ -195,12 +205,12 @@ impl Scatter<'_> {
         open(&mut out, height, self.title);
         out.push_str(r#"<g class="axis x-axis">"#);
         for t in &sx.ticks {
-            let _ = write!(out, r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{b:.1}" stroke="#eee"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"##, short_f64(*t), x = px(*t), b = top + ph, ty = top + ph + 14.0);
+            let _ = write!(out, r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{b:.1}" stroke="#eee"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"##, tick(*t), x = px(*t), b = top + ph, ty = top + ph + 14.0);
         }
         let _ = write!(out, r##"<line x1="{left}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333"/><text class="axis-label" x="{cx:.1}" y="{ly:.1}" text-anchor="middle">{}</text></g>"##, esc(self.x_label), b = top + ph, r = left + pw, cx = left + pw / 2.0, ly = height - 12.0);
         out.push_str(r#"<g class="axis y-axis">"#);
         for t in &sy.ticks {
-            let _ = write!(out, r##"<line x1="{left}" y1="{y:.1}" x2="{r:.1}" y2="{y:.1}" stroke="#eee"/><text x="{tx:.1}" y="{ty:.1}" text-anchor="end">{}</text>"##, short_f64(*t), y = py(*t), r = left + pw, tx = left - 6.0, ty = py(*t) + 4.0);
+            let _ = write!(out, r##"<line x1="{left}" y1="{y:.1}" x2="{r:.1}" y2="{y:.1}" stroke="#eee"/><text x="{tx:.1}" y="{ty:.1}" text-anchor="end">{}</text>"##, tick(*t), y = py(*t), r = left + pw, tx = left - 6.0, ty = py(*t) + 4.0);
         }
         let _ = write!(out, r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{b:.1}" stroke="#333"/><text class="axis-label" transform="translate(16 {cy:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"##, esc(self.y_label), b = top + ph, cy = top + ph / 2.0);
         if self.diagonal {
@@ -221,7 +231,9 @@ impl Scatter<'_> {
         }
         for (i, (name, c)) in entries.iter().enumerate() {
             let y = top + 8.0 + 16.0 * i as f64;
-            let _ = write!(out, r#"<g class="legend"><rect x="{x:.1}" y="{ry:.1}" width="10" height="10" fill="{c}"/><text x="{tx:.1}" y="{ty:.1}">{}</text></g>"#, esc(name), x = left + 10.0, ry = y - 8.0, tx = left + 24.0, ty = y + 1.0);
+            // Top right: a Pareto front and predicted-against-measured points rarely reach it.
+            let lx = left + pw - 140.0;
+            let _ = write!(out, r#"<g class="legend"><rect x="{x:.1}" y="{ry:.1}" width="10" height="10" fill="{c}"/><text x="{tx:.1}" y="{ty:.1}">{}</text></g>"#, esc(name), x = lx, ry = y - 8.0, tx = lx + 14.0, ty = y + 1.0);
         }
         close(&mut out);
         out

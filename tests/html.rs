@@ -159,7 +159,7 @@ fn check_page(args: &[&str], dir: &Path, name: &str) -> String {
     check_self_contained(&html);
     assert!(elements.iter().any(|e| e == "svg") || args[0] == "eval", "{args:?}: no chart");
     assert!(html.contains(&format!("wavecast {}", env!("CARGO_PKG_VERSION"))), "the page names the version");
-    assert!(html.contains("<h3>Inputs</h3>") && html.contains(args[1]), "the page shows the inputs");
+    assert!(html.contains("<h3>Inputs</h3>") && html.contains(&format!("wavecast {}", args.join(" "))), "the page shows the command");
     let shown = numbers(&html);
     let mut seen = BTreeSet::new();
     for (pointer, exact, text) in &shown {
@@ -193,6 +193,24 @@ fn every_report_page_is_well_formed_self_contained_and_shows_the_json_numbers() 
     for (name, args) in runs {
         check_page(args, dir.path(), name);
     }
+}
+
+/// The accuracy reports on NeuSight's data (`../shared`; skipped without it).
+#[test]
+fn eval_pages_show_the_json_numbers_and_predicted_against_measured() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/neusight");
+    if !data.join("label").is_dir() {
+        eprintln!("skipped: no {}", data.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = data.to_str().unwrap();
+    let e2e = check_page(&["eval", "e2e", "--data", data, "--predictor", "roofline"], dir.path(), "e2e.html");
+    assert!(e2e.contains("End-to-end time: predicted against measured") && e2e.contains(r#"class="diagonal""#), "the scatter with y = x");
+    let conv = check_page(&["eval", "conv", "--data", data], dir.path(), "conv.html");
+    assert!(conv.contains("Mean APE per GPU and method"));
+    let ops = check_page(&["eval", "ops", "--data", data, "--test-gpu", "t4", "--predictor", "roofline"], dir.path(), "ops.html");
+    assert!(ops.contains("Mean APE by family"));
 }
 
 #[test]

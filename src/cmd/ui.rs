@@ -225,7 +225,7 @@ fn find(path: &str) -> Option<&'static Question> {
 }
 
 fn nav(current: Option<&str>) -> String {
-    let mut out = String::from(r#"<style>nav a{margin-right:1em}nav a.here{font-weight:bold}form.ask{display:grid;grid-template-columns:max-content minmax(14em,32em);gap:.35em .8em;align-items:center;margin:.8em 0 1.2em;font-family:system-ui,sans-serif}form.ask textarea{height:6em;font-family:monospace}.error{color:#a40000;background:#fff0f0;border:1px solid #f0c0c0;padding:.5em .8em;border-radius:4px;font-family:monospace}body{font-family:system-ui,sans-serif}</style><nav><a href="/"><b>wavecast ui</b></a>"#);
+    let mut out = String::from(r#"<style>nav a{margin-right:1em}nav a.here{font-weight:bold}.layout{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer{flex:1 1 40em;min-width:0}form.ask{flex:0 0 22em;display:grid;grid-template-columns:max-content minmax(8em,1fr);gap:.3em .6em;align-items:center;font-size:.85em;background:#f7f9fc;border:1px solid #e3e6eb;border-radius:6px;padding:.8em}form.ask textarea{height:4em;font-family:monospace}form.ask input,form.ask select,form.ask textarea{width:100%;box-sizing:border-box}h1{font-size:1.5em;margin:.4em 0}.error{color:#a40000;background:#fff0f0;border:1px solid #f0c0c0;padding:.5em .8em;border-radius:4px;font-family:monospace}body{font-family:system-ui,sans-serif}</style><nav><a href="/"><b>wavecast ui</b></a>"#);
     for q in QUESTIONS {
         let here = if current == Some(q.path) { r#" class="here""# } else { "" };
         let _ = write!(out, r#"<a href="/{}"{here}>{}</a>"#, q.path, esc(q.title));
@@ -241,19 +241,20 @@ fn shown<'a>(field: &Field, given: &'a [(String, String)]) -> &'a str {
 
 fn form_page(q: &Question, given: &[(String, String)], result: Option<std::result::Result<(Node, Node), String>>) -> String {
     let mut body = nav(Some(q.path));
-    let _ = write!(body, r#"<h1>{}</h1><form class="ask" method="post" action="/{}">"#, esc(q.title), q.path);
+    let _ = write!(body, r#"<h1>{}</h1><div class="layout"><form class="ask" method="post" action="/{}">"#, esc(q.title), q.path);
     for field in q.fields {
         let value = if given.is_empty() { field.default } else { shown(field, given) };
         let _ = write!(body, r#"<label for="{n}">{}</label>{}"#, esc(field.label), input(field, value), n = field.name);
     }
-    body.push_str(r#"<span></span><button type="submit">Predict</button></form>"#);
+    body.push_str(r#"<span></span><button type="submit">Predict</button></form><div class="answer">"#);
     match result {
         Some(Ok((inputs, report))) => body.push_str(&wavecast::html::fragment(q.kind, &inputs, &report)),
         Some(Err(message)) => {
             let _ = write!(body, r#"<p class="error">wavecast: error: {}</p>"#, esc(&message));
         }
-        None => {}
+        None => body.push_str("<p>Fill in the form; the answer appears here.</p>"),
     }
+    body.push_str("</div></div>");
     wavecast::html::document(&format!("wavecast ui · {}", q.title), &body)
 }
 

@@ -135,8 +135,8 @@ pub fn charts(kind: Kind, root: &Node) -> Vec<String> {
             measured_vs_predicted(root, "/rows", "measured_ttft_ms", "predicted_ttft_ms", "TTFT: predicted against measured", |r| text(r, "id")),
             measured_vs_predicted(root, "/rows", "measured_tpot_ms", "predicted_tpot_ms", "TPOT: predicted against measured", |r| text(r, "id")),
         ],
-        Kind::EvalOps => vec![bars("Mean APE by family", "%", &set_bars(root, "/sets", &["stats", "mean_ape"], |r| format!("{} {}", text(r, "family"), text(r, "dtype"))))],
-        Kind::EvalConv => vec![bars("Mean APE per GPU and method", "%", &nested_bars(root, "/per_gpu", "methods", &["stats", "mean_ape"], |g, m| format!("{} · {}", text(g, "gpu"), text(m, "method"))))],
+        Kind::EvalOps => vec![bars("Mean APE by family", "%", &set_bars(root, "/sets", &["mean_ape"], |r| format!("{} {}", text(r, "family"), text(r, "dtype"))))],
+        Kind::EvalConv => vec![bars("Mean APE per GPU and method", "%", &nested_bars(root, "/per_gpu", "methods", &["mean_ape"], |g, m| format!("{} · {}", text(g, "gpu"), text(m, "method"))))],
         Kind::EvalPairs => vec![
             bars("Mean APE per set and method", "%", &nested_bars(root, "/sets", "methods", &["all", "mean_ape"], |s, m| format!("{} · {}", text(s, "set"), text(m, "method")))),
             bars("Mean APE per family (pooled over pairs)", "%", &list_bars(root, "/families", "pooled/mean_ape", |r| format!("{} {}", text(r, "family"), text(r, "dtype")))),

@@ -188,7 +188,7 @@ mod tests {
         let n = Node::parse(r#"{"z": 1, "a": [0.1, -2, 3.0e20], "m": {"b": null, "a": "x/y"}}"#).unwrap();
         let keys: Vec<&str> = n.fields().iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["z", "a", "m"]);
-        assert_eq!(n.to_json(), r#"{"z":1,"a":[0.1,-2,3e20],"m":{"b":null,"a":"x/y"}}"#);
+        assert_eq!(n.to_json(), r#"{"z":1,"a":[0.1,-2,3e+20],"m":{"b":null,"a":"x/y"}}"#);
         assert_eq!(pointer("/m", "a/b~c"), "/m/a~1b~0c");
     }
 }

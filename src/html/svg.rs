@@ -64,12 +64,12 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (a..=b.max(a + 1)).map(|e| 10f64.powi(e)).collect()
 }
 
-fn open(out: &mut String, height: f64, title: &str) {
+fn open(out: &mut String, width: f64, height: f64, title: &str) {
     let _ = write!(
         out,
-        r#"<figure class="chart"><svg role="img" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="11"><title>{t}</title><text class="chart-title" x="{x}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{t}</text>"#,
+        r#"<figure class="chart"><svg role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" font-family="sans-serif" font-size="11"><title>{t}</title><text class="chart-title" x="{x}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{t}</text>"#,
         t = esc(title),
-        x = WIDTH / 2.0
+        x = width / 2.0
     );
 }
 
@@ -84,15 +84,18 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
     if items.is_empty() || max <= 0.0 {
         return String::new();
     }
-    let (left, right, top, row) = (180.0, 70.0, 30.0, 22.0);
-    let plot_w = WIDTH - left - right;
+    // The label column is as wide as the longest label (about 6.3 px a character at 11 px).
+    let longest = items.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) as f64;
+    let (left, right, top, row) = ((6.3 * longest + 14.0).clamp(80.0, 330.0), 70.0, 30.0, 22.0);
+    let plot_w = 400.0;
+    let width = left + plot_w + right;
     let plot_h = row * items.len() as f64;
     let height = top + plot_h + 42.0;
     let ts = ticks(0.0, max);
     let axis_max = *ts.last().unwrap_or(&max);
     let x = |v: f64| left + plot_w * (v.max(0.0) / axis_max);
     let mut out = String::new();
-    open(&mut out, height, title);
+    open(&mut out, width, height, title);
     out.push_str(r#"<g class="axis x-axis">"#);
     for t in &ts {
         let _ = write!(
@@ -202,7 +205,7 @@ impl Scatter<'_> {
         let px = |v: f64| left + pw * sx.frac(v);
         let py = |v: f64| top + ph * (1.0 - sy.frac(v));
         let mut out = String::new();
-        open(&mut out, height, self.title);
+        open(&mut out, WIDTH, height, self.title);
         out.push_str(r#"<g class="axis x-axis">"#);
         for t in &sx.ticks {
             let _ = write!(out, r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{b:.1}" stroke="#eee"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"##, tick(*t), x = px(*t), b = top + ph, ty = top + ph + 14.0);

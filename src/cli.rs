@@ -36,6 +36,24 @@ pub enum Command {
     /// Search parallel layouts and rank them.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Serve a local web page with forms for predict, serve, serve-sim, compare and plan,
+    /// answering with the same report pages as --html.
+    #[cfg(feature = "ui")]
+    Ui(UiArgs),
+}
+
+#[cfg(feature = "ui")]
+#[derive(Args, Debug)]
+pub struct UiArgs {
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+    /// Address to listen on; anything but a loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Accept connections from other machines (the page has no login).
+    #[arg(long)]
+    pub allow_remote: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -147,6 +165,8 @@ pub struct ServeSimArgs {
     pub seed: u64,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl ServeSimArgs {
@@ -219,6 +239,8 @@ pub struct PlanServeArgs {
     pub svg: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanServeArgs {
@@ -279,6 +301,8 @@ pub struct PlanTrainArgs {
     pub predictor: String,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanTrainArgs {
@@ -324,6 +348,14 @@ pub struct PriceArg {
     /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     pub price: Vec<String>,
+}
+
+/// `--html FILE`, shared by every command whose answer is a report.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HtmlArg {
+    /// Also write the answer as one self-contained HTML page (inputs, tables, charts) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -419,6 +451,8 @@ pub struct PredictArgs {
     pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -674,6 +708,8 @@ pub struct CompareArgs {
     pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl CompareArgs {
@@ -738,6 +774,8 @@ pub struct EvalServingArgs {
     pub rows: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -756,6 +794,8 @@ pub struct EvalIntervalsArgs {
     pub force: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -780,6 +820,8 @@ pub struct EvalConvArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[cfg(feature = "train")]
@@ -833,6 +875,8 @@ pub struct EvalOpsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -850,6 +894,8 @@ pub struct EvalE2eArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -941,6 +987,8 @@ pub struct EvalPairsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 /// Every option is declared once and reachable everywhere it belongs: no flag name (or alias)

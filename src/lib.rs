@@ -37,6 +37,7 @@
 //! request and returning the report `--json` prints.
 
 mod error;
+pub mod html;
 mod json;
 mod listing;
 mod predict;

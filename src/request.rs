@@ -2,12 +2,12 @@
 //! package from keyword arguments (as JSON); field names and defaults are the CLI's.
 
 use crate::{Error, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use wavecast_workload::Source;
 
 /// A Hugging Face `config.json`: a path to the file, or the config itself.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum ConfigArg {
     Path(PathBuf),
@@ -63,7 +63,7 @@ fn tp_one() -> Vec<u64> {
 }
 
 /// One workload on one GPU (`wavecast predict`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PredictRequest {
     /// A preset (`wavecast models`).
@@ -131,7 +131,7 @@ impl PredictRequest {
 }
 
 /// An LLM serving a static batch (`wavecast predict --mode serve`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeRequest {
     #[serde(default)]
@@ -171,7 +171,7 @@ pub struct ServeRequest {
 }
 
 /// One serving workload over several GPUs and TP degrees (`wavecast compare`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareRequest {
     #[serde(default)]
@@ -205,7 +205,7 @@ pub struct CompareRequest {
 }
 
 /// A profiler trace carried to other GPUs (`wavecast scale`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScaleRequest {
     pub trace: PathBuf,
@@ -241,7 +241,7 @@ fn none() -> String {
 
 /// How a training run is spread over GPUs: the flags `predict --mode train` and `plan train`
 /// share (`--dp --tp --pp --cp --ep --zero --micro-batch --recompute --nodes --gpus-per-node`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutArgs {
     #[serde(default = "one")]
@@ -277,7 +277,7 @@ impl Default for LayoutArgs {
 }
 
 /// A training step over many GPUs (`wavecast predict --mode train` with layout flags).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainRequest {
     #[serde(default)]
@@ -325,7 +325,7 @@ fn ten() -> usize {
 }
 
 /// Ranking layouts for a training run (`wavecast plan train`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanTrainRequest {
     #[serde(default)]
@@ -370,7 +370,7 @@ fn yes() -> bool {
 }
 
 /// A deployment's shape shared by `serve-sim` and `plan serve`: formats and engine.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServingFormatArgs {
     /// Activations: "bf16" or "fp16".
@@ -397,7 +397,7 @@ impl Default for ServingFormatArgs {
 }
 
 /// LLM serving under load (`wavecast serve-sim`): a continuous-batching simulation.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeSimRequest {
     #[serde(default)]
@@ -460,7 +460,7 @@ fn concurrencies() -> Vec<u64> {
 }
 
 /// Ranking serving deployments on N GPUs (`wavecast plan serve`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanServeRequest {
     #[serde(default)]

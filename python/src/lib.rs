@@ -122,6 +122,22 @@ fn models(py: Python<'_>) -> PyResult<String> {
     .map_err(PyValueError::new_err)
 }
 
+/// The report page of `kind` (`predict`, `serve`, `train`, `plan_train`, `serve_sim`,
+/// `plan_serve`, `compare`, `scale`, …) for `report` (its JSON) and the request that made it
+/// (JSON; none: no inputs table): the HTML element a notebook shows, or with `page=True` the
+/// self-contained document `--html FILE` writes. The same renderer as the CLI's.
+#[pyfunction]
+#[pyo3(signature = (kind, report, inputs=None, page=false))]
+fn render_html(py: Python<'_>, kind: &str, report: &str, inputs: Option<&str>, page: bool) -> PyResult<String> {
+    py.detach(|| {
+        let kind = wavecast::html::Kind::from_name(kind).map_err(message)?;
+        let inputs = inputs.unwrap_or("");
+        let html = if page { wavecast::html::page_from_json(kind, inputs, report) } else { wavecast::html::fragment_from_json(kind, inputs, report) };
+        html.map_err(message)
+    })
+    .map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -136,5 +152,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpus, m)?)?;
     m.add_function(wrap_pyfunction!(sustained, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(render_html, m)?)?;
     Ok(())
 }

@@ -14,7 +14,7 @@ from collections.abc import Iterable as _Iterable
 from collections.abc import Mapping as _Mapping
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
-from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
+from ._report import CompareResult, PlanServeReport, PlanTrainReport, Prediction, Report, ScaleReport, ServeReport, ServeSimReport, TrainReport
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -54,6 +54,14 @@ def _request(fn_name: str, fields: Dict[str, Any]) -> Any:
     except (TypeError, ValueError) as e:
         raise WavecastError(f"the request cannot be written as JSON: {e}") from None
     return _call(fn_name, text)
+
+
+def _report(cls: Any, fn_name: str, fields: Dict[str, Any]) -> Any:
+    """Runs ``fn_name`` on ``fields`` and wraps the report in ``cls``, remembering the request
+    (shown as the inputs of the report's HTML)."""
+    report = cls(_request(fn_name, fields))
+    report._inputs = {k: v for k, v in fields.items() if v is not None}
+    return report
 
 
 # ---- argument checks: wrong Python types are WavecastError (a ValueError) with one line ----
@@ -201,7 +209,7 @@ def predict(
     Raises:
         WavecastError: (a ``ValueError``) with the CLI's one-line message on bad input.
     """
-    return Prediction(_request("predict", {
+    return _report(Prediction, "predict", {
         "model": _str("model", model),
         "config": _config(config),
         "onnx": _path("onnx", onnx),
@@ -217,7 +225,7 @@ def predict(
         "image_size": _int("image_size", image_size),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
-    }))
+    })
 
 
 def serve(
@@ -252,7 +260,7 @@ def serve(
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
     """
-    return ServeReport(_request("serve", {
+    return _report(ServeReport, "serve", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -267,7 +275,7 @@ def serve(
         "predictor": _str("predictor", predictor),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
-    }))
+    })
 
 
 def compare(
@@ -297,7 +305,7 @@ def compare(
     Raises :class:`WavecastError` on bad input (an unknown GPU), or when no combination can
     serve the workload.
     """
-    return CompareResult(_request("compare", {
+    return _report(CompareResult, "compare", {
         "model": _str("model", model),
         "config": _config(config),
         "gpus": _strs("gpus", gpus),
@@ -312,7 +320,7 @@ def compare(
         "predictor": _str("predictor", predictor),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
-    }))
+    })
 
 
 def scale(
@@ -344,7 +352,7 @@ def scale(
     Returns a :class:`ScaleReport` (``origin``, ``destinations[i].per_step_ms``,
     ``interval_ms``, ``speedup``…).
     """
-    return ScaleReport(_request("scale", {
+    return _report(ScaleReport, "scale", {
         "trace": _path("trace", trace),
         "to": _strs("to", to),
         "from": _str("from_", from_),
@@ -354,7 +362,7 @@ def scale(
         "predictor": _str("predictor", predictor),
         "kernels": _int("kernels", kernels),
         "gpu_file": _path("gpu_file", gpu_file),
-    }))
+    })
 
 
 def gpus(gpu_file: Optional[PathLike] = None) -> List[Report]:
@@ -416,7 +424,7 @@ def train(
     gpu_file: Optional[PathLike] = None,
     allow_partial: bool = False,
     price: Union[None, float, str, Mapping[str, float]] = None,
-) -> Report:
+) -> TrainReport:
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
     train --json`` with layout flags). ``batch`` is the global batch in sequences.
 
@@ -427,7 +435,7 @@ def train(
     """
     if not isinstance(sequence_parallel, bool):
         raise WavecastError(f"sequence_parallel must be True or False, got {sequence_parallel!r}")
-    return _request("train", {
+    return _report(TrainReport, "train", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -468,13 +476,13 @@ def plan_train(
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
     price: Union[None, float, str, Mapping[str, float]] = None,
-) -> Report:
+) -> TrainReport:
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
     that fit (``wavecast plan train --json``): ``rows`` (rank, layout, step_ms, mfu,
     tokens_per_s_per_gpu, memory_gb, days and cost for ``tokens``), ``evaluated``,
     ``fitting`` and ``rejected`` (reasons with counts).
     """
-    return _request("plan_train", {
+    return _report(PlanTrainReport, "plan_train", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -530,7 +538,7 @@ def serve_sim(
     input_len: Union[int, str, None] = None,
     output_len: Union[int, str, None] = None,
     weights: Optional[str] = None,
-) -> Report:
+) -> TrainReport:
     """LLM serving under load (``wavecast serve-sim --json``): a continuous-batching
     simulation of ``requests`` requests arriving from ``concurrency`` users (or at ``rate``
     per second, or from a CSV ``trace``) on workers laid out as ``layout`` (``"tp8"``,
@@ -555,7 +563,7 @@ def serve_sim(
         if isinstance(value, bool) or not (value is None or isinstance(value, (int, str))):
             raise WavecastError(f"{name} must be a token count or a distribution string, got {value!r}")
         lengths[name] = None if value is None else str(value)
-    return _request("serve_sim", {
+    return _report(ServeSimReport, "serve_sim", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -600,7 +608,7 @@ def plan_serve(
     backend: str = "vllm",
     gpu_file: Optional[PathLike] = None,
     weights: Optional[str] = None,
-) -> Report:
+) -> TrainReport:
     """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
     among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
     (best point per layout), ``points`` (every simulated layout × concurrency, with
@@ -611,7 +619,7 @@ def plan_serve(
     quant = _either("quant", quant, "weights", weights)
     if not isinstance(disaggregated, bool):
         raise WavecastError(f"disaggregated must be True or False, got {disaggregated!r}")
-    return _request("plan_serve", {
+    return _report(PlanServeReport, "plan_serve", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),

@@ -1,13 +1,16 @@
 //! `wavecast compare`: one LLM serving workload on several GPUs and tensor-parallel degrees,
 //! in one table (latency, throughput, tokens per dollar) and optionally an SVG bar chart.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::CompareArgs;
 use crate::{plot, table};
 use wavecast::CompareReport;
 
 pub fn run(a: CompareArgs) -> Result<()> {
-    let out = wavecast::compare(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let out = wavecast::compare(&request)?;
+    write_html(&a.html, wavecast::html::Kind::Compare, Some(&request), &out)?;
     if let Some(path) = &a.plot {
         plot::compare(&out, path)?;
     }

@@ -1,11 +1,14 @@
 //! `wavecast plan train`: layouts of a training run ranked by step time among those that fit.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PlanTrainArgs;
 use crate::table;
 
 pub fn run(a: PlanTrainArgs) -> Result<()> {
-    let r = wavecast::plan_train(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let r = wavecast::plan_train(&request)?;
+    write_html(&a.html, wavecast::html::Kind::PlanTrain, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }

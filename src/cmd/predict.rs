@@ -1,16 +1,19 @@
 //! `wavecast predict`: one workload on one GPU, as a per-class table or `--json`.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::{ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let p = wavecast::predict(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let p = wavecast::predict(&request)?;
     for note in &p.notes {
         eprintln!("note: {note}");
     }
+    write_html(&a.html, wavecast::html::Kind::Predict, Some(&request), &p)?;
     if a.json {
         return print_json(&p);
     }

@@ -1,14 +1,17 @@
 //! `wavecast predict --mode train` with layout flags: one multi-GPU training step, where its
 //! time goes, its collectives and the memory of the most loaded GPU.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::TrainReport;
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let r = wavecast::train(&a.train_request()?)?;
+    check_html(&a.html)?;
+    let request = a.train_request()?;
+    let r = wavecast::train(&request)?;
+    write_html(&a.html, wavecast::html::Kind::Train, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }

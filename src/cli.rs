@@ -673,6 +673,28 @@ pub enum EvalCommand {
     /// TTFT and TPOT error per system, backend, precision and mode; rows that cannot be
     /// predicted are listed with the reason.
     Serving(EvalServingArgs),
+    /// Training steps against published, measured runs (a CSV laid out like
+    /// shared/data/training/published_runs.csv, or bench/data/training_runs.csv): tokens/s per
+    /// GPU predicted vs measured, mean and median error overall and per band (≤ 3B parameters,
+    /// ≥ 16K tokens, multi-node, FP8), memory headroom per run; rows that cannot be replayed
+    /// are listed with the reason.
+    Training(EvalTrainingArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalTrainingArgs {
+    /// A CSV of measured runs; the model configs it names are read relative to its folder.
+    #[arg(long)]
+    pub data: PathBuf,
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
+    pub predictor: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// Also list every replayed row.
+    #[arg(long)]
+    pub rows: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

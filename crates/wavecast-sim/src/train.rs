@@ -551,7 +551,7 @@ pub(crate) fn assemble(
     let layers = stage_layers(spec.layers, l.pp);
     let stage_params = sec.stage_params(&layers);
     let mut stages = stage_times(sec, &layers, l.recompute);
-    let d = o.dtype.size_bytes() as f64;
+    let d = o.storage_dtype().size_bytes() as f64;
     let mut collectives = collective_rows(sec, m);
 
     // ZeRO-3: every layer's weights are gathered before its forward and again before its
@@ -710,7 +710,7 @@ fn memory(
     let l = o.layout;
     let m = o.micro_batches();
     let per_layer = o.layer_activation_bytes(spec);
-    let d = o.dtype.size_bytes() as f64;
+    let d = o.storage_dtype().size_bytes() as f64;
     let tokens = (l.micro_batch * o.seq / l.cp) as f64;
     let mut worst = TrainMemory::default();
     let mut worst_in_flight = 1;
@@ -723,7 +723,7 @@ fn memory(
         } else {
             1.0
         };
-        let mut mem = model_state_bytes(params, o.dtype, o.optimizer, l.zero, l.dp);
+        let mut mem = model_state_bytes(params, o.storage_dtype(), o.optimizer, l.zero, l.dp);
         mem.activations = per_layer * n as f64 * in_flight as f64 * interleave;
         if i == 0 {
             mem.activations += tokens * spec.hidden as f64 * d * in_flight as f64;

@@ -377,7 +377,9 @@ pub struct PredictArgs {
     pub seq: Option<u64>,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode].
+    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode; in train mode for
+    /// transformers the config's torch_dtype, else bf16, and fp32 for the presets of NeuSight's
+    /// FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8); reports say which].
     #[arg(long)]
     pub dtype: Option<String>,
     /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
@@ -422,7 +424,8 @@ pub struct LayoutFlags {
     /// ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights (FSDP).
     #[arg(long)]
     pub zero: Option<u8>,
-    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch).
+    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch)
+    /// [default: the rank's whole share without --pp, else 1].
     #[arg(long)]
     pub micro_batch: Option<u64>,
     /// Model chunks per pipeline stage (interleaved 1F1B).
@@ -465,7 +468,7 @@ impl LayoutFlags {
             cp: self.cp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             zero: self.zero.unwrap_or(0),
-            micro_batch: self.micro_batch.unwrap_or(1),
+            micro_batch: self.micro_batch,
             interleave: self.interleave.unwrap_or(1),
             recompute: value_name(self.recompute.unwrap_or(RecomputeArg::None)),
             sequence_parallel: self.sequence_parallel,
@@ -486,7 +489,7 @@ impl PredictArgs {
             gpu_file: self.gpu_file.gpu_file.clone(),
             batch: self.batch,
             seq: self.seq.unwrap_or(1024),
-            dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
+            dtype: self.dtype.clone(),
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             layout: self.layout.layout(self.serve.tp),
             nodes: self.layout.nodes,

@@ -47,7 +47,7 @@ mod train;
 
 pub use error::{Error, Result};
 pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
-pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
+pub use predict::{estimate, predict, training_dtype_note, ClassRow, Phases, Prediction, UnsupportedRow};
 pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};
 pub use scale::{scale, ScaleReport};
 pub use serve::{compare, serve};

@@ -7,8 +7,9 @@ use wavecast::{Catalog, ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let p = wavecast::predict(&a.request())?;
-    for note in &p.notes {
+    let req = a.request();
+    let p = wavecast::predict(&req)?;
+    for note in wavecast::training_dtype_note(&req).iter().chain(&p.notes) {
         eprintln!("note: {note}");
     }
     if a.json {

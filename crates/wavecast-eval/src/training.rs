@@ -128,13 +128,13 @@ fn dtype(precision: &str) -> Result<DType, String> {
     }
 }
 
-/// ZeRO stage of the file's `fsdp_or_zero`: `ddp` 0, `zero1` 1, `fsdp`/`fsdp2` 3. Empty (not
-/// stated) is Megatron-Core's distributed optimizer, ZeRO-1, the default of the NeMo and
-/// Megatron recipes most rows come from.
+/// ZeRO stage of the file's `fsdp_or_zero`: `fsdp`/`fsdp2` 3, else 1. `ddp` (a table's FSDP
+/// column at 0) and empty (not stated) both keep Megatron-Core's distributed optimizer, ZeRO-1,
+/// which every NeMo and Megatron-Bridge recipe turns on by default; FSDP off does not turn it
+/// off.
 fn zero_stage(cell: Option<&str>) -> Result<u8, String> {
     match cell.unwrap_or("") {
-        "" | "zero1" => Ok(1),
-        "ddp" => Ok(0),
+        "" | "zero1" | "ddp" => Ok(1),
         "zero2" => Ok(2),
         "fsdp" | "fsdp2" | "zero3" => Ok(3),
         other => Err(format!("unknown fsdp_or_zero '{other}'")),
@@ -142,8 +142,12 @@ fn zero_stage(cell: Option<&str>) -> Result<u8, String> {
 }
 
 /// Recomputation policies to try, cheapest first: the row's own, or when it is not stated the
-/// first of none, selective, full that fits (what a framework's user would have picked).
-fn recompute_policies(cell: Option<&str>) -> Result<Vec<Recompute>, String> {
+/// first of none, selective, full that fits (what a framework's user would have picked). A
+/// source whose FLOP count includes recomputed work ([`flop_convention`]) recomputed fully.
+fn recompute_policies(source_id: &str, cell: Option<&str>) -> Result<Vec<Recompute>, String> {
+    if flop_convention(source_id) > 1.0 {
+        return Ok(vec![Recompute::Full]);
+    }
     match cell.unwrap_or("unknown") {
         "unknown" | "" => Ok(vec![Recompute::None, Recompute::Selective, Recompute::Full]),
         other => Ok(vec![other.parse()?]),
@@ -208,7 +212,7 @@ fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &d
     let global_batch = row.global_batch_seqs.ok_or("the source does not state the global batch")?;
     let topo = Topology { gpus_per_node: row.gpus_per_node.unwrap_or(8), nic_gbps: None };
     let mut last = String::new();
-    for recompute in recompute_policies(row.recompute.as_deref())? {
+    for recompute in recompute_policies(&row.source_id, row.recompute.as_deref())? {
         let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)? };
         match train_step(spec, &o, &topo, gpu, predictor, comm, Some(row.num_gpus)) {
             Ok(r) => return Ok(r),
@@ -342,11 +346,13 @@ mod tests {
         let l = layout_of(&row, Recompute::None).unwrap();
         assert_eq!((l.dp, l.tp, l.pp, l.cp, l.interleave, l.zero), (8, 2, 4, 1, 5, 1));
         assert!(l.sequence_parallel);
-        assert_eq!(recompute_policies(row.recompute.as_deref()).unwrap().len(), 3);
+        assert_eq!(recompute_policies(&row.source_id, row.recompute.as_deref()).unwrap().len(), 3);
+        assert_eq!(recompute_policies("megatronlm_2021_a100", None).unwrap(), vec![Recompute::Full]);
         let bad = RunRow { dp: Some(4), ..row.clone() };
         assert!(layout_of(&bad, Recompute::None).unwrap_err().contains("disagrees"));
         assert_eq!(zero_stage(Some("fsdp2")).unwrap(), 3);
         assert!(zero_stage(Some("zero9")).is_err());
+        assert_eq!(zero_stage(Some("ddp")).unwrap(), 1);
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
     }

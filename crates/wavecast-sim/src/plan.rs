@@ -43,6 +43,8 @@ pub struct PlanRow {
     pub mfu: f64,
     pub tokens_per_s_per_gpu: f64,
     pub memory_gb: f64,
+    /// Within [`crate::train::NEAR_LIMIT_FRACTION`] of the GPU's memory.
+    pub near_memory_limit: bool,
     /// Days to train `tokens`, and the GPUs' price for that long (when the catalog has one).
     pub days: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -204,6 +206,7 @@ pub fn plan_train(
                 mfu: r.mfu,
                 tokens_per_s_per_gpu: r.tokens_per_s_per_gpu,
                 memory_gb: r.memory_gb.total,
+                near_memory_limit: r.memory_gb.near_limit,
                 days,
                 cost_usd: usd.map(|p| p * req.gpus as f64 * days * 24.0),
                 report: r,

@@ -202,10 +202,13 @@ impl TrainOptions {
     }
 
     /// One GPU's operators for one micro-batch, forward and backward, over every layer (the
-    /// pipeline split happens when the graph is priced); no optimizer step.
+    /// pipeline split happens when the graph is priced); no optimizer step. With one GPU and one
+    /// micro-batch it is the single-GPU training graph less its optimizer step.
     pub fn micro_batch_graph(&self, spec: &TransformerSpec) -> Result<Graph, WorkloadError> {
         let l = &self.layout;
-        let mut o = BuildOptions::new(l.micro_batch, self.seq / l.cp, Mode::Inference, self.storage_dtype());
+        // Training mode: dropout and the loss, as the single-GPU step builds them; the optimizer
+        // step is the schedule's, so the builder's is dropped.
+        let mut o = BuildOptions::new(l.micro_batch, self.seq / l.cp, Mode::Training, self.storage_dtype());
         if self.dtype == DType::Fp8 {
             o.quant = Some(Quant::Fp8);
         }
@@ -214,7 +217,7 @@ impl TrainOptions {
         o.ep = l.ep;
         o.sequence_parallel = l.sequence_parallel;
         let mut g = build(spec, &o)?;
-        g.add_backward();
+        g.nodes.retain(|n| n.phase != Phase::Optimizer);
         if self.dtype == DType::Fp8 {
             add_fp8_casts(&mut g);
         }

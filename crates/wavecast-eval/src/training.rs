@@ -356,4 +356,40 @@ mod tests {
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
     }
+
+    /// Every published run that ran is replayed without being refused as too big, and its
+    /// predicted memory stays within the GPU (skipped where ../shared is absent).
+    #[test]
+    fn published_runs_that_ran_fit_in_memory() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/training/published_runs.csv");
+        if !data.is_file() {
+            eprintln!("skipped: {} not present", data.display());
+            return;
+        }
+        let out = eval_training(&data, &Catalog::builtin(), wavecast_predict::DEFAULT_PREDICTOR, &|_, _| {}).unwrap();
+        assert!(out.rows.len() >= 100, "only {} runs replayed", out.rows.len());
+        assert!(out.refused_as_too_big.is_empty(), "{:?}", out.refused_as_too_big);
+        for r in &out.rows {
+            assert!(r.memory_gb <= r.capacity_gb && r.headroom_pct >= 0.0, "{}: {} of {} GB", r.id, r.memory_gb, r.capacity_gb);
+            assert!(r.predicted_tokens_per_s_per_gpu.is_finite() && r.predicted_tokens_per_s_per_gpu > 0.0, "{}", r.id);
+        }
+        // The bands the issue names are all populated.
+        for b in BANDS {
+            assert!(out.bands.iter().any(|g| g.band == b && g.n > 0), "band {b} empty");
+        }
+    }
+
+    #[test]
+    fn the_projects_own_runs_replay_with_their_sources() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/training_runs.csv");
+        let rows = read_runs(&data).unwrap();
+        let text = std::fs::read_to_string(&data).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let sources: Vec<String> = reader.deserialize::<std::collections::HashMap<String, String>>().map(|r| r.unwrap()["source"].clone()).collect();
+        assert_eq!(sources.len(), rows.len());
+        assert!(sources.iter().all(|s| !s.trim().is_empty()), "every row cites its source");
+        let out = eval_training(&data, &Catalog::builtin(), wavecast_predict::DEFAULT_PREDICTOR, &|_, _| {}).unwrap();
+        assert_eq!(out.rows.len() + out.unreplayed.len(), rows.len(), "no row is dropped");
+        assert!(!out.rows.is_empty());
+    }
 }

@@ -225,4 +225,50 @@ mod tests {
         // No NIC figure: a 100 Gb/s port.
         assert!((m.network_link(cat.get("l4").unwrap(), 2, None).bandwidth - 0.8 * 12.5e9).abs() < 1.0);
     }
+
+    #[test]
+    fn hierarchical_bus_bandwidths_match_hand_computed_figures() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let h100 = cat.get("h100-sxm").unwrap();
+        // Inside a DGX H100: NVLink 900 GB/s both ways → 450 each way × 0.8 = 360 GB/s.
+        let inside = m.group_link(h100, 1, 8, 8, None);
+        assert_eq!(inside.kind, LinkKind::NvLink);
+        assert!((inside.bandwidth - 360e9).abs() < 1.0, "{}", inside.bandwidth);
+        // dp 16 over two nodes, 8 members per node: eight 400 Gb/s NICs at once, 8 × 50 GB/s ×
+        // 0.8 = 320 GB/s, under the NVLink's 360.
+        let two_nodes = m.group_link(h100, 1, 16, 8, None);
+        assert_eq!((two_nodes.kind, two_nodes.nodes), (LinkKind::Network, 2));
+        assert!((two_nodes.bandwidth - 320e9).abs() < 1.0, "{}", two_nodes.bandwidth);
+        // tp 8 inside each node, dp 16 across: one member per node, one NIC: 40 GB/s.
+        let one_nic = m.group_link(h100, 8, 16, 8, None);
+        assert!((one_nic.bandwidth - 40e9).abs() < 1.0, "{}", one_nic.bandwidth);
+        // tp 4, dp 8 across four nodes: two members per node, two NICs: 80 GB/s.
+        assert!((m.group_link(h100, 4, 8, 8, None).bandwidth - 80e9).abs() < 1.0);
+        // Faster NICs never beat the NVLink inside: 8 × 200 GB/s × 0.8 caps at 360 GB/s.
+        assert!((m.group_link(h100, 1, 16, 8, Some(1600.0)).bandwidth - 360e9).abs() < 1.0);
+        // A GB200 NVL72 rack: 64 GPUs in trays of 4 stay on NVLink (1800 GB/s → 720 GB/s).
+        let gb200 = cat.get("gb200").unwrap();
+        let rack = m.group_link(gb200, 1, 64, 4, None);
+        assert_eq!(rack.kind, LinkKind::NvLink);
+        assert!((rack.bandwidth - 720e9).abs() < 1.0, "{}", rack.bandwidth);
+        // 144 GPUs leave the rack: 72 members per domain, NICs capped by the NVLink.
+        assert_eq!(m.group_link(gb200, 1, 144, 4, None).kind, LinkKind::Network);
+    }
+
+    #[test]
+    fn all_reduce_across_nodes_takes_the_tree_latency_when_it_is_shorter() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let link = m.group_link(h100, 8, 1024, 8, None);
+        // 8 bytes over 1024 GPUs: a ring takes 2·1023 steps, the tree 2·log2(1024) = 20.
+        let t = m.seconds_over(&ar(8.0, 1024), &link);
+        let expect = m.launch_s + 20.0 * link.alpha + 2.0 * 1023.0 / 1024.0 * 8.0 / link.bandwidth;
+        assert!((t - expect).abs() < 1e-12, "{t} vs {expect}");
+        // Inside a node the ring's 2·7 steps stand.
+        let nv = m.link(h100, 8);
+        let inside = m.seconds_over(&ar(8.0, 8), &nv);
+        assert!((inside - (m.launch_s + 14.0 * nv.alpha + 1.75 * 8.0 / nv.bandwidth)).abs() < 1e-12);
+    }
 }

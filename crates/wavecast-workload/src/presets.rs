@@ -89,3 +89,20 @@ pub fn load_config(path: &std::path::Path) -> Result<TransformerSpec, WorkloadEr
     }
     Ok(spec)
 }
+
+#[cfg(test)]
+mod dtype_rule_tests {
+    use super::*;
+    use wavecast_ir::DType;
+
+    #[test]
+    fn training_format_follows_the_rule() {
+        let rule = |p: &str| default_train_dtype(Some(p), preset_text(p)).0;
+        assert_eq!(rule("gpt2-large"), DType::Fp32);
+        assert_eq!(rule("bert-base"), DType::Fp32);
+        assert_eq!(rule("llama-3-8b"), DType::Bf16);
+        assert_eq!(rule("llama-2-7b"), DType::Fp16, "its config says float16");
+        assert_eq!(default_train_dtype(None, Some(r#"{"model_type":"llama"}"#)).0, DType::Bf16);
+        assert_eq!(default_train_dtype(None, Some(r#"{"torch_dtype":"float32"}"#)).0, DType::Fp32);
+    }
+}

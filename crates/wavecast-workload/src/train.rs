@@ -425,4 +425,29 @@ mod tests {
         assert!(!Layout::spans_nodes(s.dp, 1, 8));
         assert!(!Layout::spans_nodes(2, 4, 8));
     }
+
+    #[test]
+    fn fp8_training_quantises_layer_gemms_and_adds_their_casts() {
+        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
+        let spec = TransformerSpec::from_json(cfg, "tiny").unwrap();
+        let mut o = opts(Layout::default());
+        o.global_batch = 1;
+        o.seq = 128;
+        o.dtype = DType::Fp8;
+        assert_eq!(o.storage_dtype(), DType::Bf16);
+        let g = o.micro_batch_graph(&spec).unwrap();
+        let gemms: Vec<&wavecast_ir::ops::Gemm> = g.nodes.iter().filter_map(|n| if let Op::Gemm(x) = &n.op { Some(x) } else { None }).filter(|x| x.kind == GemmKind::Linear).collect();
+        // Layer projections run in FP8; the LM head stays in BF16.
+        assert!(gemms.iter().any(|x| x.quant == Some(Quant::Fp8)));
+        assert!(gemms.iter().any(|x| x.quant.is_none()));
+        let fw_linears = g.nodes.iter().filter(|n| n.phase == Phase::Forward && matches!(&n.op, Op::Gemm(x) if x.quant == Some(Quant::Fp8))).count();
+        let casts = g.nodes.iter().filter(|n| n.name.ends_with(".fp8_cast")).count();
+        // Two casts per forward FP8 GEMM (input, weight) and one per backward (output gradient).
+        assert_eq!(casts, 3 * fw_linears);
+        assert!(g.nodes.iter().all(|n| n.phase != wavecast_ir::Phase::Optimizer));
+        // BF16 keeps the same graph without casts.
+        o.dtype = DType::Bf16;
+        let plain = o.micro_batch_graph(&spec).unwrap();
+        assert!(plain.nodes.iter().all(|n| !n.name.ends_with(".fp8_cast")));
+    }
 }

@@ -251,8 +251,10 @@ pub struct PlanTrainArgs {
     pub batch: u64,
     #[arg(long, default_value_t = 1024)]
     pub seq: u64,
-    #[arg(long, default_value = "bf16")]
-    pub dtype: String,
+    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
+    /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
+    #[arg(long)]
+    pub dtype: Option<String>,
     #[arg(long, value_enum, default_value = "adam")]
     pub optimizer: OptimizerArg,
     #[arg(long, default_value_t = 8)]

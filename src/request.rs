@@ -313,8 +313,9 @@ pub struct PlanTrainRequest {
     pub batch: u64,
     #[serde(default = "default_seq")]
     pub seq: u64,
-    #[serde(default = "bf16")]
-    pub dtype: String,
+    /// Compute format [default: the training rule, as for [`TrainRequest`]].
+    #[serde(default)]
+    pub dtype: Option<String>,
     #[serde(default = "adam")]
     pub optimizer: String,
     #[serde(default = "eight")]

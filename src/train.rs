@@ -110,7 +110,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         gpus: req.gpus,
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
-        dtype: req.dtype.parse()?,
+        dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?.0,
         optimizer: parse_optimizer(&req.optimizer)?,
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,

@@ -10,12 +10,13 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
         return print_json(&r);
     }
     println!(
-        "{} on {} × {} ({} node{}) · global batch {} × seq {} · {} layouts priced, {} fit · predictor: {}",
+        "{} on {} × {} ({} node{}) · {} · global batch {} × seq {} · {} layouts priced, {} fit · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,
         r.nodes,
         if r.nodes == 1 { "" } else { "s" },
+        r.dtype,
         r.global_batch,
         r.seq,
         r.evaluated,

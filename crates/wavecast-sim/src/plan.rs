@@ -57,6 +57,7 @@ pub struct PlanRow {
 pub struct PlanReport {
     pub model: String,
     pub gpu: String,
+    pub dtype: DType,
     pub predictor: String,
     pub gpus: u64,
     pub nodes: u64,
@@ -216,6 +217,7 @@ pub fn plan_train(
     Ok(PlanReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
+        dtype: req.dtype,
         predictor: predictor.name().to_string(),
         gpus: req.gpus,
         nodes: req.gpus.div_ceil(req.topology.gpus_per_node),

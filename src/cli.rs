@@ -280,8 +280,10 @@ pub struct PlanTrainArgs {
     pub batch: u64,
     #[arg(long, default_value_t = 1024)]
     pub seq: u64,
-    #[arg(long, default_value = "bf16")]
-    pub dtype: String,
+    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
+    /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
+    #[arg(long)]
+    pub dtype: Option<String>,
     #[arg(long, value_enum, default_value = "adam")]
     pub optimizer: OptimizerArg,
     #[arg(long, default_value_t = 8)]
@@ -428,7 +430,9 @@ pub struct PredictArgs {
     pub seq: Option<u64>,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode].
+    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode; in train mode for
+    /// transformers the config's torch_dtype, else bf16, and fp32 for the presets of NeuSight's
+    /// FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8); reports say which].
     #[arg(long)]
     pub dtype: Option<String>,
     /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
@@ -481,7 +485,8 @@ pub struct LayoutFlags {
     /// ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights (FSDP).
     #[arg(long)]
     pub zero: Option<u8>,
-    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch).
+    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch)
+    /// [default: the rank's whole share without --pp, else 1].
     #[arg(long)]
     pub micro_batch: Option<u64>,
     /// Model chunks per pipeline stage (interleaved 1F1B).
@@ -524,7 +529,7 @@ impl LayoutFlags {
             cp: self.cp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             zero: self.zero.unwrap_or(0),
-            micro_batch: self.micro_batch.unwrap_or(1),
+            micro_batch: self.micro_batch,
             interleave: self.interleave.unwrap_or(1),
             recompute: value_name(self.recompute.unwrap_or(RecomputeArg::None)),
             sequence_parallel: self.sequence_parallel,
@@ -545,7 +550,7 @@ impl PredictArgs {
             gpu_file: self.gpu_file.gpu_file.clone(),
             batch: self.batch,
             seq: self.seq.unwrap_or(1024),
-            dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
+            dtype: self.dtype.clone(),
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             layout: self.layout.layout(self.serve.tp),
             nodes: self.layout.nodes,
@@ -752,6 +757,28 @@ pub enum EvalCommand {
     /// TTFT and TPOT error per system, backend, precision and mode; rows that cannot be
     /// predicted are listed with the reason.
     Serving(EvalServingArgs),
+    /// Training steps against published, measured runs (a CSV laid out like
+    /// shared/data/training/published_runs.csv, or bench/data/training_runs.csv): tokens/s per
+    /// GPU predicted vs measured, mean and median error overall and per band (≤ 3B parameters,
+    /// ≥ 16K tokens, multi-node, FP8), memory headroom per run; rows that cannot be replayed
+    /// are listed with the reason.
+    Training(EvalTrainingArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalTrainingArgs {
+    /// A CSV of measured runs; the model configs it names are read relative to its folder.
+    #[arg(long)]
+    pub data: PathBuf,
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
+    pub predictor: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// Also list every replayed row.
+    #[arg(long)]
+    pub rows: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -1067,10 +1094,11 @@ mod declared_once {
         assert_flags_cover::<wavecast::LayoutArgs>(&["predict"]);
     }
 
-    /// The top-level keys of the request dict each Python function sends (`_request("name", {`).
+    /// The top-level keys of the request dict each Python function sends (`_request("name", {`
+    /// or `_report(Class, "name", {`).
     fn python_keys(function: &str) -> BTreeSet<String> {
         let api = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/python/wavecast/_api.py")).unwrap();
-        let start = api.find(&format!("_request(\"{function}\", {{")).unwrap_or_else(|| panic!("no request of {function}"));
+        let start = api.find(&format!("(\"{function}\", {{")).or_else(|| api.find(&format!(", \"{function}\", {{"))).unwrap_or_else(|| panic!("no request of {function}"));
         let (mut keys, mut depth) = (BTreeSet::new(), 1);
         for line in api[start..].lines().skip(1) {
             if depth == 1 {

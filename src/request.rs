@@ -257,9 +257,10 @@ pub struct LayoutArgs {
     /// ZeRO stage 0–3 (3 is FSDP's full sharding).
     #[serde(default)]
     pub zero: u8,
-    /// Sequences per micro-batch per data-parallel rank.
-    #[serde(default = "one")]
-    pub micro_batch: u64,
+    /// Sequences per micro-batch per data-parallel rank [default: the whole share of the batch
+    /// (no gradient accumulation) without pipeline parallelism, else 1].
+    #[serde(default)]
+    pub micro_batch: Option<u64>,
     /// Model chunks per pipeline stage (interleaved 1F1B).
     #[serde(default = "one")]
     pub interleave: u64,
@@ -272,7 +273,7 @@ pub struct LayoutArgs {
 
 impl Default for LayoutArgs {
     fn default() -> LayoutArgs {
-        LayoutArgs { dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, zero: 0, micro_batch: 1, interleave: 1, recompute: none(), sequence_parallel: false }
+        LayoutArgs { dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, zero: 0, micro_batch: None, interleave: 1, recompute: none(), sequence_parallel: false }
     }
 }
 
@@ -292,8 +293,9 @@ pub struct TrainRequest {
     pub batch: u64,
     #[serde(default = "default_seq")]
     pub seq: u64,
-    #[serde(default = "bf16")]
-    pub dtype: String,
+    /// Compute format [default: the training rule, `wavecast_workload::presets::DTYPE_RULE`].
+    #[serde(default)]
+    pub dtype: Option<String>,
     #[serde(default = "adam")]
     pub optimizer: String,
     #[serde(default)]
@@ -341,8 +343,9 @@ pub struct PlanTrainRequest {
     pub batch: u64,
     #[serde(default = "default_seq")]
     pub seq: u64,
-    #[serde(default = "bf16")]
-    pub dtype: String,
+    /// Compute format [default: the training rule, as for [`TrainRequest`]].
+    #[serde(default)]
+    pub dtype: Option<String>,
     #[serde(default = "adam")]
     pub optimizer: String,
     #[serde(default = "eight")]

@@ -411,14 +411,14 @@ def train(
     cp: int = 1,
     ep: int = 1,
     zero: int = 0,
-    micro_batch: int = 1,
+    micro_batch: Optional[int] = None,
     interleave: int = 1,
     recompute: str = "none",
     sequence_parallel: bool = False,
     nodes: Optional[int] = None,
     gpus_per_node: int = 8,
     nic_gbps: Optional[float] = None,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
@@ -426,7 +426,9 @@ def train(
     price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> TrainReport:
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
-    train --json`` with layout flags). ``batch`` is the global batch in sequences.
+    train --json`` with layout flags). ``batch`` is the global batch in sequences; ``dtype``
+    defaults to the training rule (the config's ``torch_dtype``, else bf16; fp32 for NeuSight's
+    FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
     bubble, exposed data-parallel sync, optimizer), ``collectives`` (axis, kind, calls, bytes,
@@ -471,7 +473,7 @@ def plan_train(
     nic_gbps: Optional[float] = None,
     tokens: float = 1e12,
     top: int = 10,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,

@@ -8,6 +8,7 @@ mod eval_intervals;
 mod eval_ops;
 mod eval_pairs;
 mod eval_serving;
+mod eval_training;
 mod gpus;
 mod models;
 mod plan_serve;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
         Command::Eval(EvalCommand::Intervals(a)) => eval_intervals::run(a),
         Command::Eval(EvalCommand::Serving(a)) => eval_serving::run(a),
+        Command::Eval(EvalCommand::Training(a)) => eval_training::run(a),
     }
 }
 

@@ -21,7 +21,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
 
 fn print_human(r: &TrainReport) {
     println!(
-        "{} · {} × {} ({} node{} of {}) · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · predictor: {}",
+        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,
@@ -29,6 +29,7 @@ fn print_human(r: &TrainReport) {
         if r.nodes == 1 { "" } else { "s" },
         r.gpus_per_node,
         r.layout_label,
+        r.dtype_source,
         r.global_batch,
         r.seq,
         r.micro_batches,
@@ -66,9 +67,10 @@ fn print_human(r: &TrainReport) {
     }
     let m = &r.memory_gb;
     println!(
-        "memory per GPU (most loaded stage): {:.1} of {:.0} GB — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
+        "memory per GPU (most loaded stage): {:.1} of {:.0} GB{} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
         m.total,
         m.capacity,
+        if m.near_limit { format!(" (close to the limit: {:.1} GB free)", m.headroom) } else { format!(" ({:.1} GB free)", m.headroom) },
         m.parts.weights,
         m.parts.gradients,
         m.parts.optimizer_states,

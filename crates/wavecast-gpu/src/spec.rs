@@ -83,6 +83,14 @@ pub struct Interconnect {
     /// server, e.g. 200 for DGX A100, 400 for DGX H100); 0 when unknown.
     #[serde(default)]
     pub nic_gbps: f64,
+    /// GPUs that share one NVLink switch fabric when it reaches beyond a server (72 in a GB200
+    /// or GB300 NVL72 rack); 0 when the NVLink domain is the server itself.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nvlink_domain: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The product a device is part of, where that is not the device itself: an MI250X is one

@@ -45,6 +45,36 @@ pub const ALIASES: &[(&str, &str)] = &[
 /// `llama-3.1-8b`.
 const SAME_ARCHITECTURE_SUFFIXES: &[&str] = &["-instruct", "-chat", "-base"];
 
+/// The config text of a preset (case-insensitive), if it is one.
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
+}
+
+/// Presets of the models NeuSight's measured benchmarks trained in FP32 (GPT-2, BERT, OPT,
+/// Switch): wavecast's FP32 accuracy figures are for them.
+const FP32_BENCHMARK_PRESETS: &[&str] = &["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "opt-1.3b", "switch-base-8"];
+
+/// Where a training step's default format came from (see [`default_train_dtype`]).
+pub const DTYPE_RULE: &str = "the config's torch_dtype, else bf16; fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)";
+
+/// The default compute format of a training step, and why: FP32 for the presets of NeuSight's
+/// FP32 benchmarks, else the config's `torch_dtype` (the format the model was released in),
+/// else BF16 (how LLMs train). `preset` is the preset name when the model is one, `config` the
+/// config text.
+pub fn default_train_dtype(preset: Option<&str>, config: Option<&str>) -> (wavecast_ir::DType, &'static str) {
+    use wavecast_ir::DType;
+    if preset.is_some_and(|p| FP32_BENCHMARK_PRESETS.iter().any(|b| b.eq_ignore_ascii_case(p))) {
+        return (DType::Fp32, "fp32: a NeuSight FP32 benchmark model");
+    }
+    let torch = config.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()).and_then(|v| v.get("torch_dtype").and_then(|d| d.as_str().map(str::to_string)));
+    match torch.as_deref() {
+        Some("bfloat16") => (DType::Bf16, "bf16: the config's torch_dtype"),
+        Some("float16") => (DType::Fp16, "fp16: the config's torch_dtype"),
+        Some("float32") => (DType::Fp32, "fp32: the config's torch_dtype"),
+        _ => (DType::Bf16, "bf16: the default for LLMs"),
+    }
+}
+
 pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
@@ -139,5 +169,22 @@ mod tests {
         // Nothing alike: where the list is, not a guess.
         let e = preset("zzzz").unwrap_err().to_string();
         assert!(e.contains("run `wavecast models`") && !e.contains("did you mean"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod dtype_rule_tests {
+    use super::*;
+    use wavecast_ir::DType;
+
+    #[test]
+    fn training_format_follows_the_rule() {
+        let rule = |p: &str| default_train_dtype(Some(p), preset_text(p)).0;
+        assert_eq!(rule("gpt2-large"), DType::Fp32);
+        assert_eq!(rule("bert-base"), DType::Fp32);
+        assert_eq!(rule("llama-3-8b"), DType::Bf16);
+        assert_eq!(rule("llama-2-7b"), DType::Fp16, "its config says float16");
+        assert_eq!(default_train_dtype(None, Some(r#"{"model_type":"llama"}"#)).0, DType::Bf16);
+        assert_eq!(default_train_dtype(None, Some(r#"{"torch_dtype":"float32"}"#)).0, DType::Fp32);
     }
 }

@@ -18,6 +18,7 @@
 pub mod conv;
 pub mod e2e;
 pub mod kernels;
+pub mod ladder;
 pub mod modern_pairs;
 pub mod ops;
 pub mod pairs;

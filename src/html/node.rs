@@ -20,7 +20,7 @@ pub enum Node {
 impl Node {
     /// The JSON `--json` would print for `value`, as a tree.
     pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Node> {
-        Node::parse(&serde_json::to_string(value)?)
+        Node::parse(&crate::json::to_json(value)?)
     }
 
     /// Parses JSON text.

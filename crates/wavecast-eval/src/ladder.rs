@@ -120,7 +120,10 @@ pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn
     })
 }
 
-fn family_of(t: &Timing) -> (String, String, String) {
+/// Source, family and format: what reports group rows by.
+type FamilyKey = (String, String, String);
+
+fn family_of(t: &Timing) -> FamilyKey {
     (t.source.as_str().to_string(), Family::of(t.source, &t.shape, t.precision).name().to_string(), t.precision.as_str().to_string())
 }
 
@@ -166,7 +169,7 @@ fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
 fn measured_rung(rows: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -> Vec<MeasuredFamily> {
     let tables = Tables::filtered(rows, |t| !(t.gpu == gpu.id && held_out_tenth(t)));
     let ladder = Ladder::new(model.clone(), tables, TransferModel::default(), catalog.clone());
-    let mut by: BTreeMap<(String, String, String), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut by: BTreeMap<FamilyKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for t in rows.iter().filter(|t| t.gpu == gpu.id && held_out_tenth(t)) {
         let Some(hit) = ladder.measured(&Query::of(t), gpu) else { continue };
         let Ok(p) = ladder.price(&Query::of(t), gpu) else { continue };

@@ -34,6 +34,12 @@ pub fn similarity(a: &Gpu, b: &Gpu, precision: Precision) -> f64 {
     arch + (peak(a) / peak(b)).ln().abs() + (a.bandwidth() / b.bandwidth()).ln().abs() + 0.5 * (f64::from(a.sm_count) / f64::from(b.sm_count)).ln().abs()
 }
 
+/// One family's fit: feature rows, targets, and the GPU pairs they came from.
+type Samples = (Vec<Vec<f64>>, Vec<f64>, usize);
+
+/// Per measured shape (its coordinates' bits), the fastest time and the shape.
+type Fastest = BTreeMap<Vec<u64>, (f64, Shape)>;
+
 /// Ridge weights per family name (`gemm`, `attention_decode`, …), on standardized features.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TransferModel {
@@ -87,9 +93,9 @@ impl TransferModel {
 
     /// Fitted on every ordered pair of GPUs in `tables` over the shapes both measured.
     pub fn fit(tables: &Tables, model: &Model, catalog: &Catalog) -> TransferModel {
-        let mut samples: BTreeMap<String, (Vec<Vec<f64>>, Vec<f64>, usize)> = BTreeMap::new();
+        let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
         for family in tables.families() {
-            let measured: Vec<(&Gpu, BTreeMap<Vec<u64>, (f64, Shape)>)> = tables.measured(family).filter_map(|(id, libs)| Some((catalog.get(id).ok()?, fastest(libs)))).collect();
+            let measured: Vec<(&Gpu, Fastest)> = tables.measured(family).filter_map(|(id, libs)| Some((catalog.get(id).ok()?, fastest(libs)))).collect();
             for (from, there) in &measured {
                 for (to, here) in &measured {
                     if from.id == to.id {
@@ -122,8 +128,8 @@ impl TransferModel {
 }
 
 /// Per measured shape (its sizes as the table's coordinates), the fastest library's time.
-fn fastest(libraries: &BTreeMap<String, super::Table>) -> BTreeMap<Vec<u64>, (f64, Shape)> {
-    let mut out: BTreeMap<Vec<u64>, (f64, Shape)> = BTreeMap::new();
+fn fastest(libraries: &BTreeMap<String, super::Table>) -> Fastest {
+    let mut out: Fastest = BTreeMap::new();
     for p in libraries.values().flat_map(|t| &t.points) {
         let key: Vec<u64> = coordinates(&p.shape).iter().map(|c| c.to_bits()).collect();
         let slot = out.entry(key).or_insert((p.seconds, p.shape.clone()));

@@ -94,7 +94,10 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    let prediction = estimate(&workload, gpu, predictor.as_ref())?;
+    // A training step's kernels as the training stacks run them, as on the layout route.
+    let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
+    let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
+    let prediction = estimate(&workload, gpu, predictor)?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
     Ok(prediction)
 }

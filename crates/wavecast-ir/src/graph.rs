@@ -174,9 +174,32 @@ impl Graph {
         }
     }
 
+    /// Appends gradient-norm clipping over all parameters ([`grad_clip_ops`]), before the
+    /// optimizer step.
+    pub fn add_grad_clip(&mut self) {
+        let params = self.params();
+        if params > 0 {
+            let [norm, scale] = grad_clip_ops(params);
+            self.push("optimizer.clip_norm", norm, Phase::Optimizer, 1);
+            self.push("optimizer.clip_scale", scale, Phase::Optimizer, 1);
+        }
+    }
+
     pub fn gemm_count(&self) -> u64 {
         self.nodes.iter().filter(|n| matches!(n.op, Op::Gemm(_))).map(|n| n.repeat).fold(0, u64::saturating_add)
     }
+}
+
+/// Gradient-norm clipping, on by default in the LLM training stacks (Megatron, NeMo,
+/// torchtitan, Hugging Face's Trainer): the global norm reads every gradient once, the scaling
+/// reads and writes each once more. Gradients are clipped in FP32 (mixed precision's main
+/// gradients). Measured on an H200 (`data/measurements/h200`): 4.3 ms for 1.24 B FP32 gradients,
+/// these three passes at 3.5 ms plus the per-tensor launches.
+pub fn grad_clip_ops(params: u64) -> [Op; 2] {
+    [
+        Op::Reduction(crate::ops::Reduction { elements_in: params, elements_out: 1, dtype: DType::Fp32 }),
+        Op::Elementwise(crate::ops::Elementwise { kind: crate::ops::EwKind::Mul, elements: params, tensor_inputs: 1, dtype: DType::Fp32 }),
+    ]
 }
 
 #[cfg(test)]

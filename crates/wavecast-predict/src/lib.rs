@@ -22,6 +22,7 @@ pub mod provenance;
 pub mod conv;
 pub mod kernels;
 pub mod li;
+pub mod measured;
 pub mod mlp;
 pub mod neusight;
 pub mod physics;

@@ -516,6 +516,8 @@ pub fn train_step(
     }
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
+    let kernels = crate::TrainingKernels::new(predictor);
+    let predictor: &dyn Predictor = &kernels;
     let graph = o.micro_batch_graph(spec)?;
     graph
         .check_scale()
@@ -701,14 +703,22 @@ fn optimizer_ms(
         params,
         state_dtype: wavecast_ir::DType::Fp32,
     });
+    let clip: f64 = wavecast_ir::grad_clip_ops(params)
+        .iter()
+        .map(|op| match predictor.predict(op, gpu, &Context::IN_MODEL) {
+            Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => t.seconds,
+            _ => wavecast_predict::roofline::roofline_seconds(op, gpu),
+        })
+        .sum::<f64>()
+        * 1e3;
     match predictor.predict(&op, gpu, &Context::IN_MODEL) {
-        Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => Ok(t.seconds * 1e3),
+        Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => Ok(t.seconds * 1e3 + clip),
         Estimate::Time(_) => Err(SimError::Invalid(format!(
             "predictor '{}' gave no finite optimizer time",
             predictor.name()
         ))),
         // A predictor without an optimizer model: the update streams its states once.
-        Estimate::Unpriced(_) => Ok(wavecast_predict::roofline::roofline_seconds(&op, gpu) * 1e3),
+        Estimate::Unpriced(_) => Ok(wavecast_predict::roofline::roofline_seconds(&op, gpu) * 1e3 + clip),
     }
 }
 

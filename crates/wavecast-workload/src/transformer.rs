@@ -415,6 +415,7 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1 })?;
     if cx.train {
         g.add_backward();
+        g.add_grad_clip();
         g.add_optimizer(o.optimizer);
     }
     Ok(g)

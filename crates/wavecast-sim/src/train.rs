@@ -26,7 +26,8 @@ use wavecast_ir::{Graph, Node, Op, OpClass, Phase};
 use wavecast_predict::comm::{CommModel, Link};
 use wavecast_predict::{Context, Estimate, PredictError, Predictor};
 use wavecast_workload::train::{
-    model_state_bytes, Recompute, TrainMemory, TrainOptions, RUNTIME_OVERHEAD_BYTES,
+    model_state_bytes, Recompute, TrainMemory, TrainOptions, RUNTIME_OVERHEAD_BYTES, SELECTIVE_LAYER_SHARE,
+    SELECTIVE_OP_MATMUL_SHARE,
 };
 use wavecast_workload::{Layout, TransformerSpec};
 
@@ -184,6 +185,11 @@ pub struct Sections {
     pub layer: (f64, f64),
     /// One layer's attention core forward (what selective recomputation repeats), ms.
     pub layer_core_fw: f64,
+    /// One layer's forward linear layers, and its forward work that is neither a matmul, an
+    /// attention kernel nor a collective (norms, element-wise ops), ms: what op-level selective
+    /// recomputation repeats in part and in whole.
+    pub layer_linear_fw: f64,
+    pub layer_other_fw: f64,
     pub layer_params: f64,
     pub prologue_params: f64,
     pub epilogue_params: f64,
@@ -213,6 +219,8 @@ impl Sections {
             Recompute::None => 0.0,
             Recompute::Selective => self.layer_core_fw,
             Recompute::Full => self.layer.0,
+            Recompute::SelectiveOp => SELECTIVE_OP_MATMUL_SHARE * self.layer_linear_fw + self.layer_other_fw,
+            Recompute::SelectiveLayer => SELECTIVE_LAYER_SHARE * self.layer.0,
         }
     }
 
@@ -320,6 +328,13 @@ pub fn sections(
             *slot += ms / per_layer;
             if !bw && is_attention_core(&n.op, scores) {
                 s.layer_core_fw += ms / per_layer;
+            }
+            if !bw {
+                match &n.op {
+                    Op::Gemm(g) if g.kind == GemmKind::Linear => s.layer_linear_fw += ms / per_layer,
+                    Op::Gemm(_) | Op::Attention(_) | Op::Comm(_) => {}
+                    _ => s.layer_other_fw += ms / per_layer,
+                }
             }
             if !bw {
                 s.layer_params += n.op.params() as f64 * reps / per_layer;
@@ -795,6 +810,7 @@ fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
             Recompute::None => "recompute activations (--recompute selective or full), a smaller --micro-batch, or more --tp/--pp",
             Recompute::Selective => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
             Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
+            Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
         }
     } else if l.zero < 3 && l.dp > 1 {
         "a higher ZeRO stage (--zero) to shard model states over the data-parallel GPUs, or more --tp/--pp"
@@ -880,6 +896,15 @@ pub fn graph_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torchtitan_selective_policies_repeat_their_share_of_the_forward() {
+        let s = Sections { layer: (20.0, 40.0), layer_linear_fw: 10.0, layer_other_fw: 2.0, layer_core_fw: 1.0, ..Sections::default() };
+        assert_eq!(s.recompute_per_layer(Recompute::SelectiveOp), 0.5 * 10.0 + 2.0);
+        assert_eq!(s.recompute_per_layer(Recompute::SelectiveLayer), 0.5 * 20.0);
+        assert_eq!(s.recompute_per_layer(Recompute::Selective), 1.0);
+        assert_eq!(s.recompute_per_layer(Recompute::Full), 20.0);
+    }
 
     #[test]
     fn layers_split_evenly_with_spares_in_the_middle() {

@@ -197,7 +197,7 @@ pub fn features(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Vec<f32> {
 /// no training GPU belongs to falls back to its vendor's GPUs, then to all.
 pub fn generation(gpu: &Gpu) -> &'static str {
     match (gpu.vendor, gpu.compute_major()) {
-        (wavecast_gpu::Vendor::Amd, _) => gpu.vendor.runtime(),
+        (wavecast_gpu::Vendor::Amd | wavecast_gpu::Vendor::Intel, _) => gpu.vendor.runtime(),
         (_, 0..=6) => "maxwell-sgemm",
         (_, 7..=8) => "volta-ampere-sgemm",
         _ => "xmma",

@@ -2,10 +2,9 @@
 //! printed before the library refactor (issue 13). A deliberate change of output regenerates the
 //! files with `WAVECAST_BLESS=1 cargo test --release --test golden`.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
+use wavecast_test_support::shared;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,7 +18,7 @@ fn expand(args: &str) -> Option<Vec<String>> {
     for word in args.split_whitespace() {
         let word = word.replace("{data}", "../shared/data/neusight").replace("{kineto}", "../shared/data/kineto");
         if let Some(sub) = word.strip_prefix("../shared/") {
-            common::shared(sub)?;
+            shared(sub)?;
         }
         out.push(word);
     }

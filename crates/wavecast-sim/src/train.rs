@@ -22,7 +22,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{CommKind, GemmKind, Optimizer};
-use wavecast_ir::{Graph, Node, Op, OpClass, Phase};
+use wavecast_ir::{Graph, Node, Op, OpClass, Phase, Role};
 use wavecast_predict::comm::{CommModel, Link};
 use wavecast_predict::{Context, Estimate, PredictError, Predictor};
 use wavecast_workload::train::{
@@ -240,16 +240,16 @@ impl Sections {
     }
 }
 
-/// Which part of a graph a node belongs to: the transformer builder's layer scopes (`layer.`,
-/// and for models whose layers differ, `dense_layer.`, `swa_layer.`, `dense_swa_layer.`) are
-/// the layer block; the others sit before or after it. Graphs from elsewhere (NeuSight's) mark
-/// their layers by repeating a node a multiple of `layers` times.
+/// Which part of a graph a node belongs to: the nodes the transformer builder placed in the layer
+/// block ([`Role::in_layers`]) are the layer block; its other scopes sit before or after it.
+/// Graphs from elsewhere (NeuSight's) mark their layers by repeating a node a multiple of
+/// `layers` times.
 fn is_layer_node(n: &Node, layers: u64) -> bool {
-    let scope = n.name.split('.').next().unwrap_or("");
-    if matches!(scope, "layer" | "dense_layer" | "swa_layer" | "dense_swa_layer") {
-        return layers > 1;
+    match n.role {
+        Role::Layer | Role::Expert => layers > 1,
+        Role::Prologue | Role::Head => false,
+        Role::Unscoped => layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers),
     }
-    layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers)
 }
 
 /// Prices `graph` (one GPU, one micro-batch, forward then backward) into [`Sections`]; `axis`
@@ -896,6 +896,22 @@ pub fn graph_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layer block is the nodes the builder placed in it, whatever their names; a graph
+    /// without roles falls back to repeat counts.
+    #[test]
+    fn layer_nodes_follow_roles_then_repeats() {
+        use wavecast_ir::ops::{Elementwise, EwKind};
+        let ew = Op::Elementwise(Elementwise::new(EwKind::Add, 1024, 2, wavecast_ir::DType::Bf16));
+        let node = |name: &str, role: Role, repeat: u64| Node { name: name.into(), op: ew.clone(), phase: Phase::Forward, repeat, role };
+        assert!(is_layer_node(&node("embed.misleading", Role::Layer, 1), 4));
+        assert!(is_layer_node(&node("head.misleading", Role::Expert, 3), 4));
+        assert!(!is_layer_node(&node("layer.misleading", Role::Head, 8), 4));
+        assert!(!is_layer_node(&node("layer.misleading", Role::Prologue, 8), 4));
+        assert!(is_layer_node(&node("neusight.fw0", Role::Unscoped, 8), 4));
+        assert!(!is_layer_node(&node("neusight.fw1", Role::Unscoped, 6), 4));
+        assert!(!is_layer_node(&node("layer.one", Role::Layer, 1), 1), "one layer is no block");
+    }
 
     #[test]
     fn torchtitan_selective_policies_repeat_their_share_of_the_forward() {

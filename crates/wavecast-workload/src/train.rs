@@ -13,7 +13,7 @@ use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::ops::{Elementwise, EwKind, GemmKind, Op};
-use wavecast_ir::{dim, DType, Graph, Phase, Quant};
+use wavecast_ir::{dim, DType, Graph, Phase, Quant, Role};
 
 /// Which activations the backward pass recomputes instead of keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -329,7 +329,7 @@ fn selective_op_layer_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
 /// the transposed copy the other backward GEMM reads. Each cast reads 2 bytes and writes 2 (the
 /// FP8 tensor and its transpose) per element; the amax rides in the same kernel.
 fn add_fp8_casts(g: &mut Graph) {
-    let mut casts: Vec<(String, Phase, u64, u64)> = Vec::new();
+    let mut casts: Vec<(String, Phase, u64, u64, Role)> = Vec::new();
     for n in &g.nodes {
         let Op::Gemm(gemm) = &n.op else { continue };
         if gemm.quant != Some(Quant::Fp8) || gemm.kind != GemmKind::Linear {
@@ -343,11 +343,11 @@ fn add_fp8_casts(g: &mut Graph) {
             Phase::Backward if n.name.ends_with(".grad0") => vec![gemm.m * gemm.k],
             _ => vec![],
         };
-        casts.extend(elements.into_iter().map(|e| (format!("{}.fp8_cast", n.name), n.phase, n.repeat, e)));
+        casts.extend(elements.into_iter().map(|e| (format!("{}.fp8_cast", n.name), n.phase, n.repeat, e, n.role)));
     }
     // A BF16 copy moves the same 4 bytes per element as a cast that writes FP8 twice.
-    for (name, phase, repeat, elements) in casts {
-        g.push(name, Op::Elementwise(Elementwise { kind: EwKind::Copy, elements, tensor_inputs: 1, dtype: DType::Bf16 }), phase, repeat);
+    for (name, phase, repeat, elements, role) in casts {
+        g.push_in(role, name, Op::Elementwise(Elementwise { kind: EwKind::Copy, elements, tensor_inputs: 1, dtype: DType::Bf16 }), phase, repeat);
     }
 }
 

@@ -137,7 +137,7 @@ impl Ladder {
     /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape and the ratio.
     fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup)> {
         let there = self.measured(q, from)?;
-        let ratio = self.physics(q, &q.shape, gpu)? / self.physics(q, &q.shape, from)?;
+        let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
         let correction = self.transfer.correction(q, from, gpu, &self.model);
         Some((there.seconds * ratio * correction.exp(), there))
     }
@@ -173,8 +173,7 @@ impl Ladder {
     pub fn baselines(&self, q: &Query, gpu: &Gpu) -> Option<Baselines> {
         let (from, _) = self.measured_others(q, gpu).into_iter().find(|(s, _)| self.measured(q, s).is_some())?;
         let there = self.measured(q, from)?.seconds;
-        let roofline = |g: &Gpu| Work::of(&q.shape, q.precision, g).ok().map(|w| w.roofline_seconds()).filter(|s| *s > 0.0);
-        Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: roofline(gpu).zip(roofline(from)).map(|(a, b)| there * a / b) })
+        Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: transfer::roofline_ratio(&q.shape, q.precision, from, gpu).map(|r| there * r) })
     }
 }
 

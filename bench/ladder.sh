@@ -27,9 +27,9 @@ print(f"Generated {datetime.date.today()} at git revision `{rev}` by `bench/ladd
 print("(`wavecast eval ops --data DIR --test-gpu GPU --predictor ladder --json`). Mean APE % per")
 print("family and format, averaged over families; `copy` is the most similar measured GPU's time")
 print("as is, `roofline ratio` that time times roofline(GPU) / roofline(sibling), `physics` the")
-print("sustained roofline refitted without the GPU. Transfer only draws on GPUs of the same")
-print("architecture; with none, the ladder is its physics rung.\n")
-print("| left out | siblings of its architecture | ladder | copy sibling | roofline ratio | physics | measured rung (held-out tenth) |")
+print("sustained roofline refitted without the GPU. The ladder's transfer only draws on GPUs of the")
+print("same architecture and compute capability; with none, the ladder is its physics rung.\n")
+print("| left out | nearest measured GPU (baselines) | ladder | copy sibling | roofline ratio | physics | measured rung (held-out tenth) |")
 print("|---|---|---|---|---|---|---|")
 for g in gpus:
     r = json.load(open(f"{tmp}/{g}.json"))

@@ -123,12 +123,13 @@ impl Ladder {
     }
 
     /// The measured GPUs that could stand in for `gpu` on `q`'s family, most similar first:
-    /// those of its architecture only. Left out in turn, an H100 priced from its nearest
-    /// measured GPU of another architecture (an RTX PRO 6000) missed by 62 % on the mean family
-    /// against the physics rung's 41 % (`eval ops --predictor ladder`): another generation's
-    /// kernels and libraries differ by more than any ratio of datasheet figures carries.
+    /// those of its architecture and compute capability only (the same instruction set and
+    /// kernel libraries). Left out in turn (`bench/ladder.sh`, mean family APE): an H100 priced
+    /// from its nearest measured GPU of another architecture (an RTX PRO 6000) missed by 62 %
+    /// against the physics rung's 41 %, and an RTX PRO 6000 (Blackwell, 12.0) from B200 and
+    /// GB200 (Blackwell, 10.0: other tensor-core instructions, HBM) by 307 % against 42 %.
     pub fn siblings(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
-        self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture == gpu.architecture).collect()
+        self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture == gpu.architecture && s.compute_capability == gpu.compute_capability).collect()
     }
 
     /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape and the ratio.

@@ -199,13 +199,20 @@ enum Part {
 fn part(name: &str, op: &Op) -> Part {
     if matches!(op, Op::Attention(_)) {
         Part::Attention
-    } else if name.contains(".expert.") {
+    } else if name.contains(".expert.") || is_moe_permutation(name) {
         Part::Experts
     } else if name.starts_with("head.") {
         Part::Head
     } else {
         Part::Layers
     }
+}
+
+/// The routed tokens' gather into expert order and their weighted sum back: the fused MoE
+/// kernel the expert part is priced as (AIConfigurator's `moe` measurements) does both, so
+/// pricing them again as a copy and a multiply beside it would count them twice.
+fn is_moe_permutation(name: &str) -> bool {
+    name.ends_with(".dispatch") || name.ends_with(".combine")
 }
 
 /// Milliseconds of the nodes of `g` in `want`.

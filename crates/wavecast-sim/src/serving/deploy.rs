@@ -171,6 +171,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
         kv_blocks: memory.kv_tokens / par.pp / o.backend.block_size,
         shared_prefix: o.shared_prefix,
         prefix_caching: o.prefix_caching,
+        prefill_first: o.backend.prefill_first,
     };
     Ok(Worker { role, count: pool.workers * par.pp, config, cost, memory })
 }
@@ -266,15 +267,11 @@ impl Prepared {
         })
     }
 
-    /// Replays a closed-loop `load` in its steady state: a first run with every client
-    /// starting at once gives one request's mean latency, and the reported run spreads the
-    /// clients' starts over it (see [`Load::staggered`]). Open-loop loads run as they are.
+    /// Replays `load` as a benchmark client drives it: a closed loop's users all send their
+    /// first request at once (a benchmark's profiling phase starts together after its warm-up
+    /// drained), and every request counts in the means (see [`super::load`]).
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
-        if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
-            return self.run(load);
-        }
-        let burst = self.run(load)?;
-        self.run(&load.staggered(burst.metrics.e2e_ms.mean / 1e3))
+        self.run(load)
     }
 
     /// Replays `load` on the deployment exactly as it is given.
@@ -286,7 +283,9 @@ impl Prepared {
         let transfer_ms = move |tokens: u64| fixed_ms + tokens as f64 * per_token_ms;
         let entries: Vec<(Role, EngineConfig, &dyn StepCost)> =
             self.workers.iter().flat_map(|w| (0..w.count).map(move |_| (w.role, w.config, &w.cost as &dyn StepCost))).collect();
-        let outcome = simulate(load, &Deployment { workers: entries, transfer_ms: &transfer_ms, frontend_ms: self.options.backend.frontend_ms })?;
+        let backend = self.options.backend;
+        let server_ms = move |tokens: u64| backend.server_time_ms(tokens);
+        let outcome = simulate(load, &Deployment { workers: entries, transfer_ms: &transfer_ms, frontend_ms: backend.frontend_ms, server_ms: &server_ms })?;
         let o = &self.options;
         let gpus = o.layout.gpus();
         Ok(ServeSimReport {

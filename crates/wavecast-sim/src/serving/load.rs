@@ -26,6 +26,18 @@ pub fn closed_loop_requests(clients: u64) -> u64 {
     clients.saturating_mul(4).max(32)
 }
 
+/// Rounds a serving benchmark's closed loop runs after its warm-up: AIConfigurator's generated
+/// `aiperf` command sends `--request-count` 20 × N with `--concurrency` N (see
+/// `../shared/docs/SERVING_BENCHMARK.md`). The warm-up drains before the profiling phase, so the
+/// N users of the measured phase start together, on an idle engine, and every one of the
+/// 20 × N requests counts in the reported means.
+pub const BENCHMARK_ROUNDS: u64 = 20;
+
+/// Requests the benchmark protocol sends with `clients` users.
+pub fn benchmark_requests(clients: u64) -> u64 {
+    clients.saturating_mul(BENCHMARK_ROUNDS)
+}
+
 /// How a length (prompt or output tokens) is chosen per request.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -181,22 +193,6 @@ impl Load {
         }
         requests.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
         Ok(Load { arrival: Arrival::Trace, requests })
-    }
-
-    /// The same closed-loop load with its clients starting one after another over `span_s`
-    /// seconds instead of all at once: client i sends its first request at i·span/clients.
-    /// Started together, identical requests finish together and come back together, so every
-    /// prompt of a wave waits for the whole wave's prefill; a benchmark's steady state has
-    /// them spread out. Open-loop loads are returned unchanged.
-    pub fn staggered(&self, span_s: f64) -> Load {
-        let mut out = self.clone();
-        if let Arrival::Concurrency { clients } = self.arrival {
-            let n = clients.max(1) as f64;
-            for (i, r) in out.requests.iter_mut().take(clients as usize).enumerate() {
-                r.arrival_s = span_s.max(0.0) * i as f64 / n;
-            }
-        }
-        out
     }
 
     /// Longest prompt plus output of any request.

@@ -63,7 +63,8 @@ pub struct ServingEval {
 
 /// The config file of a Hugging Face model id in `dir` (files named `org--name_config.json`):
 /// the exact name, else the same name under any organisation, else without a checkpoint
-/// suffix (`-Instruct`, `-FP8`, `-NVFP4`) or with Meta's `Meta-` prefix.
+/// suffix (`-Instruct`, `-FP8`, `-FP4`, `-NVFP4`: a quantized checkpoint has its base model's
+/// architecture) or with Meta's `Meta-` prefix.
 pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
     let exact = dir.join(format!("{}_config.json", model.replace('/', "--")));
     if exact.is_file() {
@@ -71,7 +72,7 @@ pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
     }
     let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
     let mut candidates = vec![name.clone(), format!("meta-{name}")];
-    for suffix in ["-instruct", "-nvfp4", "-fp8"] {
+    for suffix in ["-instruct", "-nvfp4", "-fp4", "-fp8"] {
         if let Some(stem) = name.strip_suffix(suffix) {
             candidates.push(stem.to_string());
             candidates.push(format!("meta-{stem}"));
@@ -280,6 +281,8 @@ mod tests {
         assert_eq!(name("deepseek-ai/DeepSeek-R1").as_deref(), Some("deepseek-ai--DeepSeek-R1_config.json"));
         assert_eq!(name("meta-llama/Llama-3.1-70B").as_deref(), Some("meta-llama--Meta-Llama-3.1-70B_config.json"));
         assert_eq!(name("nvidia/Qwen3-32B-NVFP4").as_deref(), Some("Qwen--Qwen3-32B_config.json"));
+        assert_eq!(name("nvidia/DeepSeek-R1-FP4").as_deref(), Some("deepseek-ai--DeepSeek-R1_config.json"));
+        assert_eq!(name("Qwen/Qwen3-32B-FP8").as_deref(), Some("Qwen--Qwen3-32B_config.json"));
         assert_eq!(name("x/Unknown"), None);
         std::fs::remove_dir_all(dir).ok();
     }

@@ -398,3 +398,23 @@ impl std::str::FromStr for Pool {
         Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep, pp }, max_seqs: None })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_ir::DType;
+
+    #[test]
+    fn kv_heads_are_replicated_when_tp_outnumbers_them() {
+        // Qwen3-235B-A22B has 4 KV heads: TP 2 keeps 2 per GPU, TP 4 one, and TP 8 still one
+        // (each head on two GPUs, as the engines replicate it), not half of one.
+        let spec = wavecast_workload::presets::preset("qwen3-235b-a22b").unwrap();
+        assert_eq!(spec.kv_heads, 4);
+        let f = Formats { dtype: DType::Bf16, quant: None, moe_quant: None, kv: DType::Bf16 };
+        let per_gpu = |tp| kv_bytes_per_token(&spec, &f, &Parallel::tp(tp), 4096).unwrap();
+        assert!((per_gpu(2) - 2.0 * per_gpu(4)).abs() < 1e-6);
+        assert_eq!(per_gpu(8), per_gpu(4));
+        // One token's cache on a GPU: every layer's key and value of one 128-wide head, 16-bit.
+        assert_eq!(per_gpu(8), (spec.layers * 2 * 128 * 2) as f64);
+    }
+}

@@ -21,9 +21,11 @@ pub enum Command {
     /// Measure predictor accuracy against measured data.
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Train a learned predictor on per-op measurements.
+    /// Fit a learned predictor on per-op measurements (`train` is its deprecated old name;
+    /// predicting a training step is `predict --mode train`).
     #[cfg(feature = "train")]
-    Train(TrainArgs),
+    #[command(alias = "train")]
+    Fit(FitArgs),
     /// Compare one LLM serving workload across GPUs and tensor-parallel degrees.
     Compare(CompareArgs),
     /// Simulate LLM serving under load (continuous batching, paged KV cache, aggregated or
@@ -34,6 +36,24 @@ pub enum Command {
     /// Search parallel layouts and rank them.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Serve a local web page with forms for predict, serve, serve-sim, compare and plan,
+    /// answering with the same report pages as --html.
+    #[cfg(feature = "ui")]
+    Ui(UiArgs),
+}
+
+#[cfg(feature = "ui")]
+#[derive(Args, Debug)]
+pub struct UiArgs {
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+    /// Address to listen on; anything but a loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Accept connections from other machines (the page has no login).
+    #[arg(long)]
+    pub allow_remote: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -53,14 +73,15 @@ pub struct ServingFormatFlags {
     /// Activations: bf16 or fp16.
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
-    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4.
-    #[arg(long)]
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also vLLM's
+    /// --quantization).
+    #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
     pub quant: Option<String>,
     /// Routed-expert weights when they differ from --quant.
     #[arg(long)]
     pub moe_quant: Option<String>,
-    /// KV cache type (default: --dtype), e.g. fp8.
-    #[arg(long)]
+    /// KV cache type (default: --dtype), e.g. fp8 (also vLLM's --kv-cache-dtype).
+    #[arg(long, alias = "kv-cache-dtype", value_name = "DTYPE")]
     pub kv_dtype: Option<String>,
     /// Serving engine whose scheduler defaults and per-iteration overhead apply: vllm, sglang
     /// or trtllm.
@@ -106,21 +127,23 @@ pub struct ServeSimArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
-    #[arg(long)]
+    #[arg(long = "input-len", visible_alias = "input", value_name = "TOKENS")]
     pub input: Option<String>,
     /// Output tokens per request, same forms [default: 256].
-    #[arg(long)]
+    #[arg(long = "output-len", visible_alias = "output", value_name = "TOKENS")]
     pub output: Option<String>,
     /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
     #[arg(long)]
     pub requests: Option<u64>,
     #[command(flatten)]
     pub formats: ServingFormatFlags,
-    /// Tokens per iteration (chunked-prefill budget) [default: the backend's].
-    #[arg(long)]
+    /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
+    /// --max-num-batched-tokens, SGLang's --chunked-prefill-size).
+    #[arg(long, aliases = ["max-num-batched-tokens", "chunked-prefill-size"])]
     pub max_batched_tokens: Option<u64>,
-    /// Most running sequences per worker [default: the backend's].
-    #[arg(long)]
+    /// Most running sequences per worker [default: the backend's] (also vLLM's --max-num-seqs,
+    /// SGLang's --max-running-requests).
+    #[arg(long, aliases = ["max-num-seqs", "max-running-requests"])]
     pub max_seqs: Option<u64>,
     /// Prefill each prompt whole instead of in chunks.
     #[arg(long)]
@@ -142,6 +165,8 @@ pub struct ServeSimArgs {
     pub seed: u64,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl ServeSimArgs {
@@ -186,9 +211,11 @@ pub struct PlanServeArgs {
     /// GPUs to serve on.
     #[arg(long)]
     pub gpus: u64,
-    #[arg(long, default_value_t = 1024)]
+    /// Prompt tokens per request.
+    #[arg(long, default_value_t = 1024, visible_alias = "input")]
     pub input_len: u64,
-    #[arg(long, default_value_t = 256)]
+    /// Output tokens per request.
+    #[arg(long, default_value_t = 256, visible_alias = "output")]
     pub output_len: u64,
     /// Time-to-first-token target, ms.
     #[arg(long)]
@@ -212,6 +239,8 @@ pub struct PlanServeArgs {
     pub svg: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanServeArgs {
@@ -251,8 +280,10 @@ pub struct PlanTrainArgs {
     pub batch: u64,
     #[arg(long, default_value_t = 1024)]
     pub seq: u64,
-    #[arg(long, default_value = "bf16")]
-    pub dtype: String,
+    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
+    /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
+    #[arg(long)]
+    pub dtype: Option<String>,
     #[arg(long, value_enum, default_value = "adam")]
     pub optimizer: OptimizerArg,
     #[arg(long, default_value_t = 8)]
@@ -263,6 +294,8 @@ pub struct PlanTrainArgs {
     /// Tokens to train on (days and cost columns).
     #[arg(long, default_value_t = 1e12)]
     pub tokens: f64,
+    #[command(flatten)]
+    pub price: PriceArg,
     /// Layouts to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
@@ -270,6 +303,8 @@ pub struct PlanTrainArgs {
     pub predictor: String,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl PlanTrainArgs {
@@ -289,6 +324,7 @@ impl PlanTrainArgs {
             tokens: self.tokens,
             top: self.top,
             predictor: self.predictor.clone(),
+            price: self.price.price.clone(),
         }
     }
 }
@@ -307,6 +343,23 @@ pub struct GpuFileArg {
     pub gpu_file: Option<PathBuf>,
 }
 
+/// The user's own prices, over the catalog's.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PriceArg {
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
+    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
+    pub price: Vec<String>,
+}
+
+/// `--html FILE`, shared by every command whose answer is a report.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HtmlArg {
+    /// Also write the answer as one self-contained HTML page (inputs, tables, charts) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub struct GpusArgs {
     #[command(flatten)]
@@ -321,8 +374,8 @@ pub struct GpusArgs {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModeArg {
-    /// Forward pass only.
-    #[value(alias = "inf")]
+    /// Forward pass only (also `infer`, Python's spelling, and `inf`).
+    #[value(aliases = ["infer", "inf"])]
     Inference,
     /// Forward, backward and optimizer step.
     #[value(alias = "training")]
@@ -377,7 +430,9 @@ pub struct PredictArgs {
     pub seq: Option<u64>,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode].
+    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode; in train mode for
+    /// transformers the config's torch_dtype, else bf16, and fp32 for the presets of NeuSight's
+    /// FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8); reports say which].
     #[arg(long)]
     pub dtype: Option<String>,
     /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
@@ -392,8 +447,16 @@ pub struct PredictArgs {
     pub serve: ServeArgs,
     #[command(flatten)]
     pub layout: LayoutFlags,
+    #[command(flatten)]
+    pub price: PriceArg,
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
+    pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -422,7 +485,8 @@ pub struct LayoutFlags {
     /// ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights (FSDP).
     #[arg(long)]
     pub zero: Option<u8>,
-    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch).
+    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch)
+    /// [default: the rank's whole share without --pp, else 1].
     #[arg(long)]
     pub micro_batch: Option<u64>,
     /// Model chunks per pipeline stage (interleaved 1F1B).
@@ -465,7 +529,7 @@ impl LayoutFlags {
             cp: self.cp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             zero: self.zero.unwrap_or(0),
-            micro_batch: self.micro_batch.unwrap_or(1),
+            micro_batch: self.micro_batch,
             interleave: self.interleave.unwrap_or(1),
             recompute: value_name(self.recompute.unwrap_or(RecomputeArg::None)),
             sequence_parallel: self.sequence_parallel,
@@ -486,13 +550,15 @@ impl PredictArgs {
             gpu_file: self.gpu_file.gpu_file.clone(),
             batch: self.batch,
             seq: self.seq.unwrap_or(1024),
-            dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
+            dtype: self.dtype.clone(),
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             layout: self.layout.layout(self.serve.tp),
             nodes: self.layout.nodes,
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
             nic_gbps: self.layout.nic_gbps,
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
+            price: self.price.price.clone(),
+            allow_partial: self.allow_partial,
         })
     }
 
@@ -512,6 +578,8 @@ impl PredictArgs {
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
             image_size: self.image_size,
+            price: self.price.price.clone(),
+            allow_partial: self.allow_partial,
         }
     }
 
@@ -552,6 +620,8 @@ impl PredictArgs {
             weights: self.serve.weights.clone(),
             kv_dtype: self.serve.kv_dtype.clone(),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
+            price: self.price.price.clone(),
+            allow_partial: self.allow_partial,
         })
     }
 }
@@ -560,21 +630,23 @@ impl PredictArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Serve mode: prompt tokens per request.
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: Option<u64>,
     /// Serve mode: generated tokens per request (decode steps).
-    #[arg(long, value_name = "O")]
+    #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: Option<u64>,
     /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
-    /// training step (--mode train; then a layout flag).
-    #[arg(long, default_value_t = 1)]
+    /// training step (--mode train; then a layout flag) (also vLLM's --tensor-parallel-size,
+    /// SGLang's --tp-size).
+    #[arg(long, default_value_t = 1, aliases = ["tensor-parallel-size", "tp-size"])]
     pub tp: u64,
     /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
-    /// with its scales (fp8_block, nvfp4, mxfp4, int4).
-    #[arg(long, value_name = "DTYPE")]
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
-    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
-    #[arg(long, value_name = "DTYPE")]
+    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype]
+    /// (also vLLM's --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     pub kv_dtype: Option<String>,
 }
 
@@ -604,35 +676,45 @@ pub struct CompareArgs {
     /// GPUs to compare, comma-separated (names or aliases).
     #[arg(long, value_delimiter = ',', required = true)]
     pub gpus: Vec<String>,
-    /// Tensor-parallel degrees to try on every GPU, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Tensor-parallel degrees to try on every GPU, comma-separated (also
+    /// --tensor-parallel-size, --tp-size).
+    #[arg(long, value_delimiter = ',', default_value = "1", aliases = ["tensor-parallel-size", "tp-size"])]
     pub tp: Vec<u64>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long, default_value_t = 1)]
     pub batch: u64,
     /// Prompt tokens per request.
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: u64,
     /// Generated tokens per request.
-    #[arg(long, value_name = "O")]
+    #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: u64,
     #[arg(long, default_value = "bf16")]
     pub dtype: String,
     /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
-    /// (fp8_block, nvfp4, mxfp4, int4).
-    #[arg(long, value_name = "DTYPE")]
+    /// (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     pub weights: Option<String>,
-    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype].
-    #[arg(long, value_name = "DTYPE")]
+    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype] (also vLLM's
+    /// --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     pub kv_dtype: Option<String>,
     #[arg(long, default_value = wavecast::Predictors::DEFAULT_SERVE, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub price: PriceArg,
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
+    pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 impl CompareArgs {
@@ -651,6 +733,8 @@ impl CompareArgs {
             weights: self.weights.clone(),
             kv_dtype: self.kv_dtype.clone(),
             predictor: self.predictor.clone(),
+            price: self.price.price.clone(),
+            allow_partial: self.allow_partial,
         }
     }
 }
@@ -673,6 +757,28 @@ pub enum EvalCommand {
     /// TTFT and TPOT error per system, backend, precision and mode; rows that cannot be
     /// predicted are listed with the reason.
     Serving(EvalServingArgs),
+    /// Training steps against published, measured runs (a CSV laid out like
+    /// shared/data/training/published_runs.csv, or bench/data/training_runs.csv): tokens/s per
+    /// GPU predicted vs measured, mean and median error overall and per band (≤ 3B parameters,
+    /// ≥ 16K tokens, multi-node, FP8), memory headroom per run; rows that cannot be replayed
+    /// are listed with the reason.
+    Training(EvalTrainingArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalTrainingArgs {
+    /// A CSV of measured runs; the model configs it names are read relative to its folder.
+    #[arg(long)]
+    pub data: PathBuf,
+    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
+    pub predictor: String,
+    #[command(flatten)]
+    pub gpu_file: GpuFileArg,
+    /// Also list every replayed row.
+    #[arg(long)]
+    pub rows: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -698,6 +804,8 @@ pub struct EvalServingArgs {
     pub plot: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -716,6 +824,8 @@ pub struct EvalIntervalsArgs {
     pub force: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -740,11 +850,13 @@ pub struct EvalConvArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[cfg(feature = "train")]
 #[derive(Args, Debug)]
-pub struct TrainArgs {
+pub struct FitArgs {
     /// Which predictor to train (`sustained`: the modern-GPU kernel model, on AIConfigurator,
     /// Vidur and PipeWeave data).
     #[arg(long)]
@@ -793,6 +905,8 @@ pub struct EvalOpsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(Args, Debug)]
@@ -810,6 +924,8 @@ pub struct EvalE2eArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -901,4 +1017,183 @@ pub struct EvalPairsArgs {
     pub gpu_file: GpuFileArg,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub html: HtmlArg,
+}
+
+/// Every option is declared once and reachable everywhere it belongs: no flag name (or alias)
+/// twice in a command, every field of a library request settable from its command's flags and
+/// from its Python function's keywords. Request fields are read from their serde declaration
+/// (the error that lists them), Python's keys from `python/wavecast/_api.py`.
+#[cfg(test)]
+mod declared_once {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeSet;
+
+    /// The fields of request type `Q` (its `deny_unknown_fields` error lists them).
+    fn fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
+        let e = serde_json::from_str::<Q>(r#"{"__probe__": 0}"#).unwrap_err().to_string();
+        let list = e.split("expected one of").nth(1).unwrap_or_else(|| panic!("no field list in: {e}"));
+        list.split(',').map(|f| f.trim().trim_matches(|c: char| c == '`' || c == ' ').split('`').next().unwrap_or("").to_string()).filter(|f| !f.is_empty()).collect()
+    }
+
+    fn subcommand<'a>(path: &[&str], root: &'a clap::Command) -> &'a clap::Command {
+        path.iter().fold(root, |c, name| c.find_subcommand(name).unwrap_or_else(|| panic!("no subcommand {name}")))
+    }
+
+    /// Long names and aliases of a command's flags.
+    fn flags(c: &clap::Command) -> Vec<String> {
+        c.get_arguments().flat_map(|a| a.get_long().into_iter().chain(a.get_all_aliases().unwrap_or_default())).map(str::to_string).collect()
+    }
+
+    #[test]
+    fn clap_accepts_the_declaration_and_no_flag_name_is_used_twice() {
+        Cli::command().debug_assert();
+        fn walk(c: &clap::Command, path: String) {
+            let names = flags(c);
+            let unique: BTreeSet<&String> = names.iter().collect();
+            assert_eq!(unique.len(), names.len(), "{path}: a flag name or alias is declared twice: {names:?}");
+            for sub in c.get_subcommands() {
+                walk(sub, format!("{path} {}", sub.get_name()));
+            }
+        }
+        walk(&Cli::command(), "wavecast".into());
+    }
+
+    /// Request fields whose flag is spelled otherwise: (field, flag).
+    const RENAMED: &[(&str, &str)] = &[
+        ("slo_ttft_ms", "slo-ttft"),
+        ("slo_tpot_ms", "slo-tpot"),
+        ("chunked_prefill", "no-chunked-prefill"),
+        ("disaggregated", "no-disagg"),
+        ("input", "input-len"),
+        ("output", "output-len"),
+        ("weights", "quant"),
+    ];
+    /// Fields set from several flags (a flattened group) or by the command itself.
+    const GROUPS: &[&str] = &["formats", "layout", "mode"];
+
+    fn assert_flags_cover<Q: serde::de::DeserializeOwned + std::fmt::Debug>(path: &[&str]) {
+        let root = Cli::command();
+        let have = flags(subcommand(path, &root));
+        for field in fields::<Q>() {
+            let flag = RENAMED.iter().find(|(f, _)| *f == field).map_or(field.replace('_', "-"), |(_, flag)| flag.to_string());
+            assert!(GROUPS.contains(&field.as_str()) || have.contains(&flag), "{path:?}: request field {field} has no flag --{flag}");
+        }
+    }
+
+    #[test]
+    fn every_request_field_has_a_flag() {
+        assert_flags_cover::<wavecast::PredictRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::ServeRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::TrainRequest>(&["predict"]);
+        assert_flags_cover::<wavecast::CompareRequest>(&["compare"]);
+        assert_flags_cover::<wavecast::ScaleRequest>(&["scale"]);
+        assert_flags_cover::<wavecast::PlanTrainRequest>(&["plan", "train"]);
+        assert_flags_cover::<wavecast::ServeSimRequest>(&["serve-sim"]);
+        assert_flags_cover::<wavecast::PlanServeRequest>(&["plan", "serve"]);
+        assert_flags_cover::<wavecast::ServingFormatArgs>(&["serve-sim"]);
+        assert_flags_cover::<wavecast::LayoutArgs>(&["predict"]);
+    }
+
+    /// The top-level keys of the request dict each Python function sends (`_request("name", {`
+    /// or `_report(Class, "name", {`).
+    fn python_keys(function: &str) -> BTreeSet<String> {
+        let api = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/python/wavecast/_api.py")).unwrap();
+        let start = api.find(&format!("(\"{function}\", {{")).or_else(|| api.find(&format!(", \"{function}\", {{"))).unwrap_or_else(|| panic!("no request of {function}"));
+        let (mut keys, mut depth) = (BTreeSet::new(), 1);
+        for line in api[start..].lines().skip(1) {
+            if depth == 1 {
+                if let Some(rest) = line.trim_start().strip_prefix('"') {
+                    keys.insert(rest.split('"').next().unwrap().to_string());
+                }
+            }
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+            if depth <= 0 {
+                break;
+            }
+        }
+        keys
+    }
+
+    fn assert_python_covers<Q: serde::de::DeserializeOwned + std::fmt::Debug>(function: &str) {
+        let (want, sent) = (fields::<Q>(), python_keys(function));
+        assert_eq!(want, sent, "Python's {function}() and the request's fields differ");
+    }
+
+    /// Markdown table of every flag of every command, generated from the declaration.
+    fn options_table() -> String {
+        fn rows(c: &clap::Command, path: &str, out: &mut String) {
+            for a in c.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = a.get_long() else { continue };
+                let aliases: Vec<String> = a.get_all_aliases().unwrap_or_default().iter().map(|n| format!("`--{n}`")).collect();
+                let help = a.get_help().map(|h| h.to_string().replace('\n', " ").replace('|', "\\|")).unwrap_or_default();
+                let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+                let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
+                out.push_str(&format!("| `{path}` | `--{long}` | {} | {default} | {help} |\n", aliases.join(" ")));
+            }
+            for sub in c.get_subcommands() {
+                rows(sub, &format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        let mut out = String::from("# Every command-line option\n\nGenerated from the CLI's declaration (`src/cli.rs`) by its test `options_table_is_up_to_date`;\nregenerate with `WAVECAST_BLESS=1 cargo test --release --bin wavecast`. The Python functions take\nthe same options as keywords (`--input-len` is `input_len=`), checked by\n`every_request_field_has_a_python_keyword`.\n\n| command | flag | also | default | what |\n|---|---|---|---|---|\n");
+        let root = Cli::command();
+        for sub in root.get_subcommands() {
+            rows(sub, sub.get_name(), &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn options_table_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/options.md");
+        let table = options_table();
+        if std::env::var_os("WAVECAST_BLESS").is_some() {
+            std::fs::write(path, &table).unwrap();
+        }
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(written == table, "docs/options.md is out of date: regenerate it with WAVECAST_BLESS=1 cargo test --release --bin wavecast");
+    }
+
+    /// Flags the README names that belong to other tools (cargo, pip, pytest, maturin, git…).
+    const OTHER_TOOLS_FLAGS: &[&str] = &["release", "workspace", "features", "no-default-features", "all-targets", "bench", "test", "lib", "bin", "manifest-path", "interpreter", "out", "quiet", "disable-pip-version-check", "no-index", "target", "verbose", "help", "version", "force", "locked", "offline", "package"];
+
+    #[test]
+    fn every_flag_the_readme_names_exists() {
+        fn walk(c: &clap::Command, all: &mut BTreeSet<String>) {
+            all.extend(flags(c));
+            for sub in c.get_subcommands() {
+                walk(sub, all);
+            }
+        }
+        let mut known = BTreeSet::new();
+        walk(&Cli::command(), &mut known);
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let mut unknown = BTreeSet::new();
+        for (i, _) in readme.match_indices("--") {
+            let before = readme[..i].chars().last().unwrap_or(' ');
+            let name: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-').collect();
+            if before.is_alphanumeric() || before == '-' || name.is_empty() || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+                continue;
+            }
+            let name = name.trim_end_matches('-').to_string();
+            if !known.contains(&name) && !OTHER_TOOLS_FLAGS.contains(&name.as_str()) {
+                unknown.insert(name);
+            }
+        }
+        assert!(unknown.is_empty(), "README.md names flags no command has: {unknown:?}");
+    }
+
+    #[test]
+    fn every_request_field_has_a_python_keyword() {
+        assert_python_covers::<wavecast::PredictRequest>("predict");
+        assert_python_covers::<wavecast::ServeRequest>("serve");
+        assert_python_covers::<wavecast::CompareRequest>("compare");
+        assert_python_covers::<wavecast::ScaleRequest>("scale");
+        assert_python_covers::<wavecast::TrainRequest>("train");
+        assert_python_covers::<wavecast::PlanTrainRequest>("plan_train");
+        assert_python_covers::<wavecast::ServeSimRequest>("serve_sim");
+        assert_python_covers::<wavecast::PlanServeRequest>("plan_serve");
+    }
 }

@@ -46,3 +46,31 @@ from_errors!(
     serde_json::Error,
     std::io::Error,
 );
+
+/// Nothing is silently dropped from a total: an op no predictor could price (or priced at zero
+/// though it moves bytes or does math) makes the answer an error, unless the caller asked for
+/// partial results (`--allow-partial`, `allow_partial=True`), which then list those ops.
+pub(crate) fn refuse_partial(unpriced: &[String], allow_partial: bool) -> Result<()> {
+    let Some(first) = unpriced.first().filter(|_| !allow_partial) else { return Ok(()) };
+    let more = match unpriced.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Err(Error::new(format!(
+        "the total would leave out work it cannot price: {first}{more}; pass --allow-partial (Python: allow_partial=True) for the time of the rest, with those ops listed"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unpriced_work_is_an_error_unless_partial_results_were_asked_for() {
+        let unpriced = ["decode layer.moe ×32: pm2lat has no model for moe".to_string(), "decode head ×1: …".to_string()];
+        let e = refuse_partial(&unpriced, false).unwrap_err().to_string();
+        assert!(e.contains("layer.moe ×32") && e.contains("and 1 more") && e.contains("--allow-partial"), "{e}");
+        assert!(refuse_partial(&unpriced, true).is_ok());
+        assert!(refuse_partial(&[], false).is_ok());
+    }
+}

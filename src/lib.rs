@@ -37,8 +37,11 @@
 //! request and returning the report `--json` prints.
 
 mod error;
+pub mod html;
+mod json;
 mod listing;
 mod predict;
+mod price;
 mod request;
 mod scale;
 mod serve;
@@ -46,8 +49,10 @@ mod serve_sim;
 mod train;
 
 pub use error::{Error, Result};
+pub use json::{to_json, to_json_pretty};
+pub use price::catalog;
 pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
-pub use predict::{estimate, predict, ClassRow, Phases, Prediction, UnsupportedRow};
+pub use predict::{estimate, predict, training_dtype_note, ClassRow, Phases, Prediction, UnsupportedRow};
 pub use request::{CompareRequest, ConfigArg, LayoutArgs, PlanServeRequest, PlanTrainRequest, PredictRequest, ScaleRequest, ServeRequest, ServeSimRequest, ServingFormatArgs, TrainRequest};
 pub use scale::{scale, ScaleReport};
 pub use serve::{compare, serve};
@@ -62,7 +67,7 @@ pub use wavecast_workload::{LoadOptions, LoadedWorkload, Mode, Source};
 
 /// The accuracy benchmarks: end to end, per op, GPU pairs, convolutions.
 pub mod eval {
-    pub use wavecast_eval::{conv, e2e, kernels, modern_pairs, ops, pairs, serving, EvalError};
+    pub use wavecast_eval::{conv, e2e, kernels, modern_pairs, ops, pairs, serving, training, EvalError};
 }
 
 /// Loading workloads: the one entry point for every front-end.

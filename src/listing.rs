@@ -56,6 +56,9 @@ pub struct ModelInfo {
     /// Forward multiply-accumulates per sample at the default input (image models).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macs: Option<f64>,
+    /// Other names `--model` takes for it (same architecture: `llama-3.1-8b` for `llama-3-8b`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<&'static str>,
 }
 
 /// Every built-in model: the transformer presets, then the vision, GAN and recurrent models.
@@ -80,6 +83,7 @@ pub fn models() -> Result<Vec<ModelInfo>> {
             experts: s.moe.map(|m| m.experts),
             input: None,
             macs: None,
+            aliases: presets::aliases_of(name),
         });
     }
     for m in zoo::MODELS {
@@ -100,6 +104,7 @@ pub fn models() -> Result<Vec<ModelInfo>> {
             experts: None,
             input: Some(m.describe_input(&o)),
             macs,
+            aliases: Vec::new(),
         });
     }
     Ok(rows)

@@ -35,6 +35,19 @@ fn as_one_line(message: &str) -> String {
     message.chars().map(|c| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
+/// Old command names that still work, with the name that replaced them.
+const DEPRECATED_COMMANDS: &[(&str, &str)] = &[("train", "fit")];
+
+/// One line on stderr when the command was given by an old name (`wavecast train` fits a
+/// predictor; it is `wavecast fit` now, so `train` is not read as "predict a training step").
+/// The subcommand is the first argument: wavecast has no options before it.
+fn warn_of_deprecated_names() {
+    let Some(first) = std::env::args_os().nth(1) else { return };
+    if let Some((old, new)) = DEPRECATED_COMMANDS.iter().find(|(old, _)| first == *old) {
+        eprintln!("wavecast: note: `wavecast {old}` is deprecated; use `wavecast {new}` (same options)");
+    }
+}
+
 fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
     let cli = match cli::Cli::try_parse() {
@@ -46,6 +59,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    warn_of_deprecated_names();
     match cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -3,7 +3,7 @@
 use crate::request::{with_source, PredictRequest};
 use crate::{Error, Result};
 use serde::Serialize;
-use wavecast_gpu::{Catalog, Gpu};
+use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, OpClass, Phase};
 use wavecast_predict::Predictor;
 use wavecast_sim::Breakdown;
@@ -83,15 +83,39 @@ pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor)
 
 /// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
-    let options = load_options(req)?;
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let mut options = load_options(req)?;
+    // A transformer's training step takes the training route's default format, so one GPU
+    // and the layout dp = tp = pp = 1 answer alike.
+    let transformer = is_transformer_request(req);
+    if options.mode == Mode::Training && req.dtype.is_none() && transformer {
+        options.dtype = Some(crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref())?.0);
+    }
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    estimate(&workload, gpu, predictor.as_ref())
+    let prediction = estimate(&workload, gpu, predictor.as_ref())?;
+    crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
+    Ok(prediction)
 }
 
 /// The run mode a request names.
+/// Whether a request's workload is a transformer from a preset or config (which trains with
+/// the training route's default format).
+fn is_transformer_request(req: &PredictRequest) -> bool {
+    req.onnx.is_none() && (req.config.is_some() || req.model.as_deref().and_then(wavecast_workload::presets::preset_text).is_some())
+}
+
+/// Why a training request without `--dtype` trains in the format it does (`None` when a
+/// format was given or the request is not a transformer's training step).
+pub fn training_dtype_note(req: &PredictRequest) -> Option<String> {
+    let training = parse_mode(&req.mode).ok() == Some(Mode::Training);
+    if !training || req.dtype.is_some() || !is_transformer_request(req) {
+        return None;
+    }
+    crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref()).ok().map(|(_, why)| format!("training format {why} (--dtype to change)"))
+}
+
 pub(crate) fn parse_mode(mode: &str) -> Result<Mode> {
     match mode.to_ascii_lowercase().as_str() {
         "inference" | "infer" | "inf" => Ok(Mode::Inference),

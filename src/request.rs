@@ -2,12 +2,12 @@
 //! package from keyword arguments (as JSON); field names and defaults are the CLI's.
 
 use crate::{Error, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use wavecast_workload::Source;
 
 /// A Hugging Face `config.json`: a path to the file, or the config itself.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum ConfigArg {
     Path(PathBuf),
@@ -63,7 +63,7 @@ fn tp_one() -> Vec<u64> {
 }
 
 /// One workload on one GPU (`wavecast predict`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PredictRequest {
     /// A preset (`wavecast models`).
@@ -98,6 +98,13 @@ pub struct PredictRequest {
     pub predictor: String,
     #[serde(default)]
     pub image_size: Option<u64>,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 impl PredictRequest {
@@ -117,12 +124,14 @@ impl PredictRequest {
             optimizer: adam(),
             predictor: default_predictor(),
             image_size: None,
+            price: Vec::new(),
+            allow_partial: false,
         }
     }
 }
 
 /// An LLM serving a static batch (`wavecast predict --mode serve`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeRequest {
     #[serde(default)]
@@ -152,10 +161,17 @@ pub struct ServeRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 /// One serving workload over several GPUs and TP degrees (`wavecast compare`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareRequest {
     #[serde(default)]
@@ -179,10 +195,17 @@ pub struct CompareRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 /// A profiler trace carried to other GPUs (`wavecast scale`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScaleRequest {
     pub trace: PathBuf,
@@ -218,7 +241,7 @@ fn none() -> String {
 
 /// How a training run is spread over GPUs: the flags `predict --mode train` and `plan train`
 /// share (`--dp --tp --pp --cp --ep --zero --micro-batch --recompute --nodes --gpus-per-node`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutArgs {
     #[serde(default = "one")]
@@ -234,9 +257,10 @@ pub struct LayoutArgs {
     /// ZeRO stage 0–3 (3 is FSDP's full sharding).
     #[serde(default)]
     pub zero: u8,
-    /// Sequences per micro-batch per data-parallel rank.
-    #[serde(default = "one")]
-    pub micro_batch: u64,
+    /// Sequences per micro-batch per data-parallel rank [default: the whole share of the batch
+    /// (no gradient accumulation) without pipeline parallelism, else 1].
+    #[serde(default)]
+    pub micro_batch: Option<u64>,
     /// Model chunks per pipeline stage (interleaved 1F1B).
     #[serde(default = "one")]
     pub interleave: u64,
@@ -249,12 +273,12 @@ pub struct LayoutArgs {
 
 impl Default for LayoutArgs {
     fn default() -> LayoutArgs {
-        LayoutArgs { dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, zero: 0, micro_batch: 1, interleave: 1, recompute: none(), sequence_parallel: false }
+        LayoutArgs { dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, zero: 0, micro_batch: None, interleave: 1, recompute: none(), sequence_parallel: false }
     }
 }
 
 /// A training step over many GPUs (`wavecast predict --mode train` with layout flags).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainRequest {
     #[serde(default)]
@@ -269,8 +293,9 @@ pub struct TrainRequest {
     pub batch: u64,
     #[serde(default = "default_seq")]
     pub seq: u64,
-    #[serde(default = "bf16")]
-    pub dtype: String,
+    /// Compute format [default: the training rule, `wavecast_workload::presets::DTYPE_RULE`].
+    #[serde(default)]
+    pub dtype: Option<String>,
     #[serde(default = "adam")]
     pub optimizer: String,
     #[serde(default)]
@@ -285,6 +310,13 @@ pub struct TrainRequest {
     pub nic_gbps: Option<f64>,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
+    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
+    /// an error.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 fn trillion() -> f64 {
@@ -295,7 +327,7 @@ fn ten() -> usize {
 }
 
 /// Ranking layouts for a training run (`wavecast plan train`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanTrainRequest {
     #[serde(default)]
@@ -311,8 +343,9 @@ pub struct PlanTrainRequest {
     pub batch: u64,
     #[serde(default = "default_seq")]
     pub seq: u64,
-    #[serde(default = "bf16")]
-    pub dtype: String,
+    /// Compute format [default: the training rule, as for [`TrainRequest`]].
+    #[serde(default)]
+    pub dtype: Option<String>,
     #[serde(default = "adam")]
     pub optimizer: String,
     #[serde(default = "eight")]
@@ -327,6 +360,9 @@ pub struct PlanTrainRequest {
     pub top: usize,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    #[serde(default)]
+    pub price: Vec<String>,
 }
 
 fn vllm() -> String {
@@ -337,7 +373,7 @@ fn yes() -> bool {
 }
 
 /// A deployment's shape shared by `serve-sim` and `plan serve`: formats and engine.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServingFormatArgs {
     /// Activations: "bf16" or "fp16".
@@ -364,7 +400,7 @@ impl Default for ServingFormatArgs {
 }
 
 /// LLM serving under load (`wavecast serve-sim`): a continuous-batching simulation.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeSimRequest {
     #[serde(default)]
@@ -427,7 +463,7 @@ fn concurrencies() -> Vec<u64> {
 }
 
 /// Ranking serving deployments on N GPUs (`wavecast plan serve`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanServeRequest {
     #[serde(default)]

@@ -3,7 +3,7 @@
 
 use crate::request::{with_source, CompareRequest, ConfigArg, ServeRequest};
 use crate::Result;
-use wavecast_gpu::{Catalog, Gpu};
+use wavecast_gpu::Gpu;
 use wavecast_ir::DType;
 use wavecast_sim::serve::{kv_cache_dtype, weight_format};
 use wavecast_sim::{CompareReport, ServeReport};
@@ -24,22 +24,29 @@ fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Op
 
 /// Answers a [`ServeRequest`]: prefill, decode steps, memory and cost of one static batch.
 pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?)
+    let report = wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?;
+    crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
+    Ok(report)
 }
 
 /// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
 pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let one_gpu = if let [gpu] = req.gpus.as_slice() { Some(gpu.as_str()) } else { None };
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, one_gpu)?;
     // Unknown GPU names are input errors, not rows to skip.
     let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
     let spec = spec(&req.model, &req.config)?;
     let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?)
+    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?;
+    for row in &report.results {
+        crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;
+    }
+    Ok(report)
 }

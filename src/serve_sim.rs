@@ -60,7 +60,7 @@ fn load(req: &ServeSimRequest) -> Result<Load> {
         (None, Some(r), None) => Arrival::Rate { per_s: r },
         (None, None, Some(path)) => {
             if req.input.is_some() || req.output.is_some() || req.requests.is_some() {
-                return Err(Error::new("a trace gives its own lengths and request count: drop --input, --output and --requests"));
+                return Err(Error::new("a trace gives its own lengths and request count: drop --input-len, --output-len and --requests"));
             }
             let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
             return Ok(Load::from_csv(&text, &path.display().to_string())?);

@@ -3,7 +3,6 @@
 
 use crate::request::{with_source, ConfigArg, LayoutArgs, PlanTrainRequest, TrainRequest};
 use crate::{Error, Result};
-use wavecast_gpu::Catalog;
 use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
@@ -24,7 +23,34 @@ pub(crate) fn parse_optimizer(name: &str) -> Result<OptimizerKind> {
     }
 }
 
-fn layout(a: &LayoutArgs) -> Result<Layout> {
+/// The micro-batch of a layout: the one given, else each data-parallel rank's whole share of
+/// the batch (no gradient accumulation, as one GPU runs a batch) without pipeline parallelism,
+/// and one sequence with it (so the pipeline has micro-batches to overlap).
+fn micro_batch(a: &LayoutArgs, batch: u64) -> u64 {
+    match a.micro_batch {
+        Some(m) => m,
+        None if a.pp <= 1 && a.dp > 0 && batch.is_multiple_of(a.dp) => (batch / a.dp).max(1),
+        None => 1,
+    }
+}
+
+/// The compute format a request gives, else the training rule's default for its model
+/// ([`wavecast_workload::presets::default_train_dtype`]), with where it came from.
+pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Option<&ConfigArg>) -> Result<(DType, String)> {
+    if let Some(d) = given {
+        return Ok((d.parse()?, format!("{d}: given")));
+    }
+    let text = match config {
+        Some(ConfigArg::Path(p)) => std::fs::read_to_string(p).ok(),
+        Some(ConfigArg::Inline(map)) => serde_json::to_string(map).ok(),
+        None => model.and_then(wavecast_workload::presets::preset_text).map(str::to_string),
+    };
+    let preset = if config.is_none() { model } else { None };
+    let (dtype, why) = wavecast_workload::presets::default_train_dtype(preset, text.as_deref());
+    Ok((dtype, why.to_string()))
+}
+
+fn layout(a: &LayoutArgs, batch: u64) -> Result<Layout> {
     Ok(Layout {
         dp: a.dp,
         tp: a.tp,
@@ -32,7 +58,7 @@ fn layout(a: &LayoutArgs) -> Result<Layout> {
         cp: a.cp,
         ep: a.ep,
         zero: a.zero,
-        micro_batch: a.micro_batch,
+        micro_batch: micro_batch(a, batch),
         interleave: a.interleave,
         recompute: a.recompute.parse().map_err(Error::new)?,
         sequence_parallel: a.sequence_parallel,
@@ -51,11 +77,11 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
 
 /// Answers a [`TrainRequest`]: one parallel training step with its collectives and memory.
 pub fn train(req: &TrainRequest) -> Result<TrainReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
-    let dtype: DType = req.dtype.parse()?;
-    let o = TrainOptions { global_batch: req.batch, seq: req.seq, dtype, optimizer: parse_optimizer(&req.optimizer)?, layout: layout(&req.layout)? };
+    let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
+    let o = TrainOptions { global_batch: req.batch, seq: req.seq, dtype, optimizer: parse_optimizer(&req.optimizer)?, layout: layout(&req.layout, req.batch)? };
     let topo = topology(req.gpus_per_node, req.nic_gbps)?;
     let given = match req.nodes {
         Some(0) => return Err(Error::new("--nodes must be at least 1")),
@@ -63,12 +89,15 @@ pub fn train(req: &TrainRequest) -> Result<TrainReport> {
         None => None,
     };
     let predictor = wavecast_predict::by_name(&req.predictor)?;
-    Ok(wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?)
+    let mut report = wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?;
+    crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
+    report.dtype_source = dtype_source;
+    Ok(report)
 }
 
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.
 pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
-    let catalog = Catalog::load(req.gpu_file.as_deref())?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     if !(req.tokens.is_finite() && req.tokens > 0.0) {
@@ -81,7 +110,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         gpus: req.gpus,
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
-        dtype: req.dtype.parse()?,
+        dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?.0,
         optimizer: parse_optimizer(&req.optimizer)?,
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,

@@ -1,6 +1,8 @@
 //! The CLI as a user meets it: output that parses, and bad input that gets one clear line and
 //! exit code 2 (never a panic).
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn wavecast(args: &[&str]) -> Output {
@@ -61,11 +63,11 @@ fn train_creates_no_folder_and_overwrites_nothing_unless_forced() {
     let dir = std::env::temp_dir().join(format!("wavecast-train-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let missing = dir.join("no-such-folder/w.json");
-    assert_clear_error(&["train", "--predictor", "li", "--data", "unused", "--out", missing.to_str().unwrap()], "does not exist");
+    assert_clear_error(&["fit", "--predictor", "li", "--data", "unused", "--out", missing.to_str().unwrap()], "does not exist");
     assert!(!dir.join("no-such-folder").exists(), "no folder is created");
     let existing = dir.join("w.json");
     std::fs::write(&existing, "keep").unwrap();
-    assert_clear_error(&["train", "--predictor", "li", "--data", "unused", "--out", existing.to_str().unwrap()], "pass --force");
+    assert_clear_error(&["fit", "--predictor", "li", "--data", "unused", "--out", existing.to_str().unwrap()], "pass --force");
     assert_clear_error(&["eval", "conv", "--data", "unused", "--retrain", existing.to_str().unwrap()], "pass --force");
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -154,6 +156,7 @@ fn bad_input_is_one_clear_line_with_exit_code_2() {
 
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h1000"], "unknown GPU 'h1000'");
     assert_clear_error(&["predict", "--model", "gpt5", "--gpu", "h100"], "unknown model 'gpt5'");
+    assert_clear_error(&["predict", "--model", "llama-3-8", "--gpu", "h100"], "did you mean llama-3-8b");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--batch", "0"], "batch must be at least 1");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--batch", "four"], "invalid value 'four'");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--seq", "99999999"], "exceeds");
@@ -169,8 +172,9 @@ fn bad_input_is_one_clear_line_with_exit_code_2() {
 
 /// A NeuSight-layout folder holding the first `rows` measurements of T4's linear layers, from
 /// the shared data (random shapes in `ops/train`, model-shaped ones in `ops/test`).
-fn t4_linear_fixture(rows: usize) -> std::path::PathBuf {
-    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/neusight/ops");
+/// `None` (skip) without ../shared.
+fn t4_linear_fixture(rows: usize) -> Option<std::path::PathBuf> {
+    let shared = common::shared("data/neusight/ops")?;
     let dir = std::env::temp_dir().join(format!("wavecast-evalops-{}", std::process::id()));
     let head = |from: std::path::PathBuf, to: std::path::PathBuf| {
         let text = std::fs::read_to_string(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
@@ -182,12 +186,12 @@ fn t4_linear_fixture(rows: usize) -> std::path::PathBuf {
     };
     head(shared.join("train/linear/Tesla_T4.csv"), dir.join("ops/train/linear/Tesla_T4.csv"));
     head(shared.join("test/linear.csv"), dir.join("ops/test/linear.csv"));
-    dir
+    Some(dir)
 }
 
 #[test]
 fn eval_ops_writes_one_csv_row_per_predicted_measurement_with_a_bias_column() {
-    let dir = t4_linear_fixture(40);
+    let Some(dir) = t4_linear_fixture(40) else { return };
     let csv_path = dir.join("rows.csv");
     let out = wavecast(&["eval", "ops", "--data", dir.to_str().unwrap(), "--test-gpu", "t4", "--rows", csv_path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -2,6 +2,8 @@
 //! printed before the library refactor (issue 13). A deliberate change of output regenerates the
 //! files with `WAVECAST_BLESS=1 cargo test --release --test golden`.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -16,8 +18,8 @@ fn expand(args: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     for word in args.split_whitespace() {
         let word = word.replace("{data}", "../shared/data/neusight").replace("{kineto}", "../shared/data/kineto");
-        if word.starts_with("../shared/") && !root().join(&word).exists() {
-            return None;
+        if let Some(sub) = word.strip_prefix("../shared/") {
+            common::shared(sub)?;
         }
         out.push(word);
     }

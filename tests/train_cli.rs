@@ -213,3 +213,26 @@ fn plan_train_ranks_fitting_layouts_fastest_first() {
         "no layout of 2 GPUs fits",
     );
 }
+
+/// One training route: a single-GPU step and the layout dp = tp = pp = 1 share their defaults
+/// (format by the training rule, the whole batch in one micro-batch) and their answer.
+#[test]
+fn one_gpu_and_the_trivial_layout_answer_alike() {
+    for (model, dtype) in [("gpt2-large", "fp32"), ("llama-3.2-1b", "bf16")] {
+        let base = ["predict", "--model", model, "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "512", "--json"];
+        let single = wavecast(&base);
+        assert!(single.status.success(), "{}", String::from_utf8_lossy(&single.stderr));
+        assert!(String::from_utf8_lossy(&single.stderr).contains(&format!("training format {dtype}")), "{}", String::from_utf8_lossy(&single.stderr));
+        let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+        let mut args = base.to_vec();
+        args.extend(["--dp", "1"]);
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let layout: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(single["dtype"], dtype, "{model}");
+        assert_eq!(layout["dtype"], dtype, "{model}");
+        assert_eq!(layout["micro_batches"], 1, "{model}: the whole batch in one micro-batch");
+        let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
+        assert!((a / b - 1.0).abs() < 1e-9, "{model}: single GPU {a} ms, layout dp1 {b} ms");
+    }
+}

@@ -36,7 +36,7 @@ where
     py.detach(|| {
         let req: Q = serde_json::from_str(request).map_err(request_error)?;
         let report = f(&req).map_err(message)?;
-        serde_json::to_string(&report).map_err(message)
+        wavecast::to_json(&report).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -95,7 +95,7 @@ fn scale(py: Python<'_>, request: &str) -> PyResult<String> {
 fn gpus(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::gpus(gpu_file.as_deref().map(Path::new)).map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -107,7 +107,7 @@ fn gpus(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
 fn sustained(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::sustained(gpu_file.as_deref().map(Path::new)).map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -117,7 +117,23 @@ fn sustained(py: Python<'_>, gpu_file: Option<String>) -> PyResult<String> {
 fn models(py: Python<'_>) -> PyResult<String> {
     py.detach(|| {
         let list = wavecast::models().map_err(message)?;
-        serde_json::to_string(&list).map_err(message)
+        wavecast::to_json(&list).map_err(message)
+    })
+    .map_err(PyValueError::new_err)
+}
+
+/// The report page of `kind` (`predict`, `serve`, `train`, `plan_train`, `serve_sim`,
+/// `plan_serve`, `compare`, `scale`, …) for `report` (its JSON) and the request that made it
+/// (JSON; none: no inputs table): the HTML element a notebook shows, or with `page=True` the
+/// self-contained document `--html FILE` writes. The same renderer as the CLI's.
+#[pyfunction]
+#[pyo3(signature = (kind, report, inputs=None, page=false))]
+fn render_html(py: Python<'_>, kind: &str, report: &str, inputs: Option<&str>, page: bool) -> PyResult<String> {
+    py.detach(|| {
+        let kind = wavecast::html::Kind::from_name(kind).map_err(message)?;
+        let inputs = inputs.unwrap_or("");
+        let html = if page { wavecast::html::page_from_json(kind, inputs, report) } else { wavecast::html::fragment_from_json(kind, inputs, report) };
+        html.map_err(message)
     })
     .map_err(PyValueError::new_err)
 }
@@ -136,5 +152,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpus, m)?)?;
     m.add_function(wrap_pyfunction!(sustained, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(render_html, m)?)?;
     Ok(())
 }

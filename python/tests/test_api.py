@@ -307,3 +307,22 @@ def test_plan_serve_matches_the_cli(wavecast, cli):
     assert p.to_dict() == want
     assert p.ranked and all(r.meets_slo for r in p.ranked)
     assert any(pt.pareto for pt in p.points)
+
+
+def test_one_vocabulary_with_the_cli(wavecast, cli):
+    """The serving options answer to both names (input/input_len, quant/weights) as the CLI's
+    flags do, and giving one option under both names is an error, not a silent choice."""
+    sim = dict(gpu="h100", layout="tp4", concurrency=4, requests=8)
+    a = wavecast.serve_sim("llama-3.1-70b", input_len=512, output_len=64, weights="fp8", **sim)
+    b = wavecast.serve_sim("llama-3.1-70b", input=512, output=64, quant="fp8", **sim)
+    assert a == b == cli.json("serve-sim", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp4",
+                              "--concurrency", 4, "--requests", 8, "--input-len", 512, "--output-len", 64,
+                              "--weights", "fp8")
+    s = wavecast.serve("llama-3.2-1b", gpu="h100", input_len=256, output_len=16, quant="fp8")
+    assert s == wavecast.serve("llama-3.2-1b", gpu="h100", input_len=256, output_len=16, weights="fp8")
+    with pytest.raises(wavecast.WavecastError, match="give quant or weights, not both"):
+        wavecast.serve_sim("llama-3.1-70b", quant="fp8", weights="fp8", **sim)
+    with pytest.raises(wavecast.WavecastError, match="allow_partial must be True or False"):
+        wavecast.predict("gpt2", gpu="h100", allow_partial="yes")
+    assert wavecast.predict("llama-3.1-8b", gpu="h100", seq=128, dtype="bf16") == cli.json(
+        "predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--seq", 128, "--dtype", "bf16")

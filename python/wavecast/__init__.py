@@ -19,11 +19,14 @@ presets and trained predictors are compiled in: no GPU and no download needed.
                              input=1024, output=256, quant="fp8")     # under load: TTFT, TPOT
     best = wavecast.plan_serve("qwen3-32b", gpu="h100", gpus=8, slo_tpot_ms=30)
 
+In Jupyter every report shows itself as tables with its chart inline (SVG);
+``report.to_html("report.html")`` writes the one-file page the CLI's ``--html`` writes.
+
 ``wavecast.torch`` records PyTorch profiler traces for :func:`scale` (needs torch to record).
 """
 
 from ._api import WavecastError, compare, gpus, models, plan_serve, plan_train, predict, scale, serve, serve_sim, sustained, train
-from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
+from ._report import CompareResult, PlanServeReport, PlanTrainReport, Prediction, Report, ScaleReport, ServeReport, ServeSimReport, TrainReport
 
 
 def _version() -> str:
@@ -55,4 +58,8 @@ __all__ = [
     "ServeReport",
     "CompareResult",
     "ScaleReport",
+    "TrainReport",
+    "PlanTrainReport",
+    "ServeSimReport",
+    "PlanServeReport",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Iterable as _Iterable
 from collections.abc import Mapping as _Mapping
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
-from ._report import CompareResult, Prediction, Report, ScaleReport, ServeReport
+from ._report import CompareResult, PlanServeReport, PlanTrainReport, Prediction, Report, ScaleReport, ServeReport, ServeSimReport, TrainReport
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -56,6 +56,14 @@ def _request(fn_name: str, fields: Dict[str, Any]) -> Any:
     return _call(fn_name, text)
 
 
+def _report(cls: Any, fn_name: str, fields: Dict[str, Any]) -> Any:
+    """Runs ``fn_name`` on ``fields`` and wraps the report in ``cls``, remembering the request
+    (shown as the inputs of the report's HTML)."""
+    report = cls(_request(fn_name, fields))
+    report._inputs = {k: v for k, v in fields.items() if v is not None}
+    return report
+
+
 # ---- argument checks: wrong Python types are WavecastError (a ValueError) with one line ----
 
 def _int(name: str, value: Any) -> Optional[int]:
@@ -70,6 +78,12 @@ def _int(name: str, value: Any) -> Optional[int]:
     if n < 0:
         raise WavecastError(f"{name} must be at least 1, got {n}")
     return n
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise WavecastError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def _str(name: str, value: Any) -> Optional[str]:
@@ -126,6 +140,30 @@ def _ints(name: str, value: Any) -> List[int]:
     return out  # type: ignore[return-value]
 
 
+def _prices(value: Any) -> Optional[List[str]]:
+    """``price``: USD per GPU-hour for the request's GPU (a number), ``"gpu=usd"`` strings, or a
+    mapping GPU → USD; as the CLI's ``--price``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise WavecastError(f"price must be a number, 'gpu=usd' or a mapping of GPU to USD, got {value!r}")
+    if isinstance(value, (int, float)):
+        return [repr(float(value))]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, _Mapping):
+        return [f"{_str('price', g)}={float(_float('price', u))!r}" for g, u in value.items()]
+    raise WavecastError(f"price must be a number, 'gpu=usd' or a mapping of GPU to USD, got {value!r}")
+
+
+def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """One option under two names (``quant``/``weights``, ``input``/``input_len``, as the CLI
+    takes both): the one given, and an error when both are."""
+    if value is not None and alias_value is not None:
+        raise WavecastError(f"give {name} or {alias}, not both (they are the same option)")
+    return alias_value if value is None else value
+
+
 # ---- the API ----
 
 def predict(
@@ -143,6 +181,8 @@ def predict(
     optimizer: str = "adam",
     image_size: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
+    allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> Prediction:
     """Predicts one training step or forward pass on one GPU (``wavecast predict --json``).
 
@@ -160,6 +200,8 @@ def predict(
         optimizer: ``"adam"``, ``"sgd"`` or ``"sgd-momentum"`` (training).
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
+        allow_partial: return the time of what can be priced (the rest listed in
+            ``unpriced``) instead of raising when the predictor has no model for some op.
 
     Returns:
         A :class:`Prediction`: ``total_ms``, ``interval_ms``, ``phases.forward``, ``classes``, …
@@ -167,7 +209,7 @@ def predict(
     Raises:
         WavecastError: (a ``ValueError``) with the CLI's one-line message on bad input.
     """
-    return Prediction(_request("predict", {
+    return _report(Prediction, "predict", {
         "model": _str("model", model),
         "config": _config(config),
         "onnx": _path("onnx", onnx),
@@ -181,7 +223,9 @@ def predict(
         "optimizer": _str("optimizer", optimizer),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
-    }))
+        "price": _prices(price),
+        "allow_partial": _bool("allow_partial", allow_partial),
+    })
 
 
 def serve(
@@ -198,6 +242,9 @@ def serve(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    quant: Optional[str] = None,
+    allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> ServeReport:
     """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
     ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
@@ -208,11 +255,12 @@ def serve(
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
     included), and ``kv_dtype="fp8"`` halves the KV cache. Kernels are priced by the
     ``"sustained"`` predictor (the modern-GPU kernel models) unless ``predictor`` names another.
+    ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it).
     Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
     """
-    return ServeReport(_request("serve", {
+    return _report(ServeReport, "serve", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -222,10 +270,12 @@ def serve(
         "output_len": _int("output_len", output_len),
         "tp": _int("tp", tp),
         "dtype": _str("dtype", dtype),
-        "weights": _str("weights", weights),
+        "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
-    }))
+        "price": _prices(price),
+        "allow_partial": _bool("allow_partial", allow_partial),
+    })
 
 
 def compare(
@@ -242,6 +292,9 @@ def compare(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    quant: Optional[str] = None,
+    allow_partial: bool = False,
+    price: Union[None, str, Mapping[str, float]] = None,
 ) -> CompareResult:
     """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
     ``tp`` (``wavecast compare --json``).
@@ -252,7 +305,7 @@ def compare(
     Raises :class:`WavecastError` on bad input (an unknown GPU), or when no combination can
     serve the workload.
     """
-    return CompareResult(_request("compare", {
+    return _report(CompareResult, "compare", {
         "model": _str("model", model),
         "config": _config(config),
         "gpus": _strs("gpus", gpus),
@@ -262,10 +315,12 @@ def compare(
         "input_len": _int("input_len", input_len),
         "output_len": _int("output_len", output_len),
         "dtype": _str("dtype", dtype),
-        "weights": _str("weights", weights),
+        "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
         "predictor": _str("predictor", predictor),
-    }))
+        "price": _prices(price),
+        "allow_partial": _bool("allow_partial", allow_partial),
+    })
 
 
 def scale(
@@ -297,7 +352,7 @@ def scale(
     Returns a :class:`ScaleReport` (``origin``, ``destinations[i].per_step_ms``,
     ``interval_ms``, ``speedup``…).
     """
-    return ScaleReport(_request("scale", {
+    return _report(ScaleReport, "scale", {
         "trace": _path("trace", trace),
         "to": _strs("to", to),
         "from": _str("from_", from_),
@@ -307,7 +362,7 @@ def scale(
         "predictor": _str("predictor", predictor),
         "kernels": _int("kernels", kernels),
         "gpu_file": _path("gpu_file", gpu_file),
-    }))
+    })
 
 
 def gpus(gpu_file: Optional[PathLike] = None) -> List[Report]:
@@ -356,20 +411,24 @@ def train(
     cp: int = 1,
     ep: int = 1,
     zero: int = 0,
-    micro_batch: int = 1,
+    micro_batch: Optional[int] = None,
     interleave: int = 1,
     recompute: str = "none",
     sequence_parallel: bool = False,
     nodes: Optional[int] = None,
     gpus_per_node: int = 8,
     nic_gbps: Optional[float] = None,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
-) -> Report:
+    allow_partial: bool = False,
+    price: Union[None, float, str, Mapping[str, float]] = None,
+) -> TrainReport:
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
-    train --json`` with layout flags). ``batch`` is the global batch in sequences.
+    train --json`` with layout flags). ``batch`` is the global batch in sequences; ``dtype``
+    defaults to the training rule (the config's ``torch_dtype``, else bf16; fp32 for NeuSight's
+    FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
     bubble, exposed data-parallel sync, optimizer), ``collectives`` (axis, kind, calls, bytes,
@@ -378,7 +437,7 @@ def train(
     """
     if not isinstance(sequence_parallel, bool):
         raise WavecastError(f"sequence_parallel must be True or False, got {sequence_parallel!r}")
-    return _request("train", {
+    return _report(TrainReport, "train", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -397,6 +456,8 @@ def train(
         "gpus_per_node": _int("gpus_per_node", gpus_per_node),
         "nic_gbps": _float("nic_gbps", nic_gbps),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
+        "allow_partial": _bool("allow_partial", allow_partial),
     })
 
 
@@ -412,17 +473,18 @@ def plan_train(
     nic_gbps: Optional[float] = None,
     tokens: float = 1e12,
     top: int = 10,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
-) -> Report:
+    price: Union[None, float, str, Mapping[str, float]] = None,
+) -> TrainReport:
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
     that fit (``wavecast plan train --json``): ``rows`` (rank, layout, step_ms, mfu,
     tokens_per_s_per_gpu, memory_gb, days and cost for ``tokens``), ``evaluated``,
     ``fitting`` and ``rejected`` (reasons with counts).
     """
-    return _request("plan_train", {
+    return _report(PlanTrainReport, "plan_train", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -437,6 +499,7 @@ def plan_train(
         "tokens": _float("tokens", tokens),
         "top": _int("top", top),
         "predictor": _str("predictor", predictor),
+        "price": _prices(price),
     })
 
 
@@ -474,13 +537,17 @@ def serve_sim(
     slo_tpot_ms: Optional[float] = None,
     seed: int = 0,
     gpu_file: Optional[PathLike] = None,
-) -> Report:
+    input_len: Union[int, str, None] = None,
+    output_len: Union[int, str, None] = None,
+    weights: Optional[str] = None,
+) -> TrainReport:
     """LLM serving under load (``wavecast serve-sim --json``): a continuous-batching
     simulation of ``requests`` requests arriving from ``concurrency`` users (or at ``rate``
     per second, or from a CSV ``trace``) on workers laid out as ``layout`` (``"tp8"``,
     ``"tp1,dp8,ep8"``, ``"2xtp4"``) or as ``prefill`` and ``decode`` pools. ``input`` and
     ``output`` are token counts or distributions (``"uniform:512:2048"``,
-    ``"lognormal:1024:0.5"``).
+    ``"lognormal:1024:0.5"``); ``input_len`` and ``output_len`` are other names for them, and
+    ``weights`` for ``quant`` (as :func:`serve` and the CLI spell them).
 
     Returns a :class:`Report`: ``metrics`` (``ttft_ms``, ``tpot_ms``, ``e2e_ms`` with mean,
     p50, p90, p99; ``output_tokens_per_s_per_gpu``, ``tokens_per_s_per_user``, goodput),
@@ -490,12 +557,15 @@ def serve_sim(
     for name, flag in (("chunked_prefill", chunked_prefill), ("prefix_caching", prefix_caching)):
         if not isinstance(flag, bool):
             raise WavecastError(f"{name} must be True or False, got {flag!r}")
+    input = _either("input", input, "input_len", input_len)
+    output = _either("output", output, "output_len", output_len)
+    quant = _either("quant", quant, "weights", weights)
     lengths = {}
     for name, value in (("input", input), ("output", output)):
         if isinstance(value, bool) or not (value is None or isinstance(value, (int, str))):
             raise WavecastError(f"{name} must be a token count or a distribution string, got {value!r}")
         lengths[name] = None if value is None else str(value)
-    return _request("serve_sim", {
+    return _report(ServeSimReport, "serve_sim", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -539,16 +609,19 @@ def plan_serve(
     kv_dtype: Optional[str] = None,
     backend: str = "vllm",
     gpu_file: Optional[PathLike] = None,
-) -> Report:
+    weights: Optional[str] = None,
+) -> TrainReport:
     """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
     among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
     (best point per layout), ``points`` (every simulated layout × concurrency, with
     ``pareto`` marking the front of tokens/s/GPU against tokens/s/user) and ``rejected``.
     ``concurrency``: the users per worker to try (default: 1, 2, 4, … 256, as the CLI).
+    ``weights`` is another name for ``quant``.
     """
+    quant = _either("quant", quant, "weights", weights)
     if not isinstance(disaggregated, bool):
         raise WavecastError(f"disaggregated must be True or False, got {disaggregated!r}")
-    return _request("plan_serve", {
+    return _report(PlanServeReport, "plan_serve", {
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),

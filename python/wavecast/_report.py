@@ -8,7 +8,49 @@ Reports too; ``to_dict()`` gives plain dicts and lists.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import json
+import os
+from typing import Any, Dict, List, Optional, Union
+
+
+def _render(kind: str, report: Dict[str, Any], inputs: Optional[Dict[str, Any]], page: bool) -> str:
+    """The Rust renderer's HTML (the one ``--html`` uses) for a report's JSON."""
+    from . import _native
+
+    text_inputs = json.dumps(inputs, allow_nan=False) if inputs else None
+    return _native.render_html(kind, json.dumps(report, allow_nan=False), text_inputs, page)
+
+
+class _Displayable:
+    """A report that shows itself in a notebook (``_repr_html_``: the tables and the chart as
+    inline SVG) and writes the one-file HTML page of ``--html`` (:meth:`to_html`)."""
+
+    __slots__ = ()
+    _kind: Optional[str] = None
+
+    def _html_parts(self) -> Any:
+        return self.to_dict(), getattr(self, "_inputs", None)  # type: ignore[attr-defined]
+
+    def _repr_html_(self) -> Optional[str]:
+        if self._kind is None:
+            return None
+        report, inputs = self._html_parts()
+        try:
+            return _render(self._kind, report, inputs, page=False)
+        except ImportError:  # no compiled extension: the notebook falls back to repr()
+            return None
+
+    def to_html(self, path: Union[None, str, "os.PathLike[str]"] = None) -> str:
+        """The self-contained HTML page of this report (what the CLI's ``--html FILE``
+        writes); with ``path``, also written there."""
+        if self._kind is None:
+            raise TypeError(f"{type(self).__name__} has no report page")
+        report, inputs = self._html_parts()
+        html = _render(self._kind, report, inputs, page=True)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(html)
+        return html
 
 
 def _plain(value: Any) -> Any:
@@ -20,10 +62,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class Report(Dict[str, Any]):
+class Report(_Displayable, Dict[str, Any]):
     """A JSON object of a wavecast report: a ``dict`` whose keys are also attributes."""
 
-    __slots__ = ()
+    # The request that produced the report (shown as the page's inputs), when it is one.
+    __slots__ = ("_inputs",)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -42,6 +85,7 @@ class Report(Dict[str, Any]):
 
 
 class Prediction(Report):
+    _kind = "predict"
     """``wavecast.predict``'s result (the CLI's ``predict --json``).
 
     Times in milliseconds. ``classes`` is one entry per operator class
@@ -76,6 +120,7 @@ class Prediction(Report):
 
 
 class ServeReport(Report):
+    _kind = "serve"
     """``wavecast.serve``'s result and each row of ``wavecast.compare`` (the CLI's
     ``predict --mode serve --json``).
 
@@ -127,6 +172,7 @@ class ServeReport(Report):
 
 
 class ScaleReport(Report):
+    _kind = "scale"
     """``wavecast.scale``'s result (the CLI's ``scale --json``): ``origin`` (the trace's GPU
     and its measured ``kernel_ms``/``per_step_ms``) and one entry of ``destinations`` per
     target GPU (``gpu, per_step_ms, interval_ms, speedup, steps_per_s, usd_per_1k_steps,
@@ -150,7 +196,8 @@ class ScaleReport(Report):
                 f"destinations={dests!r})")
 
 
-class CompareResult(List[ServeReport]):
+class CompareResult(_Displayable, List[ServeReport]):
+    _kind = "compare"
     """``wavecast.compare``'s result: a list with one :class:`ServeReport` row per GPU × TP
     degree that can serve the workload, ready for ``pandas.DataFrame(result)``.
 
@@ -190,3 +237,36 @@ class CompareResult(List[ServeReport]):
     def __repr__(self) -> str:
         rows = ", ".join(f"{r.get('gpu')} tp{r.get('tp')}" for r in self)
         return f"CompareResult(model={self._report.get('model')!r}, rows=[{rows}], skipped={len(self.skipped)})"
+
+
+class TrainReport(Report):
+    """``wavecast.train``'s result (the CLI's ``predict --mode train --json`` with layout
+    flags): ``step_ms``, its ``parts``, ``collectives``, ``memory_gb`` of the most loaded GPU,
+    ``mfu``."""
+
+    _kind = "train"
+    __slots__ = ()
+
+
+class PlanTrainReport(Report):
+    """``wavecast.plan_train``'s result (``plan train --json``): ``rows`` ranked by step time
+    among the layouts that fit, and the ``rejected`` reasons."""
+
+    _kind = "plan_train"
+    __slots__ = ()
+
+
+class ServeSimReport(Report):
+    """``wavecast.serve_sim``'s result (``serve-sim --json``): ``metrics`` (TTFT, TPOT and
+    end-to-end percentiles, throughput), ``engine``, ``memory``, ``decode_step``."""
+
+    _kind = "serve_sim"
+    __slots__ = ()
+
+
+class PlanServeReport(Report):
+    """``wavecast.plan_serve``'s result (``plan serve --json``): every simulated ``points``
+    (with its ``pareto`` flag) and those meeting the target ``ranked``."""
+
+    _kind = "plan_serve"
+    __slots__ = ()

@@ -1,13 +1,16 @@
 //! `wavecast compare`: one LLM serving workload on several GPUs and tensor-parallel degrees,
 //! in one table (latency, throughput, tokens per dollar) and optionally an SVG bar chart.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::CompareArgs;
 use crate::{plot, table};
 use wavecast::CompareReport;
 
 pub fn run(a: CompareArgs) -> Result<()> {
-    let out = wavecast::compare(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let out = wavecast::compare(&request)?;
+    write_html(&a.html, wavecast::html::Kind::Compare, Some(&request), &out)?;
     if let Some(path) = &a.plot {
         plot::compare(&out, path)?;
     }
@@ -43,6 +46,11 @@ fn print_human(c: &CompareReport) {
         ]);
     }
     println!("{t}");
+    let mut priced: Vec<(&str, &str)> = c.results.iter().filter_map(|r| Some((r.gpu.as_str(), r.price_source.as_deref()?))).collect();
+    priced.dedup();
+    for (gpu, source) in priced {
+        println!("price {gpu}: {source}");
+    }
     for s in &c.skipped {
         println!("skipped {} TP {}: {}", s.gpu, s.tp, s.reason);
     }

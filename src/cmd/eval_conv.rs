@@ -3,7 +3,7 @@
 //! left-out GPU, with `wavecast-train`) and writes its weights, which is how
 //! `crates/wavecast-predict/weights/conv.json` is made.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::EvalConvArgs;
 use crate::table;
 use wavecast::eval::conv::{evaluate, load_samples, EvalConv};
@@ -14,6 +14,7 @@ pub fn run(a: EvalConvArgs) -> Result<()> {
     if let Some(out) = &a.retrain {
         super::check_output_path(out, a.force)?;
     }
+    check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let (samples, summary) = load_samples(&a.data, &cat)?;
     eprintln!("{summary}");
@@ -22,6 +23,7 @@ pub fn run(a: EvalConvArgs) -> Result<()> {
         None => (ConvWeights::shipped()?, false),
     };
     let report = evaluate(&a.data, &samples, &weights, retrained)?;
+    write_html(&a.html, wavecast::html::Kind::EvalConv, None, &report)?;
     if a.json {
         return print_json(&report);
     }

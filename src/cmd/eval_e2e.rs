@@ -1,15 +1,17 @@
 //! `wavecast eval e2e`: end-to-end error of a predictor on every labelled workload.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::EvalE2eArgs;
 use crate::table;
 use wavecast::eval::e2e::{evaluate, EvalE2e};
 use wavecast::{Catalog, Predictors};
 
 pub fn run(a: EvalE2eArgs) -> Result<()> {
+    check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     Predictors::get(&a.predictor)?;
     let r = evaluate(&a.data, &cat, &a.predictor, a.no_holdout)?;
+    write_html(&a.html, wavecast::html::Kind::EvalE2e, None, &r)?;
     if a.json {
         return print_json(&r);
     }

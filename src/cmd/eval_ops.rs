@@ -1,6 +1,6 @@
 //! `wavecast eval ops`: per-op accuracy by family on one held-out GPU.
 
-use super::{check_output_path, print_json, Result};
+use super::{check_html, check_output_path, print_json, write_html, Result};
 use crate::cli::EvalOpsArgs;
 use crate::table;
 use wavecast::eval::kernels;
@@ -9,6 +9,7 @@ use wavecast::Catalog;
 use wavecast_data::{load_timings, Layout};
 
 pub fn run(a: EvalOpsArgs) -> Result<()> {
+    check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     let gpu = cat.get(&a.test_gpu)?.id.clone();
     if let Some(path) = &a.rows {
@@ -35,6 +36,7 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
     if out.sets.is_empty() {
         return Err(format!("no measurements of {gpu} under {}", a.data.join("ops").display()).into());
     }
+    write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if a.json {
         return print_json(&out);
     }
@@ -50,6 +52,7 @@ fn modern_gpus(a: &EvalOpsArgs, cat: &Catalog, gpu: &str) -> Result<()> {
     let loaded = load_timings(&a.data, cat)?;
     eprintln!("{}: {}", a.data.display(), loaded.summary());
     let (out, rows) = kernels::evaluate(&loaded.rows, cat, gpu, &a.predictor)?;
+    write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if let Some(path) = &a.rows {
         kernels::write_rows_csv(path, &rows)?;
         eprintln!("wrote {} predicted rows to {}", rows.len(), path.display());

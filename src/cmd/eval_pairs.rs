@@ -2,7 +2,7 @@
 //! (Habitat's protocol) on NeuSight's per-op data, as a summary, `--json` or Markdown, or on the
 //! modern-GPU measurements (AIConfigurator, Vidur, PipeWeave) through the sustained roofline.
 
-use super::{check_output_path, print_json, write_atomically, Result};
+use super::{check_html, check_output_path, print_json, write_atomically, write_html, Result};
 use crate::cli::EvalPairsArgs;
 use crate::table;
 use std::fmt::Write as _;
@@ -12,6 +12,7 @@ use wavecast_data::{load_timings, Layout};
 use wavecast::Catalog;
 
 pub fn run(a: EvalPairsArgs) -> Result<()> {
+    check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     if Layout::detect(&a.data) != Some(Layout::NeuSight) {
         if a.intervals_out.is_some() {
@@ -23,6 +24,7 @@ pub fn run(a: EvalPairsArgs) -> Result<()> {
         check_output_path(out, a.force)?;
     }
     let report = evaluate(&a.data, &cat, &a.predictor)?;
+    write_html(&a.html, wavecast::html::Kind::EvalPairs, None, &report)?;
     if let Some(out) = &a.intervals_out {
         write_atomically(out, &(serde_json::to_string_pretty(&scaling_intervals(&report))? + "\n"))?;
         eprintln!("wrote {}", out.display());
@@ -59,6 +61,7 @@ fn modern_gpus(a: &EvalPairsArgs, cat: &Catalog) -> Result<()> {
     let loaded = load_timings(&a.data, cat)?;
     eprintln!("{}: {}", a.data.display(), loaded.summary());
     let r = modern_pairs::evaluate(&loaded.rows, cat, predictor, &|line| eprintln!("{line}"))?;
+    write_html(&a.html, wavecast::html::Kind::EvalPairs, None, &r)?;
     if a.json {
         return print_json(&r);
     }

@@ -1,6 +1,6 @@
 //! `wavecast eval serving`: measured serving runs under load against the simulator.
 
-use super::{check_output_path, print_json, Result};
+use super::{check_html, check_output_path, print_json, write_html, Result};
 use crate::cli::EvalServingArgs;
 use crate::table;
 use std::io::IsTerminal;
@@ -8,6 +8,7 @@ use wavecast::eval::serving::{eval_serving, ServingEval};
 use wavecast::Catalog;
 
 pub fn run(a: EvalServingArgs) -> Result<()> {
+    check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     for path in [&a.rows, &a.plot].into_iter().flatten() {
         check_output_path(path, true)?;
@@ -22,6 +23,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
         }
     };
     let out = eval_serving(&a.data, a.configs.as_deref(), a.ops_data.as_deref(), &cat, &|line| eprintln!("{line}"), &progress)?;
+    write_html(&a.html, wavecast::html::Kind::EvalServing, None, &out)?;
     if let Some(path) = &a.rows {
         write_rows(path, &out)?;
         eprintln!("wrote {} rows to {}", out.rows.len(), path.display());

@@ -8,6 +8,7 @@ mod eval_intervals;
 mod eval_ops;
 mod eval_pairs;
 mod eval_serving;
+mod eval_training;
 mod gpus;
 mod models;
 mod plan_serve;
@@ -17,8 +18,10 @@ mod scale;
 mod serve;
 mod serve_sim;
 mod train_step;
+#[cfg(feature = "ui")]
+mod ui;
 #[cfg(feature = "train")]
-mod train;
+mod fit;
 
 use crate::cli::{Cli, Command, EvalCommand, ModeArg, PlanCommand};
 use std::error::Error;
@@ -38,13 +41,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(EvalCommand::E2e(a)) => eval_e2e::run(a),
         Command::Eval(EvalCommand::Ops(a)) => eval_ops::run(a),
         #[cfg(feature = "train")]
-        Command::Train(a) => train::run(a),
+        Command::Fit(a) => fit::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Scale(a) => scale::run(a),
+        #[cfg(feature = "ui")]
+        Command::Ui(a) => ui::run(a),
         Command::Eval(EvalCommand::Pairs(a)) => eval_pairs::run(a),
         Command::Eval(EvalCommand::Conv(a)) => eval_conv::run(a),
         Command::Eval(EvalCommand::Intervals(a)) => eval_intervals::run(a),
         Command::Eval(EvalCommand::Serving(a)) => eval_serving::run(a),
+        Command::Eval(EvalCommand::Training(a)) => eval_training::run(a),
     }
 }
 
@@ -76,6 +82,51 @@ pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
 }
 
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    println!("{}", wavecast::to_json_pretty(v)?);
     Ok(())
+}
+
+/// `--html FILE`: before any work, checks that FILE's folder exists (the file itself is the
+/// user's own output, so an existing one is replaced).
+pub fn check_html(arg: &crate::cli::HtmlArg) -> Result<()> {
+    match &arg.html {
+        Some(path) => check_output_path(path, true),
+        None => Ok(()),
+    }
+}
+
+/// `--html FILE`: writes `report` as a self-contained page, with the command line and the
+/// library request (its defaults filled in) as the inputs that produced it.
+pub fn write_html<R: serde::Serialize>(arg: &crate::cli::HtmlArg, kind: wavecast::html::Kind, request: Option<&dyn erased::Request>, report: &R) -> Result<()> {
+    use wavecast::html::Node;
+    let Some(path) = &arg.html else { return Ok(()) };
+    let mut inputs = vec![("command".to_string(), Node::Str(command_line()))];
+    if let Some(req) = request {
+        inputs.extend(req.node()?.fields().iter().cloned());
+    }
+    let page = wavecast::html::page(kind, &Node::Obj(inputs), &Node::of(report)?);
+    write_atomically(path, &page)?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The command as typed, arguments with spaces or quotes quoted.
+fn command_line() -> String {
+    let quote = |a: String| if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') { format!("'{}'", a.replace('\'', r"'\''")) } else { a };
+    let mut args = std::env::args();
+    let program = args.next().map(|p| std::path::Path::new(&p).file_name().map_or(p.clone(), |n| n.to_string_lossy().into_owned())).unwrap_or_default();
+    std::iter::once(program).chain(args.map(quote)).collect::<Vec<_>>().join(" ")
+}
+
+/// A library request as the inputs of a page, whatever its type.
+pub mod erased {
+    pub trait Request {
+        fn node(&self) -> serde_json::Result<wavecast::html::Node>;
+    }
+
+    impl<T: serde::Serialize> Request for T {
+        fn node(&self) -> serde_json::Result<wavecast::html::Node> {
+            wavecast::html::Node::of(self)
+        }
+    }
 }

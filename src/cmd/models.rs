@@ -13,10 +13,10 @@ pub fn run(a: JsonFlag) -> Result<()> {
     if a.json {
         return print_json(&rows);
     }
-    let mut t = table::new(&["model", "family", "params", "layers", "hidden", "heads", "kv heads", "experts", "input (per sample; seq 50 shown)"]);
+    let mut t = table::new(&["model (other names)", "family", "params", "layers", "hidden", "heads", "kv heads", "experts", "input (per sample; seq 50 shown)"]);
     for r in &rows {
         t.add_row(vec![
-            r.name.clone(),
+            if r.aliases.is_empty() { r.name.clone() } else { format!("{} ({})", r.name, r.aliases.join(", ")) },
             r.arch.clone(),
             table::si(r.params as f64),
             opt(r.layers),
@@ -28,6 +28,7 @@ pub fn run(a: JsonFlag) -> Result<()> {
         ]);
     }
     println!("{t}");
+    println!("Hugging Face ids work too (meta-llama/Llama-3.1-8B-Instruct is llama-3-8b's architecture).");
     println!("Any Hugging Face config.json of the transformer families works with `--config FILE`; any ONNX file with `--onnx FILE`.");
     Ok(())
 }

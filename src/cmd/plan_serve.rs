@@ -1,12 +1,13 @@
 //! `wavecast plan serve`: serving deployments on N GPUs ranked by tokens/s per GPU within a
 //! latency target, with the Pareto chart.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PlanServeArgs;
 use crate::{plot, table};
 use std::io::IsTerminal;
 
 pub fn run(a: PlanServeArgs) -> Result<()> {
+    check_html(&a.html)?;
     let tty = std::io::stderr().is_terminal() && !a.json;
     let progress = |done: usize, total: usize| {
         if tty {
@@ -16,7 +17,9 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
             }
         }
     };
-    let r = wavecast::plan_serve(&a.request(), &progress)?;
+    let request = a.request();
+    let r = wavecast::plan_serve(&request, &progress)?;
+    write_html(&a.html, wavecast::html::Kind::PlanServe, Some(&request), &r)?;
     if let Some(path) = &a.svg {
         plot::pareto(&r, path)?;
         eprintln!("wrote {}", path.display());

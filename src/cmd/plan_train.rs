@@ -1,21 +1,25 @@
 //! `wavecast plan train`: layouts of a training run ranked by step time among those that fit.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PlanTrainArgs;
 use crate::table;
 
 pub fn run(a: PlanTrainArgs) -> Result<()> {
-    let r = wavecast::plan_train(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let r = wavecast::plan_train(&request)?;
+    write_html(&a.html, wavecast::html::Kind::PlanTrain, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }
     println!(
-        "{} on {} × {} ({} node{}) · global batch {} × seq {} · {} layouts priced, {} fit · predictor: {}",
+        "{} on {} × {} ({} node{}) · {} · global batch {} × seq {} · {} layouts priced, {} fit · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,
         r.nodes,
         if r.nodes == 1 { "" } else { "s" },
+        r.dtype,
         r.global_batch,
         r.seq,
         r.evaluated,
@@ -33,12 +37,15 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
             table::ms(row.step_ms),
             table::pct(100.0 * row.mfu),
             format!("{:.0}", row.tokens_per_s_per_gpu),
-            format!("{:.1}", row.memory_gb),
+            format!("{:.1}{}", row.memory_gb, if row.near_memory_limit { " !" } else { "" }),
             format!("{:.1}", row.days),
             row.cost_usd.map_or("–".into(), |c| format!("${}", table::si(c))),
         ]);
     }
     println!("{t}");
+    if r.rows.iter().any(|row| row.near_memory_limit) {
+        println!("! within {:.0} % of the GPU's memory: fits by the model, but close to the limit", 100.0 * wavecast_sim::train::NEAR_LIMIT_FRACTION);
+    }
     for (reason, n) in &r.rejected {
         println!("set aside {n}: {reason}");
     }

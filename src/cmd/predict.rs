@@ -1,20 +1,23 @@
 //! `wavecast predict`: one workload on one GPU, as a per-class table or `--json`.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
-use wavecast::{Catalog, ClassRow, Prediction};
+use wavecast::{ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let p = wavecast::predict(&a.request())?;
-    for note in &p.notes {
+    check_html(&a.html)?;
+    let request = a.request();
+    let p = wavecast::predict(&request)?;
+    for note in wavecast::training_dtype_note(&request).iter().chain(&p.notes) {
         eprintln!("note: {note}");
     }
+    write_html(&a.html, wavecast::html::Kind::Predict, Some(&request), &p)?;
     if a.json {
         return print_json(&p);
     }
-    let gpu = Catalog::load(a.gpu_file.gpu_file.as_deref())?.get(&a.gpu)?.clone();
+    let gpu = wavecast::catalog(a.gpu_file.gpu_file.as_deref(), &a.price.price, Some(&a.gpu))?.get(&a.gpu)?.clone();
     print_human(&p, &gpu);
     Ok(())
 }
@@ -68,6 +71,9 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
                 println!("cost: ${usd:.2}/GPU-hour → ${:.3} per million tokens", usd / 3600.0 / p.tokens_per_s * 1e6);
             }
         }
+    }
+    if let Some(price) = &gpu.price {
+        println!("price: {}", price.describe());
     }
     for u in &p.unpriced {
         println!("unpriced: {u}");

@@ -1,7 +1,7 @@
 //! `wavecast predict --mode serve`: an LLM serving a batch of requests on one GPU or a
 //! tensor-parallel group, as a report or `--json`.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::ServeReport;
@@ -9,7 +9,10 @@ use wavecast_ir::OpClass;
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let r = wavecast::serve(&a.serve_request()?)?;
+    check_html(&a.html)?;
+    let request = a.serve_request()?;
+    let r = wavecast::serve(&request)?;
+    write_html(&a.html, wavecast::html::Kind::Serve, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }
@@ -73,6 +76,9 @@ fn print_human(r: &ServeReport) {
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
         println!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${:.3} per million tokens)", r.tp, per_usd, 1e6 / per_usd);
+    }
+    if let Some(source) = &r.price_source {
+        println!("price: {source}");
     }
     for u in &r.unpriced {
         println!("unpriced: {u}");

@@ -1,13 +1,16 @@
 //! `wavecast serve-sim`: LLM serving under load, simulated iteration by iteration.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::ServeSimArgs;
 use crate::table;
 use wavecast::ServeSimReport;
 use wavecast_sim::serving::Latency;
 
 pub fn run(a: ServeSimArgs) -> Result<()> {
-    let r = wavecast::serve_sim(&a.request())?;
+    check_html(&a.html)?;
+    let request = a.request();
+    let r = wavecast::serve_sim(&request)?;
+    write_html(&a.html, wavecast::html::Kind::ServeSim, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }

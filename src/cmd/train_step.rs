@@ -1,14 +1,17 @@
 //! `wavecast predict --mode train` with layout flags: one multi-GPU training step, where its
 //! time goes, its collectives and the memory of the most loaded GPU.
 
-use super::{print_json, Result};
+use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::TrainReport;
 
 pub fn run(a: PredictArgs) -> Result<()> {
     a.reject_flags_of_other_modes()?;
-    let r = wavecast::train(&a.train_request()?)?;
+    check_html(&a.html)?;
+    let request = a.train_request()?;
+    let r = wavecast::train(&request)?;
+    write_html(&a.html, wavecast::html::Kind::Train, Some(&request), &r)?;
     if a.json {
         return print_json(&r);
     }
@@ -18,7 +21,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
 
 fn print_human(r: &TrainReport) {
     println!(
-        "{} · {} × {} ({} node{} of {}) · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · predictor: {}",
+        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,
@@ -26,6 +29,7 @@ fn print_human(r: &TrainReport) {
         if r.nodes == 1 { "" } else { "s" },
         r.gpus_per_node,
         r.layout_label,
+        r.dtype_source,
         r.global_batch,
         r.seq,
         r.micro_batches,
@@ -63,9 +67,10 @@ fn print_human(r: &TrainReport) {
     }
     let m = &r.memory_gb;
     println!(
-        "memory per GPU (most loaded stage): {:.1} of {:.0} GB — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
+        "memory per GPU (most loaded stage): {:.1} of {:.0} GB{} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
         m.total,
         m.capacity,
+        if m.near_limit { format!(" (close to the limit: {:.1} GB free)", m.headroom) } else { format!(" ({:.1} GB free)", m.headroom) },
         m.parts.weights,
         m.parts.gradients,
         m.parts.optimizer_states,

@@ -9,16 +9,21 @@
 //! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
 //!   measured GPUs on the same op shapes; [`modern_pairs`] the same on modern GPUs' kernels.
 //!
+//! - [`training`]: training steps against published, measured runs (tokens/s per GPU), per
+//!   band of model size, sequence, node count and precision.
+//!
 //! Statistics come from `wavecast-stats`; reports are plain serializable structs that the CLI
 //! and the Python package print as they are.
 
 pub mod conv;
 pub mod e2e;
 pub mod kernels;
+pub mod ladder;
 pub mod modern_pairs;
 pub mod ops;
 pub mod pairs;
 pub mod serving;
+pub mod training;
 
 use thiserror::Error;
 

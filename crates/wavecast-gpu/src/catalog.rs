@@ -52,6 +52,19 @@ pub struct Catalog {
     gpus: Vec<Gpu>,
 }
 
+/// Prints each warning on stderr the first time it comes up in this process (a command may
+/// load the same GPU file more than once).
+fn warn_once(warnings: &[String]) {
+    static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut shown = SHOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for w in warnings {
+        if !shown.contains(w) {
+            eprintln!("wavecast: warning: {w}");
+            shown.push(w.clone());
+        }
+    }
+}
+
 /// Lower-case and drop separators, so `H100 SXM`, `h100-sxm` and `H100_SXM` compare equal.
 fn normalize(name: &str) -> String {
     name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
@@ -75,10 +88,13 @@ impl Catalog {
     }
 
     /// Built-in catalog with a user file merged over it: entries with an existing id replace it.
+    /// An entry may start from a built-in GPU (`base = "h100-sxm"`) and give only what differs;
+    /// see [`Catalog::parse_user`]. Assumptions it made are printed once each on stderr.
     pub fn with_user_file(path: &Path) -> Result<Catalog, CatalogError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CatalogError::Read { path: path.display().to_string(), reason: e.to_string() })?;
-        let user = Catalog::parse(&text, &path.display().to_string())?;
+        let (user, warnings) = Catalog::parse_user(&text, &path.display().to_string())?;
+        warn_once(&warnings);
         let mut cat = Catalog::builtin();
         for g in user.gpus {
             cat.gpus.retain(|existing| existing.id != g.id);
@@ -86,6 +102,33 @@ impl Catalog {
         }
         cat.check_unique_names(&path.display().to_string())?;
         Ok(cat)
+    }
+
+    /// A user's GPU file: each `[[gpu]]` entry completed (a `base` GPU under its fields, the
+    /// architecture's occupancy limits and links where it gives none), then read and checked
+    /// like the built-in catalog. Every missing or implausible field of an entry is named in one
+    /// error. Returns the entries and the assumptions made, one line each.
+    pub fn parse_user(text: &str, origin: &str) -> Result<(Catalog, Vec<String>), CatalogError> {
+        let parse_error = |reason: String| CatalogError::Parse { path: origin.to_string(), reason };
+        let file: toml::Table = toml::from_str(text).map_err(|e| parse_error(one_line_toml_error(&e, text)))?;
+        let entries = match file.get("gpu") {
+            Some(toml::Value::Array(entries)) => entries.clone(),
+            _ => return Err(parse_error("expected [[gpu]] entries".into())),
+        };
+        let builtin = Catalog::builtin();
+        let find = |name: &str| builtin.get(name).ok().cloned();
+        let (mut gpus, mut warnings) = (Vec::new(), Vec::new());
+        for entry in entries {
+            let toml::Value::Table(entry) = entry else { return Err(parse_error("each [[gpu]] entry must be a table".into())) };
+            let completed = crate::user_file::complete(entry, builtin.all(), &find).map_err(parse_error)?;
+            let gpu: Gpu = toml::Value::Table(completed.table).try_into().map_err(|e: toml::de::Error| parse_error(e.message().trim().replace('\n', "; ")))?;
+            gpu.validate().map_err(parse_error)?;
+            warnings.extend(completed.warnings);
+            gpus.push(gpu);
+        }
+        let cat = Catalog { gpus };
+        cat.check_unique_names(origin)?;
+        Ok((cat, warnings))
     }
 
     fn check_unique_names(&self, origin: &str) -> Result<(), CatalogError> {
@@ -102,6 +145,18 @@ impl Catalog {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Gives GPU `name` the user's price per GPU-hour (tier `user`, e.g. from `--price`).
+    pub fn set_user_price(&mut self, name: &str, usd_per_hour: f64) -> Result<(), CatalogError> {
+        let (lo, hi) = crate::spec::PLAUSIBLE;
+        if !(usd_per_hour.is_finite() && (lo..=hi).contains(&usd_per_hour)) {
+            return Err(CatalogError::Invalid(format!("a price must be a positive number of dollars per GPU-hour between {lo} and {hi:e}, got {usd_per_hour}")));
+        }
+        let id = self.get(name)?.id.clone();
+        let gpu = self.gpus.iter_mut().find(|g| g.id == id).expect("get found it");
+        gpu.price = Some(crate::Price { usd_per_hour, source: "given with --price".into(), date: String::new(), tier: crate::PriceTier::User });
         Ok(())
     }
 
@@ -326,6 +381,17 @@ mod tests {
         assert!(t4.validate().unwrap_err().contains("unknown source 'mlperf'"));
         t4.measured = vec!["neusight".into(), "neusight".into()];
         assert!(t4.validate().unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn every_catalog_price_says_where_it_comes_from_and_its_tier() {
+        for g in Catalog::builtin().all() {
+            let Some(p) = &g.price else { continue };
+            assert!(!p.source.is_empty() && !p.date.is_empty(), "{}", g.id);
+            let rental = p.source.contains("marketplace") || p.source.contains("Community Cloud");
+            assert_eq!(p.tier == crate::PriceTier::Marketplace, rental, "{}: {} ({:?})", g.id, p.source, p.tier);
+            assert!(p.describe().starts_with(p.tier.as_str()), "{}", p.describe());
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 mod catalog;
 mod spec;
+mod user_file;
 pub mod occupancy;
 
 pub use catalog::{Catalog, CatalogError};
-pub use spec::{Gpu, Interconnect, Occupancy, Package, PeakTflops, Price, Vendor, MEASUREMENT_SOURCES};
+pub use spec::{Gpu, Interconnect, Occupancy, Package, PeakTflops, Price, PriceTier, Vendor, MEASUREMENT_SOURCES};

@@ -83,6 +83,14 @@ pub struct Interconnect {
     /// server, e.g. 200 for DGX A100, 400 for DGX H100); 0 when unknown.
     #[serde(default)]
     pub nic_gbps: f64,
+    /// GPUs that share one NVLink switch fabric when it reaches beyond a server (72 in a GB200
+    /// or GB300 NVL72 rack); 0 when the NVLink domain is the server itself.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nvlink_domain: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The product a device is part of, where that is not the device itself: an MI250X is one
@@ -99,11 +107,45 @@ pub struct Package {
     pub tdp_w: f64,
 }
 
+/// What kind of price a catalog figure is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriceTier {
+    /// A named cloud's on-demand list price per GPU (the default tier).
+    #[default]
+    OnDemand,
+    /// A community or marketplace rental: where no cloud lists the part.
+    Marketplace,
+    /// Given by the user (`--price`).
+    User,
+}
+
+impl PriceTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PriceTier::OnDemand => "on-demand",
+            PriceTier::Marketplace => "marketplace",
+            PriceTier::User => "user",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Price {
     pub usd_per_hour: f64,
     pub source: String,
     pub date: String,
+    /// On-demand unless the entry says otherwise.
+    #[serde(default)]
+    pub tier: PriceTier,
+}
+
+impl Price {
+    /// Where the figure comes from, for reports: tier, source and date.
+    pub fn describe(&self) -> String {
+        let date = if self.date.is_empty() { String::new() } else { format!(" ({})", self.date) };
+        format!("{}, ${:.2} per GPU-hour: {}{date}", self.tier.as_str(), self.usd_per_hour, self.source)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -262,9 +304,20 @@ impl Gpu {
 
     /// Checks the figures are physically meaningful: every count, clock, size and rate that a
     /// prediction divides by or scales with lies in [`PLAUSIBLE`] (a subnormal peak would turn
-    /// times infinite), the rest are non-negative and below its upper end.
+    /// times infinite), the rest are non-negative and below its upper end. Every problem is
+    /// named, on one line.
     pub fn validate(&self) -> Result<(), String> {
+        let problems = self.problems();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(format!("GPU '{}': {}", self.id, problems.join("; ")))
+    }
+
+    /// What [`Gpu::validate`] finds wrong, one phrase per field.
+    pub fn problems(&self) -> Vec<String> {
         let o = &self.occupancy;
+        let mut problems = Vec::new();
         let mut positive = vec![
             ("sm_count", f64::from(self.sm_count)),
             ("fp32_lanes_per_sm", f64::from(self.fp32_lanes_per_sm)),
@@ -294,14 +347,14 @@ impl Gpu {
         let (lo, hi) = PLAUSIBLE;
         for (field, v) in positive {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(format!("GPU '{}': {field} must be a positive number between {lo} and {hi:e}, got {v}", self.id));
+                problems.push(format!("{field} must be a positive number between {lo} and {hi:e}, got {v}"));
             }
         }
         let p = &self.peak_tflops;
         let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("fp4", p.fp4), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
         for (field, v) in optional {
             if let Some(v) = v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v))) {
-                return Err(format!("GPU '{}': peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}", self.id));
+                problems.push(format!("peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}"));
             }
         }
         let non_negative = [
@@ -313,21 +366,20 @@ impl Gpu {
         ];
         for (field, v) in non_negative {
             if !(v.is_finite() && (0.0..=hi).contains(&v)) {
-                return Err(format!("GPU '{}': {field} must be zero or positive, at most {hi:e}, got {v}", self.id));
+                problems.push(format!("{field} must be zero or positive, at most {hi:e}, got {v}"));
             }
         }
         for (i, m) in self.measured.iter().enumerate() {
             if !MEASUREMENT_SOURCES.contains(&m.as_str()) {
-                return Err(format!("GPU '{}': measured names unknown source '{m}' (known: {})", self.id, MEASUREMENT_SOURCES.join(", ")));
-            }
-            if self.measured[..i].contains(m) {
-                return Err(format!("GPU '{}': measured lists '{m}' twice", self.id));
+                problems.push(format!("measured names unknown source '{m}' (known: {})", MEASUREMENT_SOURCES.join(", ")));
+            } else if self.measured[..i].contains(m) {
+                problems.push(format!("measured lists '{m}' twice"));
             }
         }
         // Costs per token divide by the price: a free GPU is given by leaving `price` out.
         if let Some(p) = self.price.as_ref().filter(|p| !(p.usd_per_hour.is_finite() && (lo..=hi).contains(&p.usd_per_hour))) {
-            return Err(format!("GPU '{}': price.usd_per_hour must be a positive number between {lo} and {hi:e} (or leave [gpu.price] out), got {}", self.id, p.usd_per_hour));
+            problems.push(format!("price.usd_per_hour must be a positive number between {lo} and {hi:e} (or leave [gpu.price] out), got {}", p.usd_per_hour));
         }
-        Ok(())
+        problems
     }
 }

@@ -61,7 +61,7 @@ impl WithConv {
                     Err(reason) => return Estimate::Unpriced(format!("convolution model: {reason}")),
                 };
                 let t = if isolated { conv.isolated_seconds(c, gpu) } else { conv.kernel_seconds(c, gpu) + KERNEL_GAP_S };
-                Estimate::Time(OpTime { seconds: t, lo: t * lo.exp(), hi: t * hi.exp() })
+                Estimate::Time(OpTime { seconds: t, lo: t * lo.exp(), hi: t * hi.exp(), provenance: crate::Provenance::PHYSICS })
             }
             Op::Rnn(r) => {
                 let mut total = OpTime::exact(0.0);

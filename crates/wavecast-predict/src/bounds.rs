@@ -24,7 +24,7 @@ pub fn floor_seconds(op: &Op, gpu: &Gpu) -> f64 {
 /// still contains the time.
 pub fn at_least(t: OpTime, floor: f64) -> OpTime {
     let seconds = t.seconds.max(floor);
-    OpTime { seconds, lo: t.lo.max(floor).min(seconds), hi: t.hi.max(seconds) }
+    OpTime { seconds, lo: t.lo.max(floor).min(seconds), hi: t.hi.max(seconds), ..t }
 }
 
 /// A predictor whose every time respects [`floor_seconds`].

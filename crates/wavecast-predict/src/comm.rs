@@ -42,6 +42,10 @@ pub struct Link {
     pub bandwidth: f64,
     /// Latency per ring step, seconds.
     pub alpha: f64,
+    /// Nodes a group on this link spans (1 inside a node or NVLink domain): an all-reduce over
+    /// several nodes may run as NCCL's double binary tree, whose latency grows with log2 of
+    /// the group instead of its size.
+    pub nodes: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,12 +99,12 @@ impl CommModel {
         if nvlink {
             // The catalog stores total bidirectional bandwidth: half of it flows each way.
             let b = gpu.interconnect.nvlink_gbs * 1e9 / 2.0;
-            Link { kind: LinkKind::NvLink, bandwidth: self.nvlink_efficiency * b, alpha: self.nvlink_alpha_s }
+            Link { kind: LinkKind::NvLink, bandwidth: self.nvlink_efficiency * b, alpha: self.nvlink_alpha_s, nodes: 1 }
         } else {
             // Missing PCIe figures fall back to a PCIe 4.0 x16 slot (64 GB/s both ways).
             let total = if gpu.interconnect.pcie_gbs > 0.0 { gpu.interconnect.pcie_gbs } else { 64.0 };
             let b = total * 1e9 / 2.0;
-            Link { kind: LinkKind::Pcie, bandwidth: self.pcie_efficiency * b, alpha: self.pcie_alpha_s }
+            Link { kind: LinkKind::Pcie, bandwidth: self.pcie_efficiency * b, alpha: self.pcie_alpha_s, nodes: 1 }
         }
     }
 
@@ -110,7 +114,28 @@ impl CommModel {
         let rate = nic_gbps.unwrap_or(if gpu.interconnect.nic_gbps > 0.0 { gpu.interconnect.nic_gbps } else { DEFAULT_NIC_GBPS });
         let inside = self.link(gpu, group);
         let bandwidth = (self.network_efficiency * rate * 1e9 / 8.0).min(inside.bandwidth);
-        Link { kind: LinkKind::Network, bandwidth, alpha: self.network_alpha_s.max(inside.alpha) }
+        Link { kind: LinkKind::Network, bandwidth, alpha: self.network_alpha_s.max(inside.alpha), nodes: group }
+    }
+
+    /// The link of a group of `size` GPUs whose members are `stride` ranks apart, on servers of
+    /// `gpus_per_node` GPUs (the GPU catalog's NVLink domain when it reaches further, as in an
+    /// NVL72 rack): inside the domain its NVLink (or PCIe); across domains hierarchical, as
+    /// NCCL runs it — each domain's members reduce among themselves over NVLink and send their
+    /// shares across the network at once, each through its own NIC, so the group's bus
+    /// bandwidth is that of all its NICs in a domain together, at most the NVLink's.
+    pub fn group_link(&self, gpu: &Gpu, stride: u64, size: u64, gpus_per_node: u64, nic_gbps: Option<f64>) -> Link {
+        let domain = gpus_per_node.max(gpu.interconnect.nvlink_domain).max(1);
+        let stride = stride.max(1);
+        if size <= 1 || stride.saturating_mul(size) <= domain {
+            return self.link(gpu, size.min(u32::MAX as u64) as u32);
+        }
+        // Members of the group inside one domain, each with its own NIC.
+        let local = (domain / stride).clamp(1, size);
+        let nodes = size.div_ceil(local).min(u32::MAX as u64) as u32;
+        let one_nic = self.network_link(gpu, size.min(u32::MAX as u64) as u32, nic_gbps);
+        let inside = self.link(gpu, local as u32);
+        let bandwidth = (one_nic.bandwidth * local as f64).min(inside.bandwidth.max(one_nic.bandwidth));
+        Link { kind: LinkKind::Network, bandwidth, alpha: one_nic.alpha, nodes }
     }
 
     /// Seconds one collective takes on each GPU of the group (0 for a group of one), inside a node.
@@ -126,6 +151,9 @@ impl CommModel {
         }
         // (ring steps, fraction of the payload each GPU sends over the whole collective)
         let (steps, volume) = match comm.kind {
+            // Across nodes NCCL picks the double binary tree when its latency (up and down a
+            // tree of depth log2 n) beats the ring's; both move the same bytes per GPU.
+            CommKind::AllReduce if link.nodes > 1 => ((2.0 * (n - 1.0)).min(2.0 * n.log2().ceil()), 2.0 * (n - 1.0) / n),
             CommKind::AllReduce => (2.0 * (n - 1.0), 2.0 * (n - 1.0) / n),
             CommKind::AllGather | CommKind::ReduceScatter | CommKind::AllToAll => (n - 1.0, (n - 1.0) / n),
             CommKind::SendRecv => (1.0, 1.0),
@@ -196,5 +224,51 @@ mod tests {
         assert_eq!(m.network_link(h100, 16, Some(1e6)).bandwidth, m.link(h100, 16).bandwidth);
         // No NIC figure: a 100 Gb/s port.
         assert!((m.network_link(cat.get("l4").unwrap(), 2, None).bandwidth - 0.8 * 12.5e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn hierarchical_bus_bandwidths_match_hand_computed_figures() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let h100 = cat.get("h100-sxm").unwrap();
+        // Inside a DGX H100: NVLink 900 GB/s both ways → 450 each way × 0.8 = 360 GB/s.
+        let inside = m.group_link(h100, 1, 8, 8, None);
+        assert_eq!(inside.kind, LinkKind::NvLink);
+        assert!((inside.bandwidth - 360e9).abs() < 1.0, "{}", inside.bandwidth);
+        // dp 16 over two nodes, 8 members per node: eight 400 Gb/s NICs at once, 8 × 50 GB/s ×
+        // 0.8 = 320 GB/s, under the NVLink's 360.
+        let two_nodes = m.group_link(h100, 1, 16, 8, None);
+        assert_eq!((two_nodes.kind, two_nodes.nodes), (LinkKind::Network, 2));
+        assert!((two_nodes.bandwidth - 320e9).abs() < 1.0, "{}", two_nodes.bandwidth);
+        // tp 8 inside each node, dp 16 across: one member per node, one NIC: 40 GB/s.
+        let one_nic = m.group_link(h100, 8, 16, 8, None);
+        assert!((one_nic.bandwidth - 40e9).abs() < 1.0, "{}", one_nic.bandwidth);
+        // tp 4, dp 8 across four nodes: two members per node, two NICs: 80 GB/s.
+        assert!((m.group_link(h100, 4, 8, 8, None).bandwidth - 80e9).abs() < 1.0);
+        // Faster NICs never beat the NVLink inside: 8 × 200 GB/s × 0.8 caps at 360 GB/s.
+        assert!((m.group_link(h100, 1, 16, 8, Some(1600.0)).bandwidth - 360e9).abs() < 1.0);
+        // A GB200 NVL72 rack: 64 GPUs in trays of 4 stay on NVLink (1800 GB/s → 720 GB/s).
+        let gb200 = cat.get("gb200").unwrap();
+        let rack = m.group_link(gb200, 1, 64, 4, None);
+        assert_eq!(rack.kind, LinkKind::NvLink);
+        assert!((rack.bandwidth - 720e9).abs() < 1.0, "{}", rack.bandwidth);
+        // 144 GPUs leave the rack: 72 members per domain, NICs capped by the NVLink.
+        assert_eq!(m.group_link(gb200, 1, 144, 4, None).kind, LinkKind::Network);
+    }
+
+    #[test]
+    fn all_reduce_across_nodes_takes_the_tree_latency_when_it_is_shorter() {
+        let cat = Catalog::builtin();
+        let m = CommModel::default();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let link = m.group_link(h100, 8, 1024, 8, None);
+        // 8 bytes over 1024 GPUs: a ring takes 2·1023 steps, the tree 2·log2(1024) = 20.
+        let t = m.seconds_over(&ar(8.0, 1024), &link);
+        let expect = m.launch_s + 20.0 * link.alpha + 2.0 * 1023.0 / 1024.0 * 8.0 / link.bandwidth;
+        assert!((t - expect).abs() < 1e-12, "{t} vs {expect}");
+        // Inside a node the ring's 2·7 steps stand.
+        let nv = m.link(h100, 8);
+        let inside = m.seconds_over(&ar(8.0, 8), &nv);
+        assert!((inside - (m.launch_s + 14.0 * nv.alpha + 1.75 * 8.0 / nv.bandwidth)).abs() < 1e-12);
     }
 }

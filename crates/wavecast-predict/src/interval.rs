@@ -46,7 +46,7 @@ impl Predictor for WithInterval {
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
         match (self.inner.predict(op, gpu, ctx), Family::of(op).and_then(|f| self.by_family.get(&f))) {
             (Estimate::Time(t), Some([lo, hi])) if t.lo == t.hi => {
-                Estimate::Time(OpTime { seconds: t.seconds, lo: (t.seconds * lo.exp()).min(t.seconds), hi: (t.seconds * hi.exp()).max(t.seconds) })
+                Estimate::Time(OpTime { seconds: t.seconds, lo: (t.seconds * lo.exp()).min(t.seconds), hi: (t.seconds * hi.exp()).max(t.seconds), ..t })
             }
             (estimate, _) => estimate,
         }

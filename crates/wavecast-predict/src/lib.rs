@@ -6,7 +6,7 @@
 //! (and [`registry::Learned`] when it has parameters: they are its serde form, shipped as
 //! `weights/<name>.json` and embedded); the row goes into [`registry::PREDICTORS`], the only
 //! list of predictor names — [`by_name`], [`DEFAULT_PREDICTOR`], the CLI's `--predictor` help
-//! and `wavecast train` read it. A learned predictor also adds a [`registry::LearnedKind`]
+//! and `wavecast fit` read it. A learned predictor also adds a [`registry::LearnedKind`]
 //! variant, and the compiler then asks `wavecast-train` for its trainer.
 //!
 //! Every predictor [`by_name`] builds is wrapped in [`bounds::Bounded`]: no time or interval
@@ -17,6 +17,8 @@ pub mod adapters;
 pub mod bounds;
 pub mod calibration;
 pub mod interval;
+pub mod ladder;
+pub mod provenance;
 pub mod conv;
 pub mod kernels;
 pub mod li;
@@ -37,6 +39,7 @@ use thiserror::Error;
 use wavecast_gpu::Gpu;
 use wavecast_ir::Op;
 
+pub use provenance::{Provenance, Rung};
 pub use roofline::Roofline;
 
 /// Predicted device time of one operator, with an interval where the predictor has one.
@@ -46,11 +49,13 @@ pub struct OpTime {
     /// Lower and upper bound of the prediction interval (equal to `seconds` when unknown).
     pub lo: f64,
     pub hi: f64,
+    /// Which rung of the price ladder answered (physics for the analytic and learned models).
+    pub provenance: Provenance,
 }
 
 impl OpTime {
     pub fn exact(seconds: f64) -> OpTime {
-        OpTime { seconds, lo: seconds, hi: seconds }
+        OpTime { seconds, lo: seconds, hi: seconds, provenance: Provenance::PHYSICS }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The one table of predictors, [`PREDICTORS`]: every name `--predictor` accepts, what it is,
 //! whether it is learned (and then its embedded weights and how they are loaded), and which
 //! fallbacks price the ops outside its own model. [`crate::by_name`], [`crate::DEFAULT_PREDICTOR`],
-//! the CLI's help and `wavecast train` (an exhaustive `match` on [`LearnedKind`] in
+//! the CLI's help and `wavecast fit` (an exhaustive `match` on [`LearnedKind`] in
 //! `wavecast-train`) all read this table; no other list of names exists.
 //!
 //! Trained parameters are JSON. The copies shipped with wavecast live in this crate's
@@ -45,7 +45,7 @@ pub enum Kind {
     /// Fitted by `wavecast-train` on measurements; `weights` is the shipped `weights/<name>.json`.
     Learned { kind: LearnedKind, weights: &'static str },
     /// The sustained roofline's numbers fitted on every GPU of the modern-GPU kernel
-    /// measurements (`wavecast train --predictor sustained`, `weights/sustained.json`). No
+    /// measurements (`wavecast fit --predictor sustained`, `weights/sustained.json`). No
     /// left-out models ship: asked to leave out a GPU it was fitted on, it refuses (`eval ops`
     /// on those data refits it without the GPU instead).
     Sustained,
@@ -293,7 +293,7 @@ impl WeightsFile {
             Some(model) if !model.trained_on.iter().any(|g| g == gpu) => Ok(model),
             Some(_) => Err(format!("its model 'without {gpu}' was trained on {gpu}")),
             None if self.all.trained_on.iter().any(|g| g == gpu) => {
-                Err(format!("it was trained on {gpu} and ships no model without it (retrain it with `wavecast train`)"))
+                Err(format!("it was trained on {gpu} and ships no model without it (retrain it with `wavecast fit`)"))
             }
             None => Ok(&self.all),
         }

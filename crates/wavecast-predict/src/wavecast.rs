@@ -263,7 +263,7 @@ impl Wavecast {
         // per-op errors partly cancel over a model.
         let [lo, hi] = if isolated { model.interval } else { self.run_interval };
         let (lo, hi) = (lo - widen, hi + widen);
-        Estimate::Time(OpTime { seconds: adjust(t, floor), lo: adjust(t * lo.exp(), floor_lo), hi: adjust(t * hi.exp(), floor) })
+        Estimate::Time(OpTime { seconds: adjust(t, floor), lo: adjust(t * lo.exp(), floor_lo), hi: adjust(t * hi.exp(), floor), provenance: crate::Provenance::PHYSICS })
     }
 }
 

@@ -43,6 +43,8 @@ pub struct PlanRow {
     pub mfu: f64,
     pub tokens_per_s_per_gpu: f64,
     pub memory_gb: f64,
+    /// Within [`crate::train::NEAR_LIMIT_FRACTION`] of the GPU's memory.
+    pub near_memory_limit: bool,
     /// Days to train `tokens`, and the GPUs' price for that long (when the catalog has one).
     pub days: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,6 +57,7 @@ pub struct PlanRow {
 pub struct PlanReport {
     pub model: String,
     pub gpu: String,
+    pub dtype: DType,
     pub predictor: String,
     pub gpus: u64,
     pub nodes: u64,
@@ -204,6 +207,7 @@ pub fn plan_train(
                 mfu: r.mfu,
                 tokens_per_s_per_gpu: r.tokens_per_s_per_gpu,
                 memory_gb: r.memory_gb.total,
+                near_memory_limit: r.memory_gb.near_limit,
                 days,
                 cost_usd: usd.map(|p| p * req.gpus as f64 * days * 24.0),
                 report: r,
@@ -213,6 +217,7 @@ pub fn plan_train(
     Ok(PlanReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
+        dtype: req.dtype,
         predictor: predictor.name().to_string(),
         gpus: req.gpus,
         nodes: req.gpus.div_ceil(req.topology.gpus_per_node),

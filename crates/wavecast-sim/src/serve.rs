@@ -64,6 +64,9 @@ pub struct ServeReport {
     pub usd_per_hour: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens_per_usd: Option<f64>,
+    /// What the price is: tier (on-demand list price, marketplace, or the user's), source, date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_source: Option<String>,
     pub prefill_classes: BTreeMap<OpClass, f64>,
     /// Per-class milliseconds of the median decode step.
     pub decode_classes: BTreeMap<OpClass, f64>,
@@ -218,6 +221,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &S
         memory_fraction: memory.total_bytes() / capacity,
         usd_per_hour,
         tokens_per_usd: usd_per_hour.map(|usd| tokens_per_s * 3600.0 / usd),
+        price_source: gpu.price.as_ref().map(|p| p.describe()),
         prefill_classes: class_ms(&prefill),
         decode_classes: class_ms(&median_step),
         unpriced: unpriced_ops,

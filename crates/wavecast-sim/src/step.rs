@@ -124,6 +124,12 @@ pub fn estimate_with(
             _ => predictor.predict(&node.op, gpu, &wavecast_predict::Context::IN_MODEL),
         };
         match priced {
+            // Work that does math or moves bytes takes time: a zero is a missing price, not a
+            // free op, and is reported with the unpriced ones instead of summed (a "collective"
+            // within one GPU moves nothing).
+            Estimate::Time(t) if t.seconds == 0.0 && (node.op.flops() > 0.0 || node.op.bytes() > 0.0) && !matches!(&node.op, Op::Comm(c) if c.group <= 1) => {
+                b.unpriced.push(Unpriced { node: node.name.clone(), class, count: node.repeat, reason: format!("{} priced it at 0 ms", predictor.name()) })
+            }
             Estimate::Time(t) => {
                 if !(t.seconds.is_finite() && t.seconds >= 0.0) {
                     return Err(PredictError::NonFinite { name: predictor.name().into(), op: node.op.describe() });
@@ -186,5 +192,27 @@ mod tests {
         assert!((b.classes[&OpClass::Communication].ms - 10.0 * one).abs() < 1e-12);
         assert!((b.total_ms - 10.0 * one).abs() < 1e-12);
         assert_eq!(estimate(&g, &gpu, &Roofline).unwrap().unpriced.len(), 1);
+    }
+
+    /// A predictor that answers 0 s for everything, as a broken or unfitted one might.
+    struct Free;
+    impl Predictor for Free {
+        fn name(&self) -> &str {
+            "free"
+        }
+        fn predict(&self, _: &Op, _: &Gpu, _: &wavecast_predict::Context) -> Estimate {
+            Estimate::Time(OpTime::exact(0.0))
+        }
+    }
+
+    #[test]
+    fn work_priced_at_zero_is_listed_as_unpriced_not_summed_as_free() {
+        let mut g = Graph::new("t");
+        g.push("fc", Op::Gemm(Gemm::linear(1024, 1024, 1024, false, DType::Bf16).unwrap()), Phase::Forward, 3);
+        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let b = estimate(&g, &gpu, &Free).unwrap();
+        assert_eq!(b.unpriced.len(), 1, "{:?}", b.unpriced);
+        assert!(b.unpriced[0].reason.contains("priced it at 0 ms") && b.unpriced[0].count == 3, "{:?}", b.unpriced);
+        assert!(b.classes.is_empty(), "nothing summed: {:?}", b.classes);
     }
 }

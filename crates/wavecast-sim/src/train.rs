@@ -126,9 +126,18 @@ pub struct MemoryGb {
     pub parts: TrainMemory,
     pub total: f64,
     pub capacity: f64,
+    /// Capacity left over, GB, and whether the layout is within [`NEAR_LIMIT_FRACTION`] of
+    /// the capacity (it fits, but allocator fragmentation or a longer sequence may tip it).
+    pub headroom: f64,
+    pub near_limit: bool,
     /// Micro-batches whose activations the first stage holds at once.
     pub in_flight_micro_batches: u64,
 }
+
+/// Share of a GPU's memory above which a layout that fits is marked close to the limit: the
+/// measured runs the memory model was checked against ran at up to 95 % of it, and PyTorch's
+/// caching allocator typically leaves a few percent fragmented.
+pub const NEAR_LIMIT_FRACTION: f64 = 0.9;
 
 /// A predicted parallel training step (the `--json` of `predict --mode train` with a layout).
 #[derive(Debug, Clone, Serialize)]
@@ -136,6 +145,9 @@ pub struct TrainReport {
     pub model: String,
     pub gpu: String,
     pub predictor: String,
+    /// Compute format of the step, and why it is that one (given, or the default rule).
+    pub dtype: wavecast_ir::DType,
+    pub dtype_source: String,
     pub layout: Layout,
     pub layout_label: String,
     pub gpus: u64,
@@ -283,6 +295,11 @@ pub fn sections(
                 t
             }
             op => match predictor.predict(op, gpu, &Context::IN_MODEL) {
+                // Math or bytes at 0 ms is a missing price, listed rather than summed.
+                Estimate::Time(t) if t.seconds == 0.0 && (op.flops() > 0.0 || op.bytes() > 0.0) => {
+                    s.unpriced.push(format!("{} ×{}: {} priced it at 0 ms", n.name, n.repeat, predictor.name()));
+                    continue;
+                }
                 Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => t.seconds,
                 Estimate::Time(_) => {
                     return Err(SimError::Predict(PredictError::NonFinite {
@@ -451,15 +468,11 @@ struct Fabric<'a> {
 }
 
 impl Fabric<'_> {
-    /// The link of the group along `axis`: the network once it leaves a node, else the node's
-    /// own links (whose kind depends on the group's size where PCIe bridges join pairs).
+    /// The link of the group along `axis` ([`CommModel::group_link`]: the node's own links, or
+    /// hierarchically over the network once the group leaves the node or NVLink domain).
     fn link(&self, axis: Axis) -> Link {
         let (stride, size) = axis.group(self.layout);
-        if Layout::spans_nodes(stride, size, self.topo.gpus_per_node) {
-            self.comm.network_link(self.gpu, size as u32, self.topo.nic_gbps)
-        } else {
-            self.comm.link(self.gpu, size as u32)
-        }
+        self.comm.group_link(self.gpu, stride, size, self.topo.gpus_per_node, self.topo.nic_gbps)
     }
 
     /// Milliseconds of one collective of `bytes` along `axis`.
@@ -551,7 +564,7 @@ pub(crate) fn assemble(
     let layers = stage_layers(spec.layers, l.pp);
     let stage_params = sec.stage_params(&layers);
     let mut stages = stage_times(sec, &layers, l.recompute);
-    let d = o.dtype.size_bytes() as f64;
+    let d = o.storage_dtype().size_bytes() as f64;
     let mut collectives = collective_rows(sec, m);
 
     // ZeRO-3: every layer's weights are gathered before its forward and again before its
@@ -628,6 +641,8 @@ pub(crate) fn assemble(
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
         predictor: predictor.name().to_string(),
+        dtype: o.dtype,
+        dtype_source: "given".into(),
         layout: l,
         layout_label: l.label(),
         gpus,
@@ -710,7 +725,7 @@ fn memory(
     let l = o.layout;
     let m = o.micro_batches();
     let per_layer = o.layer_activation_bytes(spec);
-    let d = o.dtype.size_bytes() as f64;
+    let d = o.storage_dtype().size_bytes() as f64;
     let tokens = (l.micro_batch * o.seq / l.cp) as f64;
     let mut worst = TrainMemory::default();
     let mut worst_in_flight = 1;
@@ -723,7 +738,9 @@ fn memory(
         } else {
             1.0
         };
-        let mut mem = model_state_bytes(params, o.dtype, o.optimizer, l.zero, l.dp);
+        // Megatron's distributed optimizer and FSDP shard over the context-parallel ranks too:
+        // they hold the same weights and sum the same gradients.
+        let mut mem = model_state_bytes(params, o.storage_dtype(), o.optimizer, l.zero, l.dp * l.cp);
         mem.activations = per_layer * n as f64 * in_flight as f64 * interleave;
         if i == 0 {
             mem.activations += tokens * spec.hidden as f64 * d * in_flight as f64;
@@ -744,10 +761,13 @@ fn memory(
             worst_in_flight = in_flight;
         }
     }
+    let total = worst.total() / 1e9;
     MemoryGb {
         parts: worst.in_units(1e9),
-        total: worst.total() / 1e9,
+        total,
         capacity: gpu.memory_gb,
+        headroom: gpu.memory_gb - total,
+        near_limit: total > NEAR_LIMIT_FRACTION * gpu.memory_gb,
         in_flight_micro_batches: worst_in_flight,
     }
 }

@@ -26,14 +26,23 @@ pub use transformer::{build, check_layout, AttentionImpl, BuildOptions, Head, Mo
 
 use thiserror::Error;
 
+/// The rest of an unknown-model message: the closest names, or where the list is.
+fn did_you_mean(closest: &str) -> String {
+    if closest.is_empty() {
+        "; run `wavecast models` for the presets (or give a Hugging Face config.json with --config)".to_string()
+    } else {
+        format!("; did you mean {closest}? (`wavecast models` lists them all)")
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum WorkloadError {
     #[error("cannot read {path}: {reason}")]
     Read { path: String, reason: String },
     #[error("malformed model config {origin}: {reason}")]
     Config { origin: String, reason: String },
-    #[error("unknown model '{name}'; available presets: {available}")]
-    UnknownPreset { name: String, available: String },
+    #[error("unknown model '{name}'{}", did_you_mean(.closest))]
+    UnknownPreset { name: String, closest: String },
     #[error("{0}")]
     Dim(#[from] wavecast_ir::DimError),
     #[error("{origin}: {reason}")]

@@ -78,7 +78,7 @@ pub struct LoadedWorkload {
 
 /// A `--model` name that is a built-in non-transformer model.
 pub fn is_zoo_model(name: &str) -> bool {
-    !presets::names().iter().any(|n| n.eq_ignore_ascii_case(name)) && zoo::find(name).is_some()
+    presets::canonical(name).is_none() && zoo::find(name).is_some()
 }
 
 /// The transformer a source describes (serving models LLM decoding, so it needs one).

@@ -29,6 +29,52 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("switch-base-8", include_str!("../presets/switch-base-8.json")),
 ];
 
+/// Other names of a preset: releases with the same architecture (layers, widths, heads,
+/// vocabulary, so the same operator graph) that differ only in what wavecast does not model —
+/// RoPE scaling, the context limit, the training data. (alias, preset)
+pub const ALIASES: &[(&str, &str)] = &[
+    ("llama-3.1-8b", "llama-3-8b"),
+    ("llama-3-70b", "llama-3.1-70b"),
+    ("llama-3.3-70b", "llama-3.1-70b"),
+    ("gpt2-small", "gpt2"),
+    ("bert-base-uncased", "bert-base"),
+    ("bert-large-uncased", "bert-large"),
+];
+
+/// Fine-tunes that keep the base model's architecture: `Llama-3.1-8B-Instruct` is priced as
+/// `llama-3.1-8b`.
+const SAME_ARCHITECTURE_SUFFIXES: &[&str] = &["-instruct", "-chat", "-base"];
+
+/// The config text of a preset (case-insensitive), if it is one.
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
+}
+
+/// Presets of the models NeuSight's measured benchmarks trained in FP32 (GPT-2, BERT, OPT,
+/// Switch): wavecast's FP32 accuracy figures are for them.
+const FP32_BENCHMARK_PRESETS: &[&str] = &["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "opt-1.3b", "switch-base-8"];
+
+/// Where a training step's default format came from (see [`default_train_dtype`]).
+pub const DTYPE_RULE: &str = "the config's torch_dtype, else bf16; fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)";
+
+/// The default compute format of a training step, and why: FP32 for the presets of NeuSight's
+/// FP32 benchmarks, else the config's `torch_dtype` (the format the model was released in),
+/// else BF16 (how LLMs train). `preset` is the preset name when the model is one, `config` the
+/// config text.
+pub fn default_train_dtype(preset: Option<&str>, config: Option<&str>) -> (wavecast_ir::DType, &'static str) {
+    use wavecast_ir::DType;
+    if preset.is_some_and(|p| FP32_BENCHMARK_PRESETS.iter().any(|b| b.eq_ignore_ascii_case(p))) {
+        return (DType::Fp32, "fp32: a NeuSight FP32 benchmark model");
+    }
+    let torch = config.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()).and_then(|v| v.get("torch_dtype").and_then(|d| d.as_str().map(str::to_string)));
+    match torch.as_deref() {
+        Some("bfloat16") => (DType::Bf16, "bf16: the config's torch_dtype"),
+        Some("float16") => (DType::Fp16, "fp16: the config's torch_dtype"),
+        Some("float32") => (DType::Fp32, "fp32: the config's torch_dtype"),
+        _ => (DType::Bf16, "bf16: the default for LLMs"),
+    }
+}
+
 pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
@@ -38,12 +84,40 @@ pub fn all_names() -> Vec<&'static str> {
     names().into_iter().chain(crate::zoo::names()).collect()
 }
 
-/// Looks a preset up by name (case-insensitive).
+/// The aliases of preset `name`.
+pub fn aliases_of(name: &str) -> Vec<&'static str> {
+    ALIASES.iter().filter(|(_, p)| *p == name).map(|(a, _)| *a).collect()
+}
+
+/// The preset `name` means: a preset name or alias, ignoring case, a Hugging Face organisation
+/// (`meta-llama/Llama-3.1-8B`) and a fine-tune suffix (`-Instruct`).
+pub fn canonical(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    let bare = lower.rsplit('/').next().unwrap_or(&lower);
+    let base = SAME_ARCHITECTURE_SUFFIXES.iter().find_map(|s| bare.strip_suffix(s)).unwrap_or(bare);
+    exact(bare).or_else(|| exact(base))
+}
+
+/// The preset named exactly `key` (lower case), directly or by an alias.
+fn exact(key: &str) -> Option<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).find(|n| *n == key).or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|(_, p)| *p))
+}
+
+/// The names (presets, aliases and built-in models) most like `name`, best first: what a typo
+/// most likely meant.
+pub fn closest(name: &str, count: usize) -> Vec<&'static str> {
+    let key = name.trim().to_ascii_lowercase();
+    let key = key.rsplit('/').next().unwrap_or(&key).to_string();
+    let candidates = all_names().into_iter().chain(ALIASES.iter().map(|(a, _)| *a));
+    let mut scored: Vec<(f64, &'static str)> = candidates.map(|n| (strsim::jaro_winkler(&key, n), n)).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().filter(|(s, _)| *s > 0.8).take(count).map(|(_, n)| n).collect()
+}
+
+/// Looks a preset up by name or alias (see [`canonical`]).
 pub fn preset(name: &str) -> Result<TransformerSpec, WorkloadError> {
-    let (n, text) = PRESETS
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .ok_or_else(|| WorkloadError::UnknownPreset { name: name.to_string(), available: all_names().join(", ") })?;
+    let n = canonical(name).ok_or_else(|| WorkloadError::UnknownPreset { name: name.to_string(), closest: closest(name, 3).join(", ") })?;
+    let text = PRESETS.iter().find(|(p, _)| *p == n).map(|(_, t)| *t).expect("canonical names a preset");
     let mut spec = TransformerSpec::from_json(text, n)?;
     spec.name = n.to_string();
     Ok(spec)
@@ -58,4 +132,59 @@ pub fn load_config(path: &std::path::Path) -> Result<TransformerSpec, WorkloadEr
         spec.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     }
     Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alias_names_a_preset_and_shadows_none() {
+        for (alias, target) in ALIASES {
+            assert!(names().contains(target), "{alias} -> {target}: no such preset");
+            assert!(!all_names().contains(alias), "{alias} is already a model name");
+        }
+    }
+
+    #[test]
+    fn common_names_and_hugging_face_ids_find_their_preset() {
+        assert_eq!(canonical("llama-3.1-8b"), Some("llama-3-8b"));
+        assert_eq!(canonical("meta-llama/Llama-3.1-8B-Instruct"), Some("llama-3-8b"));
+        assert_eq!(canonical("meta-llama/Llama-3.3-70B-Instruct"), Some("llama-3.1-70b"));
+        assert_eq!(canonical("Qwen/Qwen3-32B"), Some("qwen3-32b"));
+        assert_eq!(canonical("QWEN2.5-14B-instruct"), Some("qwen2.5-14b"));
+        assert_eq!(canonical("llama-3.1-9b"), None);
+        // An alias builds the preset's architecture, under the preset's name.
+        let (alias, preset) = (preset("llama-3.1-8b").unwrap(), super::preset("llama-3-8b").unwrap());
+        assert_eq!((alias.name.as_str(), alias.layers, alias.hidden, alias.heads, alias.kv_heads), ("llama-3-8b", preset.layers, preset.hidden, preset.heads, preset.kv_heads));
+    }
+
+    #[test]
+    fn a_typo_gets_the_closest_names_not_the_whole_list() {
+        let e = preset("llama-3-8").unwrap_err().to_string();
+        assert!(e.contains("did you mean llama-3-8b"), "{e}");
+        assert!(!e.contains("resnet50"), "the whole list: {e}");
+        let e = preset("qwen3-23b").unwrap_err().to_string();
+        assert!(e.starts_with("unknown model 'qwen3-23b'; did you mean qwen3-32b"), "{e}");
+        // Nothing alike: where the list is, not a guess.
+        let e = preset("zzzz").unwrap_err().to_string();
+        assert!(e.contains("run `wavecast models`") && !e.contains("did you mean"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod dtype_rule_tests {
+    use super::*;
+    use wavecast_ir::DType;
+
+    #[test]
+    fn training_format_follows_the_rule() {
+        let rule = |p: &str| default_train_dtype(Some(p), preset_text(p)).0;
+        assert_eq!(rule("gpt2-large"), DType::Fp32);
+        assert_eq!(rule("bert-base"), DType::Fp32);
+        assert_eq!(rule("llama-3-8b"), DType::Bf16);
+        assert_eq!(rule("llama-2-7b"), DType::Fp16, "its config says float16");
+        assert_eq!(default_train_dtype(None, Some(r#"{"model_type":"llama"}"#)).0, DType::Bf16);
+        assert_eq!(default_train_dtype(None, Some(r#"{"torch_dtype":"float32"}"#)).0, DType::Fp32);
+    }
 }

@@ -12,7 +12,8 @@ use crate::transformer::{build, BuildOptions, Mode, Shard};
 use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::OptimizerKind;
-use wavecast_ir::{dim, DType, Graph};
+use wavecast_ir::ops::{Elementwise, EwKind, GemmKind, Op};
+use wavecast_ir::{dim, DType, Graph, Phase, Quant};
 
 /// Which activations the backward pass recomputes instead of keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -121,6 +122,9 @@ pub struct TrainOptions {
     pub global_batch: u64,
     pub seq: u64,
     /// Compute format (BF16/FP16 are mixed precision: FP32 master weights and optimizer states).
+    /// FP8 is FP8 training as Transformer Engine and torchao run it: the transformer layers'
+    /// GEMMs in FP8 with per-tensor scales, everything else (weights, activations, gradients,
+    /// attention, norms, LM head) kept in BF16 — see [`TrainOptions::storage_dtype`].
     pub dtype: DType,
     pub optimizer: OptimizerKind,
     pub layout: Layout,
@@ -182,22 +186,41 @@ impl TrainOptions {
         Ok(shard)
     }
 
+    /// The format weights, gradients and activations are held and sent in: BF16 under FP8
+    /// training (FP8 copies are made per GEMM and not kept), else the compute format.
+    pub fn storage_dtype(&self) -> DType {
+        if self.dtype == DType::Fp8 {
+            DType::Bf16
+        } else {
+            self.dtype
+        }
+    }
+
     /// Micro-batches each pipeline runs per step (gradient accumulation steps).
     pub fn micro_batches(&self) -> u64 {
         self.global_batch / (self.layout.dp * self.layout.micro_batch).max(1)
     }
 
     /// One GPU's operators for one micro-batch, forward and backward, over every layer (the
-    /// pipeline split happens when the graph is priced); no optimizer step.
+    /// pipeline split happens when the graph is priced); no optimizer step. With one GPU and one
+    /// micro-batch it is the single-GPU training graph less its optimizer step.
     pub fn micro_batch_graph(&self, spec: &TransformerSpec) -> Result<Graph, WorkloadError> {
         let l = &self.layout;
-        let mut o = BuildOptions::new(l.micro_batch, self.seq / l.cp, Mode::Inference, self.dtype);
+        // Training mode: dropout and the loss, as the single-GPU step builds them; the optimizer
+        // step is the schedule's, so the builder's is dropped.
+        let mut o = BuildOptions::new(l.micro_batch, self.seq / l.cp, Mode::Training, self.storage_dtype());
+        if self.dtype == DType::Fp8 {
+            o.quant = Some(Quant::Fp8);
+        }
         o.tp = l.tp;
         o.cp = l.cp;
         o.ep = l.ep;
         o.sequence_parallel = l.sequence_parallel;
         let mut g = build(spec, &o)?;
-        g.add_backward();
+        g.nodes.retain(|n| n.phase != Phase::Optimizer);
+        if self.dtype == DType::Fp8 {
+            add_fp8_casts(&mut g);
+        }
         Ok(g)
     }
 
@@ -221,7 +244,7 @@ impl TrainOptions {
 /// inputs, dropout masks and the blocks' inputs are split only with sequence parallelism.
 fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     let l = &o.layout;
-    let d = o.dtype.size_bytes() as f64;
+    let d = o.storage_dtype().size_bytes() as f64;
     let (s, b, h) = ((o.seq / l.cp) as f64, l.micro_batch as f64, spec.hidden as f64);
     let t = l.tp as f64;
     let sbh = s * b * h;
@@ -237,7 +260,7 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     // Sharded by tensor parallelism: Q, K, V, the projection input, the MLP's inner tensors.
     let mlp_inner = if spec.activation == Activation::SwiGlu { 3.0 * f } else { 2.0 * f };
     let inner = s * b * (q + 2.0 * kv + q + mlp_inner) * d;
-    let fused_core = spec.arch == Arch::Llama || !matches!(o.dtype, DType::Fp32 | DType::Tf32);
+    let fused_core = spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32);
     let scores = if fused_core || l.recompute == Recompute::Selective {
         0.0
     } else {
@@ -248,6 +271,34 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     let outer = sbh * (2.0 * d + 2.0 * d + 2.0 * mask);
     let outer_share = if l.sequence_parallel { 1.0 / t } else { 1.0 };
     (inner + scores) / t + outer * outer_share
+}
+
+/// FP8 training's extra passes (Transformer Engine's per-tensor recipe): before each FP8 GEMM
+/// its BF16 operands are cast to FP8 with their absolute maximum taken for the next scale — in
+/// forward the input and the weight, in backward the output gradient, each cast also writing
+/// the transposed copy the other backward GEMM reads. Each cast reads 2 bytes and writes 2 (the
+/// FP8 tensor and its transpose) per element; the amax rides in the same kernel.
+fn add_fp8_casts(g: &mut Graph) {
+    let mut casts: Vec<(String, Phase, u64, u64)> = Vec::new();
+    for n in &g.nodes {
+        let Op::Gemm(gemm) = &n.op else { continue };
+        if gemm.quant != Some(Quant::Fp8) || gemm.kind != GemmKind::Linear {
+            continue;
+        }
+        let elements: Vec<u64> = match n.phase {
+            // The input (with its transpose, for the weight gradient) and the weight.
+            Phase::Forward => vec![gemm.m * gemm.k, gemm.k * gemm.n],
+            // The output gradient, once: dX = dY·Wᵀ (autograd's first gradient GEMM, m×k by
+            // k×n with k the forward's output width) reads it, and the weight gradient reuses it.
+            Phase::Backward if n.name.ends_with(".grad0") => vec![gemm.m * gemm.k],
+            _ => vec![],
+        };
+        casts.extend(elements.into_iter().map(|e| (format!("{}.fp8_cast", n.name), n.phase, n.repeat, e)));
+    }
+    // A BF16 copy moves the same 4 bytes per element as a cast that writes FP8 twice.
+    for (name, phase, repeat, elements) in casts {
+        g.push(name, Op::Elementwise(Elementwise { kind: EwKind::Copy, elements, tensor_inputs: 1, dtype: DType::Bf16 }), phase, repeat);
+    }
 }
 
 /// What one GPU holds during a step, in bytes (the most loaded pipeline stage).
@@ -373,5 +424,30 @@ mod tests {
         assert!(Layout::spans_nodes(s.dp, l.dp, 8));
         assert!(!Layout::spans_nodes(s.dp, 1, 8));
         assert!(!Layout::spans_nodes(2, 4, 8));
+    }
+
+    #[test]
+    fn fp8_training_quantises_layer_gemms_and_adds_their_casts() {
+        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
+        let spec = TransformerSpec::from_json(cfg, "tiny").unwrap();
+        let mut o = opts(Layout::default());
+        o.global_batch = 1;
+        o.seq = 128;
+        o.dtype = DType::Fp8;
+        assert_eq!(o.storage_dtype(), DType::Bf16);
+        let g = o.micro_batch_graph(&spec).unwrap();
+        let gemms: Vec<&wavecast_ir::ops::Gemm> = g.nodes.iter().filter_map(|n| if let Op::Gemm(x) = &n.op { Some(x) } else { None }).filter(|x| x.kind == GemmKind::Linear).collect();
+        // Layer projections run in FP8; the LM head stays in BF16.
+        assert!(gemms.iter().any(|x| x.quant == Some(Quant::Fp8)));
+        assert!(gemms.iter().any(|x| x.quant.is_none()));
+        let fw_linears = g.nodes.iter().filter(|n| n.phase == Phase::Forward && matches!(&n.op, Op::Gemm(x) if x.quant == Some(Quant::Fp8))).count();
+        let casts = g.nodes.iter().filter(|n| n.name.ends_with(".fp8_cast")).count();
+        // Two casts per forward FP8 GEMM (input, weight) and one per backward (output gradient).
+        assert_eq!(casts, 3 * fw_linears);
+        assert!(g.nodes.iter().all(|n| n.phase != wavecast_ir::Phase::Optimizer));
+        // BF16 keeps the same graph without casts.
+        o.dtype = DType::Bf16;
+        let plain = o.micro_batch_graph(&spec).unwrap();
+        assert!(plain.nodes.iter().all(|n| !n.name.ends_with(".fp8_cast")));
     }
 }

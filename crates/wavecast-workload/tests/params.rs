@@ -100,5 +100,5 @@ fn bad_shapes_are_errors() {
     assert!(build(&spec, &BuildOptions::new(1, 4096, Mode::Inference, DType::Fp32)).unwrap_err().to_string().contains("positions"));
     let llama = presets::preset("llama-3-8b").unwrap();
     assert!(build(&llama, &BuildOptions::new(u32::MAX as u64, u32::MAX as u64, Mode::Inference, DType::Fp32)).is_err());
-    assert!(presets::preset("gpt5").unwrap_err().to_string().contains("available presets"));
+    assert!(presets::preset("gpt5").unwrap_err().to_string().contains("wavecast models"));
 }

@@ -98,7 +98,9 @@ pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
             let m = if g.kind == GemmKind::Bmm { g.batch.saturating_mul(g.m) } else { g.m };
             (Shape::Gemm { m, n: g.n, k: g.k }, if g.kind == GemmKind::Bmm { dtype_precision(g.dtype) } else { gemm_precision(g) })
         }
-        Op::Attention(a) if !a.backward => (attention_shape(a), Precision::Bf16),
+        // 16-bit attention math: FP16 where the graph runs FP16 (a GPU without BF16 units, such
+        // as a T4, runs it so), BF16 otherwise.
+        Op::Attention(a) if !a.backward => (attention_shape(a), if a.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 }),
         Op::Comm(c) => {
             let gpus = u64::from(c.group.max(1));
             (Shape::Collective { op: collective(c.kind), gpus, bytes: c.bytes.max(0.0) as u64, gpus_per_node: GPUS_PER_NODE }, dtype_precision(c.dtype.vector_storage()))

@@ -167,7 +167,7 @@ pub struct Model {
     pub keys: BTreeMap<String, Params>,
 }
 
-/// The numbers `wavecast train --predictor sustained --data ../shared/data` fitted on every
+/// The numbers `wavecast fit --predictor sustained --data ../shared/data` fitted on every
 /// GPU of the public modern-GPU measurements.
 const SHIPPED: &str = include_str!("../../weights/sustained.json");
 

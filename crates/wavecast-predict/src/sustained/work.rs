@@ -273,6 +273,10 @@ impl Work {
     }
 
     fn unchecked(shape: &Shape, precision: Precision, gpu: &Gpu) -> Result<Work, String> {
+        // Attention multiplies in 16 bits: FP16 when asked (the only 16-bit format of a GPU
+        // without BF16 units, such as a T4), BF16 otherwise; the two peaks are equal where a
+        // GPU has both.
+        let attention_math = if precision == Precision::Fp16 { Precision::Fp16 } else { Precision::Bf16 };
         Ok(match *shape {
             Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
             Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
@@ -280,7 +284,7 @@ impl Work {
                 let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };
                 let rows = heads as f64 * isl as f64 / kv_heads as f64;
                 let tiles = batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
-                Work::Kernel(attention(a, kv_precision, Precision::Bf16, rows, tiles, gpu)?)
+                Work::Kernel(attention(a, kv_precision, attention_math, rows, tiles, gpu)?)
             }
             Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => {
                 let kv_len = if window > 0 { kv_len.min(window) } else { kv_len }.saturating_add(1);
@@ -288,7 +292,7 @@ impl Work {
                 // The query heads sharing a KV head are packed into one instruction's rows.
                 let rows = padded_rows(heads as f64 / kv_heads as f64, gpu);
                 let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
-                Work::Kernel(attention(a, kv_precision, Precision::Bf16, rows, tiles, gpu)?)
+                Work::Kernel(attention(a, kv_precision, attention_math, rows, tiles, gpu)?)
             }
             Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => {
                 let (t, h, e) = (tokens as f64, hidden as f64, experts as f64);
@@ -327,8 +331,11 @@ impl Work {
                     (Link::Network, NETWORK_BYTES_PER_S / 1e9)
                 } else if ic.nvlink_gbs > 0.0 {
                     (Link::NvLink, ic.nvlink_gbs / 2.0)
-                } else {
+                } else if ic.pcie_gbs > 0.0 {
                     (Link::Pcie, ic.pcie_gbs / 2.0)
+                } else {
+                    // A collective over no link would take no time, or forever: neither is a price.
+                    return Err(format!("{} has no link to another GPU (no NVLink, no PCIe in its catalog entry): it cannot run a {gpus}-GPU collective", gpu.id));
                 };
                 Work::Collective(CollectiveWork { op, gpus: n, link_bytes, link, link_bandwidth: gbs * 1e9 })
             }

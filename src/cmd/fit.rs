@@ -1,13 +1,13 @@
-//! `wavecast train`: fit a learned predictor on per-op measurements, on all GPUs and (unless
+//! `wavecast fit` (formerly `train`): fit a learned predictor on per-op measurements, on all GPUs and (unless
 //! `--no-holdout`) once per left-out GPU, and report its own held-out error. The training is
 //! `wavecast-train`'s; this module reads the arguments, writes the weights and prints.
 
 use super::{check_output_path, write_atomically, Result};
-use crate::cli::TrainArgs;
+use crate::cli::FitArgs;
 use crate::table;
 use wavecast::Catalog;
 
-pub fn run(a: TrainArgs) -> Result<()> {
+pub fn run(a: FitArgs) -> Result<()> {
     check_output_path(&a.out, a.force)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
     if a.predictor == "sustained" {
@@ -27,7 +27,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
 
 /// The sustained roofline on modern-GPU measurements (AIConfigurator, Vidur, PipeWeave): its
 /// numbers fitted on every GPU of `--data` (`eval ops` refits without the GPU it tests).
-fn sustained(a: &TrainArgs, cat: &Catalog) -> Result<()> {
+fn sustained(a: &FitArgs, cat: &Catalog) -> Result<()> {
     let loaded = wavecast_data::load_timings(&a.data, cat)?;
     eprintln!("{}: {}", a.data.display(), loaded.summary());
     let model = wavecast_predict::sustained::fit(&loaded.rows, cat, None, &Default::default())?;

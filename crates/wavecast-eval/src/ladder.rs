@@ -1,0 +1,182 @@
+//! The price ladder against modern GPUs' measurements, each GPU left out of everything: its
+//! rows build no table and take part in no pair of the transfer ratio's fit, and the physics
+//! numbers are refitted without it. Beside every figure, on the same rows, the naive
+//! baselines: the most similar measured GPU's time copied as is, and scaled by the roofline's
+//! ratio. A second pass checks the measured rung: a tenth of the test GPU's own shapes is held
+//! out of its tables and interpolated from the rest.
+
+use crate::EvalError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wavecast_data::Timing;
+use wavecast_gpu::{Catalog, Gpu};
+use wavecast_predict::ladder::{Family, Ladder, Query, Tables, TransferModel};
+use wavecast_predict::sustained::{self, FitOptions, Model};
+use wavecast_stats::{ape, mean, Summary};
+
+/// One family and format on the left-out GPU: the ladder and each baseline on the same rows.
+#[derive(Debug, Clone, Serialize)]
+pub struct LadderFamily {
+    pub source: String,
+    pub family: String,
+    pub dtype: String,
+    /// Rows priced by every method compared.
+    pub rows: u32,
+    pub ladder: Summary,
+    /// The most similar measured GPU's time, copied.
+    pub copy_sibling_mape: f64,
+    /// That time times roofline(test) / roofline(sibling).
+    pub roofline_ratio_mape: f64,
+    /// The sustained roofline alone (the physics rung).
+    pub physics_mape: f64,
+    /// Share of rows whose measured time lies inside the ladder's interval, %.
+    pub coverage: f64,
+    /// The sibling the largest share of rows came from.
+    pub main_sibling: String,
+}
+
+/// The measured rung: a tenth of the GPU's shapes held out of its own tables.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasuredFamily {
+    pub source: String,
+    pub family: String,
+    pub dtype: String,
+    #[serde(flatten)]
+    pub stats: Summary,
+    pub coverage: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LadderEval {
+    pub test_gpu: String,
+    /// GPUs whose tables the transfer drew on (never the test GPU).
+    pub measured_gpus: Vec<String>,
+    /// Left out: every family priced by transfer (or physics where no GPU measured it).
+    pub families: Vec<LadderFamily>,
+    /// Mean of the families' ladder / copy / roofline-ratio / physics mean APEs.
+    pub mean_ladder: f64,
+    pub mean_copy_sibling: f64,
+    pub mean_roofline_ratio: f64,
+    pub mean_physics: f64,
+    /// With its own measurements: a held-out tenth of its shapes.
+    pub measured: Vec<MeasuredFamily>,
+    /// Rows that could not be priced, by reason.
+    pub unpriced: BTreeMap<String, usize>,
+}
+
+/// Whether a measured shape belongs to the held-out tenth (a hash of its sizes, so the split is
+/// the same on every run and for every library that timed it).
+fn held_out_tenth(t: &Timing) -> bool {
+    let text = format!("{:?}{}", t.shape, t.precision.as_str());
+    let h = text.bytes().fold(0xcbf29ce484222325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
+    h % 10 == 0
+}
+
+struct Row<'a> {
+    t: &'a Timing,
+    ladder: f64,
+    lo: f64,
+    hi: f64,
+    copy: f64,
+    roofline: f64,
+    physics: f64,
+    from: String,
+}
+
+/// Evaluates the ladder on `test_gpu` (see the module comment); `say` hears progress.
+pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn(&str)) -> Result<LadderEval, EvalError> {
+    let gpu = catalog.get(test_gpu)?.clone();
+    let test_rows: Vec<&Timing> = rows.iter().filter(|t| t.gpu == gpu.id).collect();
+    if test_rows.is_empty() {
+        return Err(EvalError::Invalid(format!("no measurements of {} in these data", gpu.id)));
+    }
+    say(&format!("fitting the physics numbers without {}", gpu.id));
+    let model = sustained::fit(rows, catalog, Some(&gpu.id), &FitOptions::default())?;
+    let ladder = Ladder::from_rows(model.clone(), rows, catalog, Some(&gpu.id));
+    let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
+    let mut priced: Vec<Row> = Vec::new();
+    for t in &test_rows {
+        let q = Query::of(t);
+        let physics = model.predict(t, &gpu);
+        match (ladder.price(&q, &gpu), ladder.baselines(&q, &gpu), physics) {
+            (Ok(p), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, from: b.from }),
+            (Err(e), _, _) | (_, _, Err(e)) => *unpriced.entry(e).or_default() += 1,
+            (Ok(_), None, Ok(_)) => *unpriced.entry(format!("no other GPU measured {}", t.shape.family())).or_default() += 1,
+        }
+    }
+    let families = summarize(&priced);
+    let measured = measured_rung(rows, &model, catalog, &gpu);
+    let family_mean = |f: fn(&LadderFamily) -> f64| mean(&families.iter().map(f).collect::<Vec<_>>());
+    Ok(LadderEval {
+        test_gpu: gpu.id.clone(),
+        measured_gpus: ladder.tables().gpus().into_iter().map(str::to_string).collect(),
+        mean_ladder: family_mean(|f| f.ladder.mean_ape),
+        mean_copy_sibling: family_mean(|f| f.copy_sibling_mape),
+        mean_roofline_ratio: family_mean(|f| f.roofline_ratio_mape),
+        mean_physics: family_mean(|f| f.physics_mape),
+        families,
+        measured,
+        unpriced,
+    })
+}
+
+/// Source, family and format: what reports group rows by.
+type FamilyKey = (String, String, String);
+
+fn family_of(t: &Timing) -> FamilyKey {
+    (t.source.as_str().to_string(), Family::of(t.source, &t.shape, t.precision).name().to_string(), t.precision.as_str().to_string())
+}
+
+fn covered(measured: f64, lo: f64, hi: f64) -> f64 {
+    if (lo..=hi).contains(&measured) {
+        100.0
+    } else {
+        0.0
+    }
+}
+
+fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
+    let mut by: BTreeMap<(String, String, String), Vec<&Row>> = BTreeMap::new();
+    for r in priced {
+        by.entry(family_of(r.t)).or_default().push(r);
+    }
+    by.into_iter()
+        .map(|((source, family, dtype), v)| {
+            let measured = |r: &Row| r.t.latency_ms * 1e-3;
+            let mape = |f: fn(&Row) -> f64| mean(&v.iter().map(|r| ape(f(r), measured(r))).collect::<Vec<_>>());
+            let mut from: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in &v {
+                *from.entry(r.from.as_str()).or_default() += 1;
+            }
+            LadderFamily {
+                source,
+                family,
+                dtype,
+                rows: v.len() as u32,
+                ladder: Summary::of(&v.iter().map(|r| ape(r.ladder, measured(r))).collect::<Vec<_>>()),
+                copy_sibling_mape: mape(|r| r.copy),
+                roofline_ratio_mape: mape(|r| r.roofline),
+                physics_mape: mape(|r| r.physics),
+                coverage: mean(&v.iter().map(|r| covered(measured(r), r.lo, r.hi)).collect::<Vec<_>>()),
+                main_sibling: from.into_iter().max_by_key(|(_, n)| *n).map(|(g, _)| g.to_string()).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// The measured rung on `gpu`: tables of every GPU with `gpu`'s held-out tenth removed, each
+/// of those shapes interpolated from the rest of `gpu`'s own table.
+fn measured_rung(rows: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -> Vec<MeasuredFamily> {
+    let tables = Tables::filtered(rows, |t| !(t.gpu == gpu.id && held_out_tenth(t)));
+    let ladder = Ladder::new(model.clone(), tables, TransferModel::default(), catalog.clone());
+    let mut by: BTreeMap<FamilyKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for t in rows.iter().filter(|t| t.gpu == gpu.id && held_out_tenth(t)) {
+        let Some(hit) = ladder.measured(&Query::of(t), gpu) else { continue };
+        let Ok(p) = ladder.price(&Query::of(t), gpu) else { continue };
+        let measured = t.latency_ms * 1e-3;
+        let e = by.entry(family_of(t)).or_default();
+        e.0.push(ape(hit.seconds, measured));
+        e.1.push(covered(measured, p.lo, p.hi));
+    }
+    by.into_iter().map(|((source, family, dtype), (apes, cov))| MeasuredFamily { source, family, dtype, stats: Summary::of(&apes), coverage: mean(&cov) }).collect()
+}

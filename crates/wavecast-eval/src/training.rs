@@ -1,0 +1,395 @@
+//! Training steps against published, measured runs: every row of a CSV in the layout of
+//! `shared/data/training/published_runs.csv` (model config, GPU, GPU count and node size,
+//! precision, sequence, global and micro batch, TP/PP/CP/VP/EP, FSDP or ZeRO, recomputation;
+//! measured tokens/s per GPU or TFLOP/s per GPU) is replayed by the layout route of
+//! [`wavecast_sim::train_step`] with the row's own inputs and nothing fitted to it. Rows that
+//! cannot be replayed are listed with the reason, never dropped; every replayed row also says
+//! how close its layout comes to the GPU's memory.
+
+use crate::EvalError;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use wavecast_gpu::Catalog;
+use wavecast_ir::ops::OptimizerKind;
+use wavecast_ir::DType;
+use wavecast_predict::comm::CommModel;
+use wavecast_predict::Predictor;
+use wavecast_sim::{train_step, Topology, TrainReport};
+use wavecast_stats::{ape, mean, median};
+use wavecast_workload::{Layout, Recompute, TrainOptions, TransformerSpec};
+
+/// One row of the file, as written (empty cells are `None`). Columns the replay does not read
+/// (`notes`, `source`, measured MFU) may be present or absent.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunRow {
+    pub source_id: String,
+    pub model: String,
+    pub hf_like_config: String,
+    pub num_params_b: Option<f64>,
+    pub gpu: String,
+    pub num_gpus: u64,
+    pub gpus_per_node: Option<u64>,
+    pub precision: String,
+    pub seq_len: Option<u64>,
+    pub global_batch_seqs: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub tp: Option<u64>,
+    pub pp: Option<u64>,
+    pub cp: Option<u64>,
+    pub vp: Option<u64>,
+    pub ep: Option<u64>,
+    pub dp: Option<u64>,
+    #[serde(default)]
+    pub fsdp_or_zero: Option<String>,
+    #[serde(default)]
+    pub recompute: Option<String>,
+    pub measured_tokens_per_s_per_gpu: Option<f64>,
+    pub measured_tflops_per_gpu: Option<f64>,
+}
+
+/// A replayed row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// `source_id` and the row's line in the file.
+    pub id: String,
+    pub model: String,
+    pub gpu: String,
+    pub gpus: u64,
+    pub nodes: u64,
+    pub precision: String,
+    pub seq: u64,
+    pub params_b: f64,
+    /// The layout replayed (recomputation the row's, or the cheapest that fits when unstated).
+    pub layout: String,
+    /// Whether the measured tokens/s come from the file or from its TFLOP/s (see
+    /// [`measured_tokens_per_s`]).
+    pub measured_from: &'static str,
+    pub measured_tokens_per_s_per_gpu: f64,
+    pub predicted_tokens_per_s_per_gpu: f64,
+    /// (predicted − measured) / measured, percent: positive is too fast.
+    pub error_pct: f64,
+    pub ape: f64,
+    pub predicted_mfu: f64,
+    pub memory_gb: f64,
+    pub capacity_gb: f64,
+    /// Percent of the GPU's memory the layout leaves free (negative: predicted not to fit).
+    pub headroom_pct: f64,
+    pub bands: Vec<&'static str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Unreplayed {
+    pub id: String,
+    pub model: String,
+    pub reason: String,
+}
+
+/// Accuracy over a set of rows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Band {
+    pub band: String,
+    pub n: usize,
+    pub mean_ape: f64,
+    pub median_ape: f64,
+    /// Mean signed error, percent (positive: predicted too fast).
+    pub mean_error_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainingEval {
+    pub predictor: String,
+    pub rows: Vec<Row>,
+    pub unreplayed: Vec<Unreplayed>,
+    /// `all`, then the issue's bands (≤ 3B parameters, ≥ 16K tokens, multi-node, FP8), then per
+    /// GPU and per source.
+    pub bands: Vec<Band>,
+    /// Replayed rows whose layout the memory model says does not fit (runs that ran): the
+    /// target is none.
+    pub refused_as_too_big: Vec<Unreplayed>,
+}
+
+/// The bands the issue reports: small models, long sequences, runs over several nodes, FP8.
+pub const BANDS: [&str; 4] = ["params<=3B", "seq>=16K", "multi-node", "fp8"];
+
+fn bands_of(params_b: f64, seq: u64, nodes: u64, precision: &str) -> Vec<&'static str> {
+    let flags = [params_b <= 3.0, seq >= 16384, nodes > 1, precision == "fp8"];
+    BANDS.iter().zip(flags).filter(|(_, on)| *on).map(|(b, _)| *b).collect()
+}
+
+/// The compute format of a row: BF16, or FP8 training (FP8 layer GEMMs, the rest in BF16).
+fn dtype(precision: &str) -> Result<DType, String> {
+    match precision {
+        "bf16" => Ok(DType::Bf16),
+        "fp16" => Ok(DType::Fp16),
+        "fp8" => Ok(DType::Fp8),
+        other => Err(format!("precision '{other}' is not replayed (bf16, fp16 or fp8)")),
+    }
+}
+
+/// ZeRO stage of the file's `fsdp_or_zero`: `fsdp`/`fsdp2` 3, else 1. `ddp` (a table's FSDP
+/// column at 0) and empty (not stated) both keep Megatron-Core's distributed optimizer, ZeRO-1,
+/// which every NeMo and Megatron-Bridge recipe turns on by default; FSDP off does not turn it
+/// off.
+fn zero_stage(cell: Option<&str>) -> Result<u8, String> {
+    match cell.unwrap_or("") {
+        "" | "zero1" | "ddp" => Ok(1),
+        "zero2" => Ok(2),
+        "fsdp" | "fsdp2" | "zero3" => Ok(3),
+        other => Err(format!("unknown fsdp_or_zero '{other}'")),
+    }
+}
+
+/// Recomputation policies to try, cheapest first: the row's own, or when it is not stated the
+/// first of none, selective, full that fits (what a framework's user would have picked). A
+/// source whose FLOP count includes recomputed work ([`flop_convention`]) recomputed fully.
+fn recompute_policies(source_id: &str, cell: Option<&str>) -> Result<Vec<Recompute>, String> {
+    if flop_convention(source_id) > 1.0 {
+        return Ok(vec![Recompute::Full]);
+    }
+    match cell.unwrap_or("unknown") {
+        "unknown" | "" => Ok(vec![Recompute::None, Recompute::Selective, Recompute::Full]),
+        other => Ok(vec![other.parse()?]),
+    }
+}
+
+/// Floating-point operations the row's source counts per TFLOP/s figure, relative to the model
+/// FLOPs (forward and backward, no recomputation): Megatron-LM's 2021 A100 table counts the
+/// forward pass its full recomputation repeats (4 passes instead of 3).
+fn flop_convention(source_id: &str) -> f64 {
+    if source_id.starts_with("megatronlm_2021") {
+        4.0 / 3.0
+    } else {
+        1.0
+    }
+}
+
+/// Measured tokens/s per GPU: the file's own, else its TFLOP/s per GPU over the model FLOPs per
+/// token that wavecast counts for the same model and sequence (in the source's convention).
+pub fn measured_tokens_per_s(row: &RunRow, report: &TrainReport) -> Option<(f64, &'static str)> {
+    if let Some(t) = row.measured_tokens_per_s_per_gpu.filter(|t| *t > 0.0) {
+        return Some((t, "tokens/s"));
+    }
+    let tflops = row.measured_tflops_per_gpu.filter(|t| *t > 0.0)?;
+    let tokens = (report.global_batch * report.seq) as f64;
+    let flops_per_token = report.model_flops / tokens * flop_convention(&row.source_id);
+    Some((tflops * 1e12 / flops_per_token, "TFLOP/s"))
+}
+
+fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
+    let tp = row.tp.unwrap_or(1);
+    let pp = row.pp.unwrap_or(1);
+    let cp = row.cp.unwrap_or(1);
+    let model_parallel = tp * pp * cp;
+    if model_parallel == 0 || !row.num_gpus.is_multiple_of(model_parallel) {
+        return Err(format!("tp {tp} × pp {pp} × cp {cp} does not divide {} GPUs", row.num_gpus));
+    }
+    let dp = row.num_gpus / model_parallel;
+    if let Some(given) = row.dp.filter(|&d| d != dp) {
+        return Err(format!("dp {given} disagrees with {} GPUs / (tp × pp × cp) = {dp}", row.num_gpus));
+    }
+    Ok(Layout {
+        dp,
+        tp,
+        pp,
+        cp,
+        ep: row.ep.unwrap_or(1),
+        zero: zero_stage(row.fsdp_or_zero.as_deref())?,
+        // Not stated (long-sequence tables): one sequence per micro-batch.
+        micro_batch: row.micro_batch.unwrap_or(1),
+        interleave: if pp > 1 { row.vp.unwrap_or(1) } else { 1 },
+        recompute,
+        // Megatron and NeMo run tensor parallelism with sequence parallelism.
+        sequence_parallel: tp > 1,
+    })
+}
+
+/// Replays one row: the layout's step, with the row's recomputation or the cheapest that fits.
+fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &dyn Predictor, comm: &CommModel) -> Result<TrainReport, String> {
+    let gpu = catalog.get(&row.gpu).map_err(|e| e.to_string())?;
+    let seq = row.seq_len.ok_or("the source does not state the sequence length")?;
+    let global_batch = row.global_batch_seqs.ok_or("the source does not state the global batch")?;
+    let topo = Topology { gpus_per_node: row.gpus_per_node.unwrap_or(8), nic_gbps: None };
+    let mut last = String::new();
+    for recompute in recompute_policies(&row.source_id, row.recompute.as_deref())? {
+        let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)? };
+        match train_step(spec, &o, &topo, gpu, predictor, comm, Some(row.num_gpus)) {
+            Ok(r) => return Ok(r),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
+}
+
+fn band(name: String, rows: &[&Row]) -> Band {
+    let apes: Vec<f64> = rows.iter().map(|r| r.ape).collect();
+    let signed: Vec<f64> = rows.iter().map(|r| r.error_pct).collect();
+    Band { band: name, n: rows.len(), mean_ape: mean(&apes), median_ape: median(&apes), mean_error_pct: mean(&signed) }
+}
+
+/// `all`, the issue's bands, then per GPU and per source.
+fn summarize(rows: &[Row]) -> Vec<Band> {
+    let mut out = vec![band("all".into(), &rows.iter().collect::<Vec<_>>())];
+    for b in BANDS {
+        let members: Vec<&Row> = rows.iter().filter(|r| r.bands.contains(&b)).collect();
+        if !members.is_empty() {
+            out.push(band(b.into(), &members));
+        }
+    }
+    let mut by: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        by.entry(format!("gpu={}", r.gpu)).or_default().push(r);
+        let source = r.id.rsplit_once(':').map_or(r.id.as_str(), |(s, _)| s);
+        by.entry(format!("source={source}")).or_default().push(r);
+    }
+    out.extend(by.into_iter().map(|(k, v)| band(k, &v)));
+    out
+}
+
+/// Reads the rows of `data` (CSV, header as `published_runs.csv`).
+pub fn read_runs(data: &Path) -> Result<Vec<RunRow>, EvalError> {
+    let path = data.display().to_string();
+    let read = |reason: String| wavecast_data::DataError::Read { path: path.clone(), reason };
+    let text = std::fs::read_to_string(data).map_err(|e| read(e.to_string()))?;
+    let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(text.as_bytes());
+    let mut rows = Vec::new();
+    for (i, rec) in reader.deserialize::<RunRow>().enumerate() {
+        rows.push(rec.map_err(|e| read(format!("row {}: {e}", i + 2)))?);
+    }
+    if rows.is_empty() {
+        return Err(read("no rows".into()).into());
+    }
+    Ok(rows)
+}
+
+/// Replays every row of `data` with the predictor named `predictor`; model configs are the
+/// files the rows name, relative to the CSV's folder. `progress` is called after each row.
+pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<TrainingEval, EvalError> {
+    let predictor = wavecast_predict::by_name(predictor)?;
+    let predictor = predictor.as_ref();
+    let rows = read_runs(data)?;
+    let dir = data.parent().unwrap_or(Path::new("."));
+    let mut specs: BTreeMap<String, Result<TransformerSpec, String>> = BTreeMap::new();
+    for r in &rows {
+        specs.entry(r.hf_like_config.clone()).or_insert_with(|| {
+            let p = dir.join(&r.hf_like_config);
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("cannot read config {}: {e}", p.display()))?;
+            TransformerSpec::from_json(&text, &r.model).map_err(|e| e.to_string())
+        });
+    }
+    let comm = CommModel::default();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<(TrainReport, f64, &'static str), String>> = rows
+        .par_iter()
+        .map(|r| {
+            let out = specs[&r.hf_like_config].as_ref().map_err(Clone::clone).and_then(|spec| replay(r, spec, catalog, predictor, &comm)).and_then(|rep| {
+                let (measured, from) = measured_tokens_per_s(r, &rep).ok_or("the source gives neither tokens/s nor TFLOP/s per GPU")?;
+                Ok((rep, measured, from))
+            });
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
+            out
+        })
+        .collect();
+    let mut out = TrainingEval { predictor: predictor.name().to_string(), rows: Vec::new(), unreplayed: Vec::new(), bands: Vec::new(), refused_as_too_big: Vec::new() };
+    for (i, (r, res)) in rows.iter().zip(results).enumerate() {
+        let id = format!("{}:{}", r.source_id, i + 2);
+        match res {
+            Ok((rep, measured, from)) => {
+                let predicted = rep.tokens_per_s_per_gpu;
+                let params_b = r.num_params_b.unwrap_or(0.0);
+                let m = &rep.memory_gb;
+                out.rows.push(Row {
+                    id,
+                    model: r.model.clone(),
+                    gpu: rep.gpu.clone(),
+                    gpus: rep.gpus,
+                    nodes: rep.nodes,
+                    precision: r.precision.clone(),
+                    seq: rep.seq,
+                    params_b,
+                    layout: rep.layout_label.clone(),
+                    measured_from: from,
+                    measured_tokens_per_s_per_gpu: measured,
+                    predicted_tokens_per_s_per_gpu: predicted,
+                    error_pct: 100.0 * (predicted - measured) / measured,
+                    ape: ape(predicted, measured),
+                    predicted_mfu: rep.mfu,
+                    memory_gb: m.total,
+                    capacity_gb: m.capacity,
+                    headroom_pct: 100.0 * (1.0 - m.total / m.capacity),
+                    bands: bands_of(params_b, rep.seq, rep.nodes, &r.precision),
+                });
+            }
+            Err(reason) => {
+                let entry = Unreplayed { id, model: r.model.clone(), reason };
+                if entry.reason.starts_with("does not fit in memory") {
+                    out.refused_as_too_big.push(entry.clone());
+                }
+                out.unreplayed.push(entry);
+            }
+        }
+    }
+    out.bands = summarize(&out.rows);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_cells_map_to_a_layout() {
+        let csv = "source_id,model,hf_like_config,num_params_b,gpu,num_gpus,gpus_per_node,precision,seq_len,global_batch_seqs,micro_batch,tp,pp,cp,vp,ep,dp,fsdp_or_zero,recompute,measured_tokens_per_s_per_gpu,measured_tflops_per_gpu,measured_mfu,notes\n\
+                   s,m,c.json,8,h100-sxm,64,8,bf16,4096,128,1,2,4,1,5,,8,,unknown,1000,,,n\n";
+        let row: RunRow = csv::Reader::from_reader(csv.as_bytes()).deserialize().next().unwrap().unwrap();
+        let l = layout_of(&row, Recompute::None).unwrap();
+        assert_eq!((l.dp, l.tp, l.pp, l.cp, l.interleave, l.zero), (8, 2, 4, 1, 5, 1));
+        assert!(l.sequence_parallel);
+        assert_eq!(recompute_policies(&row.source_id, row.recompute.as_deref()).unwrap().len(), 3);
+        assert_eq!(recompute_policies("megatronlm_2021_a100", None).unwrap(), vec![Recompute::Full]);
+        let bad = RunRow { dp: Some(4), ..row.clone() };
+        assert!(layout_of(&bad, Recompute::None).unwrap_err().contains("disagrees"));
+        assert_eq!(zero_stage(Some("fsdp2")).unwrap(), 3);
+        assert!(zero_stage(Some("zero9")).is_err());
+        assert_eq!(zero_stage(Some("ddp")).unwrap(), 1);
+        assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
+        assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
+    }
+
+    /// Every published run that ran is replayed without being refused as too big, and its
+    /// predicted memory stays within the GPU (skipped where ../shared is absent).
+    #[test]
+    fn published_runs_that_ran_fit_in_memory() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/training/published_runs.csv");
+        if !data.is_file() {
+            eprintln!("skipped: {} not present", data.display());
+            return;
+        }
+        let out = eval_training(&data, &Catalog::builtin(), wavecast_predict::DEFAULT_PREDICTOR, &|_, _| {}).unwrap();
+        assert!(out.rows.len() >= 100, "only {} runs replayed", out.rows.len());
+        assert!(out.refused_as_too_big.is_empty(), "{:?}", out.refused_as_too_big);
+        for r in &out.rows {
+            assert!(r.memory_gb <= r.capacity_gb && r.headroom_pct >= 0.0, "{}: {} of {} GB", r.id, r.memory_gb, r.capacity_gb);
+            assert!(r.predicted_tokens_per_s_per_gpu.is_finite() && r.predicted_tokens_per_s_per_gpu > 0.0, "{}", r.id);
+        }
+        // The bands the issue names are all populated.
+        for b in BANDS {
+            assert!(out.bands.iter().any(|g| g.band == b && g.n > 0), "band {b} empty");
+        }
+    }
+
+    #[test]
+    fn the_projects_own_runs_replay_with_their_sources() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/data/training_runs.csv");
+        let rows = read_runs(&data).unwrap();
+        let text = std::fs::read_to_string(&data).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let sources: Vec<String> = reader.deserialize::<std::collections::HashMap<String, String>>().map(|r| r.unwrap()["source"].clone()).collect();
+        assert_eq!(sources.len(), rows.len());
+        assert!(sources.iter().all(|s| !s.trim().is_empty()), "every row cites its source");
+        let out = eval_training(&data, &Catalog::builtin(), wavecast_predict::DEFAULT_PREDICTOR, &|_, _| {}).unwrap();
+        assert_eq!(out.rows.len() + out.unreplayed.len(), rows.len(), "no row is dropped");
+        assert!(!out.rows.is_empty());
+    }
+}

@@ -1,0 +1,203 @@
+//! The price ladder: one path that prices a kernel on a GPU, for every command.
+//!
+//! 1. **Measured**: the GPU has measurements of the kernel's family and format → its own table
+//!    ([`tables`]), reproducing measured shapes and carrying the nearest ones by physics.
+//! 2. **Transfer**: it has none, other GPUs have → each similar GPU's (interpolated) time of the
+//!    same shape times a ratio of the two GPUs: the physics model's ratio, corrected by a small
+//!    regression fitted on every ordered pair of measured GPUs ([`transfer`]). Measurements of a
+//!    similar GPU carry its library's kernel choices and its clocks under load, which no
+//!    datasheet does; the ratio carries only the difference between the two GPUs.
+//! 3. **Physics**: nobody measured the family and format → the sustained roofline
+//!    ([`crate::sustained`]).
+//!
+//! Every answer carries its [`Provenance`] and an interval that widens down the ladder.
+
+pub mod tables;
+pub mod transfer;
+
+use crate::provenance::{Provenance, Rung};
+use crate::sustained::{Model, Work};
+use std::collections::BTreeMap;
+pub use tables::{Family, Lookup, Table, Tables};
+pub use transfer::{similarity, TransferModel};
+use wavecast_data::{Precision, Shape, Source, Timing};
+use wavecast_gpu::{Catalog, Gpu};
+
+/// Half-widths of each rung's interval in log space (ln(hi / time)), calibrated on held-out
+/// errors (`wavecast eval ops --data ../shared/data`): interpolation between measured points
+/// (plus a share per log2 step to the nearest point), a transfer from a GPU of the same
+/// architecture or of another, and physics alone.
+const MEASURED_HALF_WIDTH: f64 = 0.04;
+const MEASURED_PER_STEP: f64 = 0.03;
+const SAME_ARCH_HALF_WIDTH: f64 = 0.12;
+const CROSS_ARCH_HALF_WIDTH: f64 = 0.3;
+const PHYSICS_HALF_WIDTH: f64 = 0.55;
+
+/// Most measured GPUs one transfer combines.
+const MAX_SOURCES: usize = 2;
+
+/// What is asked: a kernel shape in a format, as one source times it, and optionally the kernel
+/// library (else the fastest the GPU's tables know, as an engine picks).
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub source: Source,
+    pub shape: Shape,
+    pub precision: Precision,
+    pub library: Option<String>,
+}
+
+impl Query {
+    pub fn of(t: &Timing) -> Query {
+        Query { source: t.source, shape: t.shape.clone(), precision: t.precision, library: Some(t.kernel_source.clone()) }
+    }
+
+    fn family(&self) -> Family {
+        Family::of(self.source, &self.shape, self.precision)
+    }
+
+    fn timing(&self, shape: &Shape, gpu: &Gpu) -> Timing {
+        Timing { source: self.source, gpu: gpu.id.clone(), shape: shape.clone(), precision: self.precision, kernel_source: self.library.clone().unwrap_or_default(), latency_ms: 0.0, provenance: String::new() }
+    }
+}
+
+/// A priced query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Priced {
+    pub seconds: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub provenance: Provenance,
+}
+
+/// The ladder over a set of measured tables.
+#[derive(Debug, Clone)]
+pub struct Ladder {
+    model: Model,
+    tables: Tables,
+    transfer: TransferModel,
+    catalog: Catalog,
+}
+
+impl Ladder {
+    /// `model` prices physics (and the ratios' physics), `tables` are the measurements the
+    /// first two rungs use, `transfer` the learned ratio correction; `catalog` knows every
+    /// GPU the tables name.
+    pub fn new(model: Model, tables: Tables, transfer: TransferModel, catalog: Catalog) -> Ladder {
+        Ladder { model, tables, transfer, catalog }
+    }
+
+    /// A ladder from raw measurements, everything fitted without `held_out` (leave-one-GPU-out):
+    /// its rows build no table and no pair of the ratio's fit.
+    pub fn from_rows(model: Model, rows: &[Timing], catalog: &Catalog, held_out: Option<&str>) -> Ladder {
+        let tables = Tables::new(rows, held_out);
+        let transfer = TransferModel::fit(&tables, &model, catalog);
+        Ladder::new(model, tables, transfer, catalog.clone())
+    }
+
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The physics model's seconds for `shape` of `q` on `gpu`.
+    fn physics(&self, q: &Query, shape: &Shape, gpu: &Gpu) -> Option<f64> {
+        self.model.predict(&q.timing(shape, gpu), gpu).ok().filter(|s| s.is_finite() && *s > 0.0)
+    }
+
+    /// `q` on a GPU from its own tables of the family, `None` when it has none.
+    pub fn measured(&self, q: &Query, gpu: &Gpu) -> Option<Lookup> {
+        let libraries = self.tables.of(&q.family(), &gpu.id)?;
+        let physics = |s: &Shape| self.physics(q, s, gpu);
+        lookup_library(libraries, q.library.as_deref(), &q.shape, &physics)
+    }
+
+    /// The measured GPUs that could stand in for `gpu` on `q`'s family, most similar first.
+    pub fn siblings(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
+        let family = q.family();
+        let mut v: Vec<(&Gpu, f64)> = self.tables.measured(&family).filter(|(id, _)| *id != gpu.id).filter_map(|(id, _)| self.catalog.get(id).ok()).map(|s| (s, similarity(s, gpu, q.precision))).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.id.cmp(&b.0.id)));
+        v
+    }
+
+    /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape and the ratio.
+    fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup)> {
+        let there = self.measured(q, from)?;
+        let ratio = self.physics(q, &q.shape, gpu)? / self.physics(q, &q.shape, from)?;
+        let correction = self.transfer.correction(q, from, gpu, &self.model);
+        Some((there.seconds * ratio * correction.exp(), there))
+    }
+
+    /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
+    /// measured GPUs, or physics. `Err` when not even physics can price it (a format the GPU
+    /// has no units for).
+    pub fn price(&self, q: &Query, gpu: &Gpu) -> Result<Priced, String> {
+        if let Some(hit) = self.measured(q, gpu) {
+            return Ok(widened(hit.seconds, MEASURED_HALF_WIDTH + MEASURED_PER_STEP * hit.distance, Provenance::MEASURED));
+        }
+        // The GPU must be able to run it at all before a sibling's time is carried over.
+        let here = Work::of(&q.shape, q.precision, gpu)?;
+        let mut carried: Vec<(f64, f64, &Gpu)> = Vec::new();
+        for (from, distance) in self.siblings(q, gpu).into_iter().take(MAX_SOURCES) {
+            if let Some((seconds, lookup)) = self.carried(q, from, gpu) {
+                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + lookup.distance)), from));
+            }
+        }
+        if let Some(&(_, _, best)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+            let weights: f64 = carried.iter().map(|c| c.1).sum();
+            let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.floor_seconds());
+            let width = if best.architecture == gpu.architecture { SAME_ARCH_HALF_WIDTH } else { CROSS_ARCH_HALF_WIDTH };
+            return Ok(widened(seconds, width, Provenance::transfer(&best.id)));
+        }
+        let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
+        Ok(widened(seconds, PHYSICS_HALF_WIDTH, Provenance::PHYSICS))
+    }
+
+    /// The naive baselines for `q` on `gpu` from its most similar measured GPU: that GPU's time
+    /// copied as is, and scaled by the plain roofline's ratio. `None` without a sibling.
+    pub fn baselines(&self, q: &Query, gpu: &Gpu) -> Option<Baselines> {
+        let (from, _) = self.siblings(q, gpu).into_iter().find(|(s, _)| self.measured(q, s).is_some())?;
+        let there = self.measured(q, from)?.seconds;
+        let roofline = |g: &Gpu| Work::of(&q.shape, q.precision, g).ok().map(|w| w.roofline_seconds()).filter(|s| *s > 0.0);
+        Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: roofline(gpu).zip(roofline(from)).map(|(a, b)| there * a / b) })
+    }
+}
+
+/// The naive answers every figure is reported beside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baselines {
+    pub from: String,
+    /// The sibling's measured time for the same shape.
+    pub copy: f64,
+    /// That time times roofline(here) / roofline(there).
+    pub roofline_ratio: Option<f64>,
+}
+
+fn widened(seconds: f64, half_width: f64, provenance: Provenance) -> Priced {
+    Priced { seconds, lo: seconds * (-half_width).exp(), hi: seconds * half_width.exp(), provenance }
+}
+
+/// The asked library's table when the GPU has it; else the fastest of its libraries among
+/// those whose nearest point is about as near as the best one's (a far table's carried time is
+/// a guess, not a faster kernel).
+fn lookup_library(libraries: &BTreeMap<String, Table>, library: Option<&str>, shape: &Shape, physics: &dyn Fn(&Shape) -> Option<f64>) -> Option<Lookup> {
+    if let Some(hit) = library.and_then(|l| libraries.get(l)).and_then(|t| t.lookup(shape, physics)) {
+        return Some(hit);
+    }
+    let hits: Vec<Lookup> = libraries.values().filter_map(|t| t.lookup(shape, physics)).collect();
+    let nearest = hits.iter().map(|h| h.distance).fold(f64::INFINITY, f64::min);
+    hits.into_iter().filter(|h| h.distance <= nearest + 1.0).min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+}
+
+impl Rung {
+    /// The rung's interval half-width, for reports that explain the intervals.
+    pub fn half_width(self) -> f64 {
+        match self {
+            Rung::Measured => MEASURED_HALF_WIDTH,
+            Rung::Transfer => CROSS_ARCH_HALF_WIDTH,
+            Rung::Physics => PHYSICS_HALF_WIDTH,
+        }
+    }
+}

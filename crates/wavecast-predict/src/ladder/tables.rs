@@ -1,0 +1,220 @@
+//! Measured tables: one GPU's timings of one kernel family, format and library, indexed for
+//! lookup in log-shape space. A query on a measured shape returns the measurement; between and
+//! beyond measured shapes, each of the nearest points is carried to the query by the physics
+//! model's ratio (physics(query) / physics(point)) and the carried times are averaged with
+//! inverse-distance weights in log space. The physics sets the slope, the measurement the level.
+
+use std::collections::BTreeMap;
+use wavecast_data::{Precision, Shape, Source, Timing};
+
+/// Nearest measured points a query averages over.
+const NEIGHBOURS: usize = 4;
+
+/// What must match exactly for two measurements to sit in one table: everything but the
+/// GPU-independent sizes that [`coordinates`] returns.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Family {
+    pub source: Source,
+    /// The shape's family and its categorical parts (head size, KV format, window, collective
+    /// group), e.g. `attention_decode/hd128/kv:bf16/w0`.
+    pub class: String,
+    pub precision: Precision,
+}
+
+impl Family {
+    pub fn of(source: Source, shape: &Shape, precision: Precision) -> Family {
+        Family { source, class: class(shape), precision }
+    }
+
+    /// The family name reports group by (`gemm`, `attention_decode`, …).
+    pub fn name(&self) -> &str {
+        self.class.split('/').next().unwrap_or(&self.class)
+    }
+}
+
+fn class(shape: &Shape) -> String {
+    match shape {
+        Shape::Gemm { .. } => "gemm".into(),
+        Shape::AttentionPrefill { head_dim, window, kv_precision, .. } => format!("attention_prefill/hd{head_dim}/kv:{}/w{}", kv_precision.as_str(), u8::from(*window > 0)),
+        Shape::AttentionDecode { head_dim, window, kv_precision, .. } => format!("attention_decode/hd{head_dim}/kv:{}/w{}", kv_precision.as_str(), u8::from(*window > 0)),
+        Shape::Moe { balanced, .. } => format!("moe/{}", if *balanced { "balanced" } else { "skewed" }),
+        Shape::Mla { generation, module, kv_precision, attention_precision, .. } => {
+            format!("mla/{}/{}/kv:{}/attn:{}", if *generation { "generation" } else { "context" }, if *module { "module" } else { "kernel" }, kv_precision.as_str(), attention_precision.as_str())
+        }
+        Shape::Collective { op, gpus, gpus_per_node, .. } => format!("{}/g{gpus}/n{gpus_per_node}", op.as_str()),
+        Shape::Vector { op, .. } => op.clone(),
+    }
+}
+
+/// The sizes a table interpolates over, as log2(1 + size): GEMM m, n, k; attention batch,
+/// lengths, heads and the query heads per KV head; MoE tokens and the layer's dimensions; a
+/// collective's bytes; a vector op's rows and width.
+pub fn coordinates(shape: &Shape) -> Vec<f64> {
+    let raw: Vec<u64> = match *shape {
+        Shape::Gemm { m, n, k } => vec![m, n, k],
+        Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, .. } => vec![batch, isl, past, heads, heads / kv_heads.max(1)],
+        Shape::AttentionDecode { batch, kv_len, heads, kv_heads, .. } => vec![batch, kv_len, heads, heads / kv_heads.max(1)],
+        Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => vec![tokens, hidden, inter, topk, experts, tp, ep],
+        Shape::Mla { batch, isl, kv_len, heads, tp, .. } => vec![batch, isl, kv_len, heads, tp],
+        Shape::Collective { bytes, .. } => vec![bytes],
+        Shape::Vector { tokens, width, .. } => vec![tokens.saturating_mul(width)],
+    };
+    raw.into_iter().map(|x| (1.0 + x as f64).log2()).collect()
+}
+
+/// One measured shape: the fastest time any timing of it took in the table's library.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub at: Vec<f64>,
+    pub shape: Shape,
+    pub seconds: f64,
+}
+
+/// One GPU's measurements of one [`Family`] in one kernel library.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub points: Vec<Point>,
+}
+
+/// Where a query landed in a table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lookup {
+    pub seconds: f64,
+    /// Log2-space distance to the nearest measured point (0: the shape itself was measured).
+    pub distance: f64,
+}
+
+impl Table {
+    fn insert(&mut self, shape: &Shape, seconds: f64) {
+        let at = coordinates(shape);
+        match self.points.iter_mut().find(|p| p.at == at) {
+            Some(p) => p.seconds = p.seconds.min(seconds),
+            None => self.points.push(Point { at, shape: shape.clone(), seconds }),
+        }
+    }
+
+    /// The time of `shape`: measured where it was measured, else its nearest points carried by
+    /// `physics` (seconds of a shape on this GPU; `None` when it cannot price one).
+    pub fn lookup(&self, shape: &Shape, physics: &dyn Fn(&Shape) -> Option<f64>) -> Option<Lookup> {
+        let at = coordinates(shape);
+        let mut near: Vec<(f64, &Point)> = self.points.iter().filter(|p| p.at.len() == at.len()).map(|p| (distance(&p.at, &at), p)).collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (nearest, first) = *near.first()?;
+        if nearest == 0.0 {
+            return Some(Lookup { seconds: first.seconds, distance: 0.0 });
+        }
+        let query = physics(shape)?;
+        let (mut sum, mut weights) = (0.0, 0.0);
+        for &(d, p) in near.iter().take(NEIGHBOURS) {
+            let Some(at_point) = physics(&p.shape).filter(|s| *s > 0.0) else { continue };
+            let carried = p.seconds * query / at_point;
+            let w = 1.0 / (d * d);
+            sum += w * carried.ln();
+            weights += w;
+        }
+        (weights > 0.0).then(|| Lookup { seconds: (sum / weights).exp(), distance: nearest })
+    }
+}
+
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+}
+
+/// Every measured table, by GPU, family and kernel library.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    tables: BTreeMap<Family, BTreeMap<String, BTreeMap<String, Table>>>,
+}
+
+impl Tables {
+    /// The tables of `rows`, leaving out every row of `held_out` (all sources, all formats).
+    pub fn new(rows: &[Timing], held_out: Option<&str>) -> Tables {
+        Tables::filtered(rows, |t| Some(t.gpu.as_str()) != held_out)
+    }
+
+    /// The tables of the rows `keep` accepts.
+    pub fn filtered(rows: &[Timing], keep: impl Fn(&Timing) -> bool) -> Tables {
+        let mut tables = Tables::default();
+        for t in rows.iter().filter(|t| keep(t) && t.latency_ms.is_finite() && t.latency_ms > 0.0) {
+            let family = Family::of(t.source, &t.shape, t.precision);
+            let per_gpu = tables.tables.entry(family).or_default().entry(t.gpu.clone()).or_default();
+            per_gpu.entry(t.kernel_source.clone()).or_default().insert(&t.shape, t.latency_ms * 1e-3);
+        }
+        tables
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// The GPUs with at least one table.
+    pub fn gpus(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.tables.values().flat_map(|g| g.keys().map(String::as_str)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The GPUs that measured `family`, with their tables by kernel library.
+    pub fn measured(&self, family: &Family) -> impl Iterator<Item = (&str, &BTreeMap<String, Table>)> {
+        self.tables.get(family).into_iter().flat_map(|g| g.iter().map(|(gpu, t)| (gpu.as_str(), t)))
+    }
+
+    /// `gpu`'s tables of `family`, by kernel library.
+    pub fn of(&self, family: &Family, gpu: &str) -> Option<&BTreeMap<String, Table>> {
+        self.tables.get(family)?.get(gpu)
+    }
+
+    /// Every family measured anywhere.
+    pub fn families(&self) -> impl Iterator<Item = &Family> {
+        self.tables.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gemm(m: u64, n: u64, k: u64) -> Shape {
+        Shape::Gemm { m, n, k }
+    }
+
+    fn timing(gpu: &str, shape: Shape, ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+    }
+
+    fn flops(shape: &Shape) -> Option<f64> {
+        match *shape {
+            Shape::Gemm { m, n, k } => Some(2.0 * (m * n * k) as f64 * 1e-15),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_measured_shape_is_reproduced_and_the_fastest_library_run_kept() {
+        let rows = [timing("g", gemm(64, 4096, 4096), 0.05), timing("g", gemm(64, 4096, 4096), 0.04), timing("g", gemm(128, 4096, 4096), 0.07)];
+        let tables = Tables::new(&rows, None);
+        let family = Family::of(Source::Aiconfigurator, &gemm(1, 1, 1), Precision::Bf16);
+        let table = &tables.of(&family, "g").unwrap()["lib"];
+        let hit = table.lookup(&gemm(64, 4096, 4096), &flops).unwrap();
+        assert_eq!(hit, Lookup { seconds: 0.04e-3, distance: 0.0 });
+    }
+
+    #[test]
+    fn between_points_the_physics_ratio_carries_each_neighbour() {
+        // Measured times exactly proportional to FLOPs: interpolation must stay on that line.
+        let rows: Vec<Timing> = [256, 1024, 4096].iter().map(|&m| timing("g", gemm(m, 2048, 2048), flops(&gemm(m, 2048, 2048)).unwrap() * 3e3)).collect();
+        let tables = Tables::new(&rows, None);
+        let family = Family::of(Source::Aiconfigurator, &gemm(1, 1, 1), Precision::Bf16);
+        let q = gemm(512, 2048, 2048);
+        let got = tables.of(&family, "g").unwrap()["lib"].lookup(&q, &flops).unwrap();
+        assert!((got.seconds / (flops(&q).unwrap() * 3.0) - 1.0).abs() < 1e-9, "{got:?}");
+        assert!(got.distance > 0.0);
+    }
+
+    #[test]
+    fn a_held_out_gpu_has_no_table() {
+        let rows = [timing("a", gemm(1, 2, 3), 1.0), timing("b", gemm(1, 2, 3), 2.0)];
+        assert_eq!(Tables::new(&rows, Some("a")).gpus(), vec!["b"]);
+    }
+}

@@ -1,0 +1,87 @@
+//! Where a predicted time came from: the rung of the price ladder that answered
+//! ([`crate::ladder`]). Every [`crate::OpTime`] carries one, so reports can say, per op class and
+//! in `--json`, how much of a step was measured, carried over from a measured GPU, or physics.
+
+use serde::{Serialize, Serializer};
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// The rungs, from most to least trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Rung {
+    /// Interpolated in this GPU's own measurements (reproduces a measured point exactly).
+    Measured,
+    /// Another GPU's measurement of the same shape, times a learned ratio of the two GPUs.
+    Transfer,
+    /// No measurement of the family and format on any GPU: a model from datasheet figures.
+    #[default]
+    Physics,
+}
+
+impl Rung {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rung::Measured => "measured",
+            Rung::Transfer => "transfer",
+            Rung::Physics => "physics",
+        }
+    }
+}
+
+/// A rung and, for a transfer, the measured GPU it came from (the one with the largest weight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Provenance {
+    pub rung: Rung,
+    pub from: Option<&'static str>,
+}
+
+impl Provenance {
+    pub const MEASURED: Provenance = Provenance { rung: Rung::Measured, from: None };
+    pub const PHYSICS: Provenance = Provenance { rung: Rung::Physics, from: None };
+
+    pub fn transfer(from: &str) -> Provenance {
+        Provenance { rung: Rung::Transfer, from: Some(intern(from)) }
+    }
+}
+
+impl std::fmt::Display for Provenance {
+    /// `measured`, `transfer from h100-sxm` or `physics`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.from {
+            Some(gpu) => write!(f, "{} from {gpu}", self.rung.as_str()),
+            None => f.write_str(self.rung.as_str()),
+        }
+    }
+}
+
+impl Serialize for Provenance {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// GPU ids live as long as the process so that a provenance stays `Copy` like the time it
+/// labels; the set is bounded by the catalog.
+fn intern(id: &str) -> &'static str {
+    static IDS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut ids = IDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = ids.get(id) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(id.to_string().into_boxed_str());
+    ids.insert(leaked);
+    leaked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provenance_reads_as_the_rung_and_its_source() {
+        assert_eq!(Provenance::MEASURED.to_string(), "measured");
+        assert_eq!(Provenance::transfer("b200-sxm").to_string(), "transfer from b200-sxm");
+        assert_eq!(serde_json::to_string(&Provenance::PHYSICS).unwrap(), "\"physics\"");
+        assert!(std::ptr::eq(Provenance::transfer("x").from.unwrap(), Provenance::transfer("x").from.unwrap()));
+    }
+}

@@ -1,0 +1,21 @@
+//! `--price`: the user's own price per GPU-hour, over the catalog's.
+
+use crate::{Error, Result};
+use std::path::Path;
+use wavecast_gpu::Catalog;
+
+/// The catalog a request prices with: the built-in GPUs, its GPU file over them, then its
+/// prices, each `GPU=USD`, or a bare `USD` for `default_gpu` (the request's one GPU; a request
+/// about several GPUs must name them).
+pub fn catalog(gpu_file: Option<&Path>, prices: &[String], default_gpu: Option<&str>) -> Result<Catalog> {
+    let mut catalog = Catalog::load(gpu_file)?;
+    for price in prices {
+        let (gpu, usd) = match price.split_once('=') {
+            Some((gpu, usd)) => (gpu.trim(), usd),
+            None => (default_gpu.ok_or_else(|| Error::new(format!("--price {price}: name the GPU it is for (e.g. --price h100={price})")))?, price.as_str()),
+        };
+        let usd: f64 = usd.trim().trim_start_matches('$').parse().map_err(|_| Error::new(format!("--price {price}: expected [GPU=]USD per GPU-hour, e.g. 2.5 or h100=2.5")))?;
+        catalog.set_user_price(gpu, usd)?;
+    }
+    Ok(catalog)
+}

@@ -1,0 +1,120 @@
+//! One vocabulary: the same option answers to the same name in every command (with the names
+//! vLLM and SGLang users type as aliases), old names keep working, and a typo gets the closest
+//! name. Each check compares the output of two spellings, so it fails if an alias is dropped or
+//! starts to mean something else.
+
+use std::process::{Command, Output};
+
+fn wavecast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("run wavecast")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let o = wavecast(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `base` with `a` appended, and with `b` appended, print the same bytes.
+fn same_output(base: &[&str], a: &[&str], b: &[&str]) {
+    let with = |extra: &[&str]| stdout(&[base, extra].concat());
+    assert_eq!(with(a), with(b), "{base:?}: {a:?} and {b:?} differ");
+}
+
+#[test]
+fn mode_infer_is_inference_as_in_python() {
+    let base = ["predict", "--model", "gpt2", "--gpu", "h100", "--json"];
+    same_output(&base, &["--mode", "infer"], &["--mode", "inference"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&[&base[..], &["--mode", "infer"]].concat())).unwrap();
+    assert_eq!(v["mode"], "inference");
+}
+
+#[test]
+fn serving_lengths_and_weights_have_one_name_in_every_command() {
+    let serve = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "serve", "--batch", "4", "--json"];
+    same_output(&serve, &["--input-len", "512", "--output-len", "32", "--weights", "fp8"], &["--input", "512", "--output", "32", "--quant", "fp8"]);
+    same_output(&serve, &["--input-len", "512", "--output-len", "32", "--tp", "2"], &["--input-len", "512", "--output-len", "32", "--tensor-parallel-size", "2"]);
+
+    let compare = ["compare", "--model", "llama-3.2-1b", "--gpus", "h100,l40s", "--json"];
+    same_output(&compare, &["--input-len", "512", "--output-len", "32", "--weights", "fp8"], &["--input", "512", "--output", "32", "--quant", "fp8"]);
+
+    let sim = ["serve-sim", "--model", "llama-3.2-1b", "--gpu", "h100", "--concurrency", "4", "--requests", "8", "--json"];
+    same_output(&sim, &["--input-len", "512", "--output-len", "32", "--weights", "fp8"], &["--input", "512", "--output", "32", "--quant", "fp8"]);
+    same_output(&sim, &["--max-seqs", "2", "--max-batched-tokens", "1024", "--kv-dtype", "fp8"], &["--max-num-seqs", "2", "--max-num-batched-tokens", "1024", "--kv-cache-dtype", "fp8"]);
+
+    let plan = ["plan", "serve", "--model", "llama-3.2-1b", "--gpu", "h100", "--gpus", "2", "--concurrency", "1,4", "--json"];
+    same_output(&plan, &["--input-len", "512", "--output-len", "32", "--weights", "fp8"], &["--input", "512", "--output", "32", "--quant", "fp8"]);
+}
+
+#[test]
+fn the_predictor_fitting_command_is_fit_and_train_still_works_with_a_note() {
+    let dir = std::env::temp_dir().join(format!("wavecast-fit-{}", std::process::id()));
+    let out = dir.join("no-such-folder/w.json");
+    let args = |command: &'static str| vec![command.to_string(), "--predictor".into(), "li".into(), "--data".into(), "unused".into(), "--out".into(), out.display().to_string()];
+    let run = |command: &'static str| {
+        let a = args(command);
+        wavecast(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (fit, train) = (run("fit"), run("train"));
+    let (fit_err, train_err) = (String::from_utf8_lossy(&fit.stderr), String::from_utf8_lossy(&train.stderr));
+    // Same command, same answer (here: the output folder is missing) ...
+    assert_eq!((fit.status.code(), train.status.code()), (Some(2), Some(2)), "{fit_err} / {train_err}");
+    assert!(fit_err.contains("does not exist") && train_err.contains("does not exist"), "{fit_err} / {train_err}");
+    // ... and the old name says, in one line, that it is the old name.
+    assert!(!fit_err.contains("deprecated"), "{fit_err}");
+    assert_eq!(train_err.lines().filter(|l| l.contains("`wavecast train` is deprecated; use `wavecast fit`")).count(), 1, "{train_err}");
+    // `plan train` (a training plan) is not the old name of anything.
+    let plan = wavecast(&["plan", "train", "--model", "gpt2", "--gpu", "h100", "--gpus", "2", "--batch", "8", "--json"]);
+    assert!(plan.status.success() && !String::from_utf8_lossy(&plan.stderr).contains("deprecated"));
+}
+
+#[test]
+fn common_model_names_work_and_typos_get_the_closest_name() {
+    let base = ["predict", "--gpu", "h100", "--batch", "1", "--seq", "128", "--dtype", "bf16", "--json"];
+    // Llama 3.1 8B has Llama 3 8B's architecture: the same graph, the same time.
+    same_output(&base, &["--model", "llama-3.1-8b"], &["--model", "llama-3-8b"]);
+    same_output(&base, &["--model", "meta-llama/Llama-3.1-8B-Instruct"], &["--model", "llama-3-8b"]);
+    let o = wavecast(&["predict", "--model", "qwen3-23b", "--gpu", "h100"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("did you mean qwen3-32b") && !err.contains("resnet50") && err.lines().count() == 1, "{err}");
+    let models: serde_json::Value = serde_json::from_str(&stdout(&["models", "--json"])).unwrap();
+    let llama = models.as_array().unwrap().iter().find(|m| m["name"] == "llama-3-8b").unwrap();
+    assert!(llama["aliases"].as_array().unwrap().iter().any(|a| a == "llama-3.1-8b"), "{llama}");
+}
+
+#[test]
+fn plan_serve_gives_real_numbers_for_what_it_set_aside() {
+    // Llama 3.1 70B on one or two L40S: the small workers do not fit, with the sizes why.
+    let text = stdout(&["plan", "serve", "--model", "llama-3.1-70b", "--gpu", "l40s", "--gpus", "4", "--concurrency", "1"]);
+    let set_aside: Vec<&str> = text.lines().filter(|l| l.starts_with("set aside")).collect();
+    assert!(!set_aside.is_empty(), "{text}");
+    for line in set_aside {
+        assert!(!line.contains(" N ") && !line.contains("N-GPU") && !line.contains("N GB"), "a placeholder: {line}");
+        assert!(line.contains(" GB"), "{line}");
+    }
+}
+
+#[test]
+fn no_negative_zero_in_json() {
+    for args in [
+        &["predict", "--model", "gpt2", "--gpu", "h100", "--json"][..],
+        &["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "serve", "--input-len", "64", "--output-len", "8", "--json"][..],
+        &["serve-sim", "--model", "llama-3.2-1b", "--gpu", "h100", "--concurrency", "2", "--requests", "4", "--json"][..],
+        &["plan", "serve", "--model", "llama-3.2-1b", "--gpu", "h100", "--gpus", "2", "--concurrency", "1", "--json"][..],
+        &["gpus", "--sustained", "--json"][..],
+    ] {
+        let out = stdout(args);
+        assert!(!out.contains("-0.0,") && !out.contains("-0.0\n") && !out.contains("-0.0]"), "{args:?}: -0.0 in the JSON");
+    }
+}
+
+#[test]
+fn fp16_serving_on_a_gpu_without_bf16_prices_its_attention() {
+    // A T4 has no BF16 units; its attention used to be priced as BF16, fail, and be left out of
+    // the total (listed under "unpriced" only). Now it is priced in FP16 and nothing is dropped.
+    let v: serde_json::Value = serde_json::from_str(&stdout(&["compare", "--model", "gpt2", "--gpus", "t4", "--input-len", "64", "--output-len", "8", "--dtype", "fp16", "--json"])).unwrap();
+    let row = &v["results"][0];
+    assert!(row["unpriced"].as_array().unwrap().is_empty(), "{row}");
+    assert!(row["decode_classes"]["fused_attention"].as_f64().is_some_and(|ms| ms > 0.0), "{}", row["decode_classes"]);
+}

@@ -267,11 +267,16 @@ impl Prepared {
         })
     }
 
-    /// Replays `load` as a benchmark client drives it: a closed loop's users all send their
-    /// first request at once (a benchmark's profiling phase starts together after its warm-up
-    /// drained), and every request counts in the means (see [`super::load`]).
+    /// Replays a closed-loop `load` as a benchmark drives it in its steady state: a first run
+    /// with every client starting at once gives one request's mean latency, and the reported
+    /// run starts each client at a random moment of it (see [`Load::staggered`]). Open-loop
+    /// loads run as they are.
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
-        self.run(load)
+        if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
+            return self.run(load);
+        }
+        let burst = self.run(load)?;
+        self.run(&load.staggered(burst.metrics.e2e_ms.mean / 1e3))
     }
 
     /// Replays `load` on the deployment exactly as it is given.

@@ -72,6 +72,7 @@ fn serving_speed() {
             prefix_caching: false,
             shared_prefix: 0,
             slo: None,
+            ops_data: None,
         };
         let load = Load::synthetic(10_000, Arrival::Rate { per_s: 20.0 }, "uniform:256:4096".parse::<Lengths>().unwrap(), "uniform:64:1024".parse::<Lengths>().unwrap(), 1).unwrap();
         let start = Instant::now();

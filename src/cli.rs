@@ -137,6 +137,8 @@ pub struct ServeSimArgs {
     pub requests: Option<u64>,
     #[command(flatten)]
     pub formats: ServingFormatFlags,
+    #[command(flatten)]
+    pub ops_data: OpsDataArg,
     /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
     /// --max-num-batched-tokens, SGLang's --chunked-prefill-size).
     #[arg(long, aliases = ["max-num-batched-tokens", "chunked-prefill-size"])]
@@ -186,6 +188,7 @@ impl ServeSimArgs {
             output: self.output.clone(),
             requests: self.requests,
             formats: self.formats.args(),
+            ops_data: self.ops_data.ops_data.clone(),
             max_batched_tokens: self.max_batched_tokens,
             max_seqs: self.max_seqs,
             chunked_prefill: !self.no_chunked_prefill,
@@ -225,6 +228,8 @@ pub struct PlanServeArgs {
     pub slo_tpot: Option<f64>,
     #[command(flatten)]
     pub formats: ServingFormatFlags,
+    #[command(flatten)]
+    pub ops_data: OpsDataArg,
     /// Users per worker to try, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = wavecast_sim::serving::DEFAULT_USERS_PER_WORKER)]
     pub concurrency: Vec<u64>,
@@ -256,6 +261,7 @@ impl PlanServeArgs {
             slo_ttft_ms: self.slo_ttft,
             slo_tpot_ms: self.slo_tpot,
             formats: self.formats.args(),
+            ops_data: self.ops_data.ops_data.clone(),
             concurrency: self.concurrency.clone(),
             disaggregated: !self.no_disagg,
         }
@@ -295,6 +301,8 @@ pub struct PlanTrainArgs {
     #[arg(long, default_value_t = 1e12)]
     pub tokens: f64,
     #[command(flatten)]
+    pub ops_data: OpsDataArg,
+    #[command(flatten)]
     pub price: PriceArg,
     /// Layouts to list.
     #[arg(long, default_value_t = 10)]
@@ -324,6 +332,7 @@ impl PlanTrainArgs {
             tokens: self.tokens,
             top: self.top,
             predictor: self.predictor.clone(),
+            ops_data: self.ops_data.ops_data.clone(),
             price: self.price.price.clone(),
         }
     }
@@ -350,6 +359,16 @@ pub struct PriceArg {
     /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     pub price: Vec<String>,
+}
+
+/// `--ops-data DIR`: the measured tables the price ladder reads.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OpsDataArg {
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    pub ops_data: Option<PathBuf>,
 }
 
 /// `--html FILE`, shared by every command whose answer is a report.
@@ -447,6 +466,8 @@ pub struct PredictArgs {
     pub serve: ServeArgs,
     #[command(flatten)]
     pub layout: LayoutFlags,
+    #[command(flatten)]
+    pub ops_data: OpsDataArg,
     #[command(flatten)]
     pub price: PriceArg,
     /// Give the time of what can be priced, listing the ops no predictor can, instead of an
@@ -557,6 +578,7 @@ impl PredictArgs {
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
             nic_gbps: self.layout.nic_gbps,
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
+            ops_data: self.ops_data.ops_data.clone(),
             price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         })
@@ -577,6 +599,7 @@ impl PredictArgs {
             attention: value_name(self.attention.unwrap_or(AttentionArg::Auto)),
             optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
+            ops_data: self.ops_data.ops_data.clone(),
             image_size: self.image_size,
             price: self.price.price.clone(),
             allow_partial: self.allow_partial,
@@ -620,6 +643,7 @@ impl PredictArgs {
             weights: self.serve.weights.clone(),
             kv_dtype: self.serve.kv_dtype.clone(),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
+            ops_data: self.ops_data.ops_data.clone(),
             price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         })
@@ -706,6 +730,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     #[command(flatten)]
+    pub ops_data: OpsDataArg,
+    #[command(flatten)]
     pub price: PriceArg,
     /// Give the time of what can be priced, listing the ops no predictor can, instead of an
     /// error.
@@ -733,6 +759,7 @@ impl CompareArgs {
             weights: self.weights.clone(),
             kv_dtype: self.kv_dtype.clone(),
             predictor: self.predictor.clone(),
+            ops_data: self.ops_data.ops_data.clone(),
             price: self.price.price.clone(),
             allow_partial: self.allow_partial,
         }

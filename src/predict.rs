@@ -26,6 +26,9 @@ pub struct Prediction {
     pub interval_ms: [f64; 2],
     pub phases: Phases,
     pub classes: Vec<ClassRow>,
+    /// Share of the step's time by where its price came from (the price ladder's rung:
+    /// `measured`, `transfer from GPU`, `physics`).
+    pub provenance: std::collections::BTreeMap<String, f64>,
     pub tokens_per_s: f64,
     pub flops: f64,
     pub bytes: f64,
@@ -72,6 +75,8 @@ pub struct ClassRow {
     pub share: f64,
     pub flops: f64,
     pub bytes: f64,
+    /// Share of the class's time by where its price came from.
+    pub provenance: std::collections::BTreeMap<String, f64>,
 }
 
 /// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
@@ -93,7 +98,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
-    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let prediction = estimate(&workload, gpu, predictor.as_ref())?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
     Ok(prediction)
@@ -150,6 +155,7 @@ fn report(w: &LoadedWorkload, b: &Breakdown) -> Prediction {
             share: if b.total_ms > 0.0 { t.ms / b.total_ms } else { 0.0 },
             flops: t.flops,
             bytes: t.bytes,
+            provenance: wavecast_sim::step::shares(&t.provenance),
         })
         .collect();
     let phases = Phases {
@@ -173,6 +179,7 @@ fn report(w: &LoadedWorkload, b: &Breakdown) -> Prediction {
         interval_ms: [b.total_lo_ms, b.total_hi_ms],
         phases,
         classes,
+        provenance: b.provenance_shares(),
         tokens_per_s: (w.batch * w.seq) as f64 / seconds,
         flops: b.flops,
         bytes: b.bytes,

@@ -96,6 +96,11 @@ pub struct PredictRequest {
     pub optimizer: String,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     #[serde(default)]
     pub image_size: Option<u64>,
     /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
@@ -123,6 +128,7 @@ impl PredictRequest {
             attention: auto(),
             optimizer: adam(),
             predictor: default_predictor(),
+            ops_data: None,
             image_size: None,
             price: Vec::new(),
             allow_partial: false,
@@ -161,6 +167,11 @@ pub struct ServeRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
     #[serde(default)]
     pub price: Vec<String>,
@@ -195,6 +206,11 @@ pub struct CompareRequest {
     pub kv_dtype: Option<String>,
     #[serde(default = "default_serve_predictor")]
     pub predictor: String,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
     #[serde(default)]
     pub price: Vec<String>,
@@ -310,6 +326,11 @@ pub struct TrainRequest {
     pub nic_gbps: Option<f64>,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
     #[serde(default)]
     pub price: Vec<String>,
@@ -360,6 +381,11 @@ pub struct PlanTrainRequest {
     pub top: usize,
     #[serde(default = "default_predictor")]
     pub predictor: String,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
     #[serde(default)]
     pub price: Vec<String>,
@@ -438,6 +464,11 @@ pub struct ServeSimRequest {
     pub requests: Option<u64>,
     #[serde(default)]
     pub formats: ServingFormatArgs,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     #[serde(default)]
     pub max_batched_tokens: Option<u64>,
     /// Most running sequences per worker.
@@ -482,6 +513,11 @@ pub struct PlanServeRequest {
     pub slo_tpot_ms: Option<f64>,
     #[serde(default)]
     pub formats: ServingFormatArgs,
+    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
+    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
+    /// `WAVECAST_OPS_DATA`).
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
     /// Users per worker to try.
     #[serde(default = "concurrencies")]
     pub concurrency: Vec<u64>,

@@ -29,7 +29,7 @@ pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
     let spec = spec(&req.model, &req.config)?;
     let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
-    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let report = wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)
@@ -43,7 +43,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
     let spec = spec(&req.model, &req.config)?;
     let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
-    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let report = wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?;
     for row in &report.results {
         crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;

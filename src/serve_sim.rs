@@ -90,6 +90,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
         prefix_caching: req.prefix_caching,
         shared_prefix: req.shared_prefix,
         slo: slo(req.slo_ttft_ms, req.slo_tpot_ms)?,
+        ops_data: req.ops_data.clone(),
     };
     Ok(serving::serve_sim(&spec, gpu, &load(req)?, &options)?)
 }
@@ -101,6 +102,6 @@ pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Re
     let spec = spec(&req.model, &req.config)?;
     let (formats, backend) = formats(&req.formats)?;
     let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
-    let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated };
+    let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated, ops_data: req.ops_data.clone() };
     Ok(serving::plan_serve(&spec, gpu, &plan, progress)?)
 }

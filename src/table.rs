@@ -60,6 +60,36 @@ pub fn print_kernel_errors(sets: &std::collections::BTreeMap<String, Vec<wavecas
     println!("{t}");
 }
 
+/// Where prices came from, largest share first: `measured 92% · physics 8%`.
+pub fn provenance(shares: &std::collections::BTreeMap<String, f64>) -> String {
+    let mut v: Vec<(&String, &f64)> = shares.iter().filter(|(_, s)| **s > 0.0).collect();
+    v.sort_by(|a, b| b.1.total_cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    match v.as_slice() {
+        [] => "-".into(),
+        [(only, _)] => only.to_string(),
+        _ => v.iter().map(|(k, s)| format!("{k} {:.0}%", 100.0 * **s)).collect::<Vec<_>>().join(" · "),
+    }
+}
+
+/// The ladder per family beside the naive baselines, then the measured rung on held-out shapes.
+pub fn print_ladder_families(out: &wavecast::eval::ladder::LadderEval) {
+    let mut t = new(&["source", "family", "dtype", "n", "ladder", "median", "copy sibling", "roofline ratio", "physics", "in interval", "sibling"]);
+    for f in &out.families {
+        t.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.rows.to_string(), pct(f.ladder.mean_ape), pct(f.ladder.median_ape), pct(f.copy_sibling_mape), pct(f.roofline_ratio_mape), pct(f.physics_mape), pct(f.coverage), f.main_sibling.clone()]);
+    }
+    t.add_row(vec!["mean of families".into(), String::new(), String::new(), String::new(), pct(out.mean_ladder), String::new(), pct(out.mean_copy_sibling), pct(out.mean_roofline_ratio), pct(out.mean_physics), String::new(), String::new()]);
+    println!("{t}");
+    if out.measured.is_empty() {
+        return;
+    }
+    println!("measured rung: a tenth of {}'s own shapes held out of its tables", out.test_gpu);
+    let mut m = new(&["source", "family", "dtype", "n", "mean APE", "median", "in interval"]);
+    for f in &out.measured {
+        m.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.stats.n.to_string(), pct(f.stats.mean_ape), pct(f.stats.median_ape), pct(f.coverage)]);
+    }
+    println!("{m}");
+}
+
 pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
     let mut t = new(&["set", "family", "n", "mean APE", "median", "max", "bias"]);
     for (name, errs) in sets {

@@ -88,7 +88,7 @@ pub fn train(req: &TrainRequest) -> Result<TrainReport> {
         Some(n) => Some(n.checked_mul(req.gpus_per_node).ok_or_else(|| Error::new("nodes × GPUs per node overflows"))?),
         None => None,
     };
-    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let mut report = wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     report.dtype_source = dtype_source;
@@ -116,6 +116,6 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         tokens: req.tokens,
         top: req.top.max(1),
     };
-    let predictor = wavecast_predict::by_name(&req.predictor)?;
+    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     Ok(wavecast_sim::plan_train(&spec, &plan, gpu, predictor.as_ref(), &CommModel::default())?)
 }

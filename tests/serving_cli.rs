@@ -188,7 +188,7 @@ fn plan_serve_ranks_layouts_within_the_target_and_draws_the_front() {
 fn eval_serving_predicts_what_it_can_and_names_the_rest() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serving/silicon_sample.csv");
     let v = json(&["eval", "serving", "--data", data]);
-    assert_eq!(v["predictor"], "sustained");
+    assert_eq!(v["predictor"], "ladder");
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{v}");
     for r in rows {
@@ -252,4 +252,34 @@ fn eval_serving_can_refit_the_kernel_models_without_each_rows_gpu() {
     // cannot be priced is listed, never silently priced with the H100's numbers.
     let n = v["rows"].as_array().unwrap().len() + v["unpredicted"].as_array().unwrap().len();
     assert_eq!(n, 4);
+}
+
+/// The price ladder end to end: with measured tables (`--ops-data`) a measured GPU's ops are
+/// priced from them, a GPU without tables from its measured sibling, and without tables at all
+/// by physics; reports say which, and the same question asked through the environment variable
+/// gets the same answer.
+#[test]
+fn serving_prices_down_the_ladder_and_says_where_each_price_came_from() {
+    let ops = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/modern");
+    let ask = |gpu: &str, extra: &[&str]| {
+        let mut args = vec!["predict", "--model", "llama-3.1-8b", "--gpu", gpu, "--mode", "serve", "--input-len", "1000", "--output-len", "8"];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let share = |v: &serde_json::Value, label: &str| v["provenance"][label].as_f64().unwrap_or(0.0);
+    let measured = ask("h100", &["--ops-data", ops]);
+    assert!(share(&measured, "measured") > 0.5, "{}", measured["provenance"]);
+    let sibling = ask("h200", &["--ops-data", ops]);
+    assert!(share(&sibling, "transfer from h100-sxm") > 0.5, "{}", sibling["provenance"]);
+    let physics = ask("h100", &[]);
+    assert_eq!(share(&physics, "physics"), 1.0, "{}", physics["provenance"]);
+    assert_ne!(measured["prefill_ms"], physics["prefill_ms"], "the tables must change the answer");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wavecast"))
+        .args(["predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--mode", "serve", "--input-len", "1000", "--output-len", "8", "--json"])
+        .env("WAVECAST_OPS_DATA", ops)
+        .output()
+        .unwrap();
+    let via_env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(via_env["prefill_ms"], measured["prefill_ms"]);
+    assert!(error(&["predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--mode", "serve", "--input-len", "10", "--output-len", "2", "--ops-data", "/nonexistent/ops"]).contains("/nonexistent/ops"));
 }

@@ -101,6 +101,13 @@ def _path(name: str, value: Any) -> Optional[str]:
         raise WavecastError(f"{name} must be a path, got {value!r}") from None
 
 
+def _ops_data(value: Any) -> Optional[str]:
+    """``ops_data=``, else ``$WAVECAST_OPS_DATA`` as the CLI's ``--ops-data`` reads it."""
+    if value is None:
+        value = os.environ.get("WAVECAST_OPS_DATA") or None
+    return _path("ops_data", value)
+
+
 def _config(value: Any) -> Union[None, str, Dict[str, Any]]:
     """A config.json path, or an inline config (a mapping: the parsed config.json)."""
     if isinstance(value, _Mapping):
@@ -181,6 +188,7 @@ def predict(
     optimizer: str = "adam",
     image_size: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     allow_partial: bool = False,
     price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> Prediction:
@@ -215,6 +223,7 @@ def predict(
         "onnx": _path("onnx", onnx),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "batch": _int("batch", batch),
         "seq": _int("seq", seq),
         "mode": _str("mode", mode),
@@ -242,6 +251,7 @@ def serve(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     quant: Optional[str] = None,
     allow_partial: bool = False,
     price: Union[None, float, str, Mapping[str, float]] = None,
@@ -254,7 +264,8 @@ def serve(
     ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
     included), and ``kv_dtype="fp8"`` halves the KV cache. Kernels are priced by the
-    ``"sustained"`` predictor (the modern-GPU kernel models) unless ``predictor`` names another.
+    ``"ladder"`` predictor unless ``predictor`` names another: measured tables of the GPU from
+    ``ops_data`` (or ``$WAVECAST_OPS_DATA``) first, then a measured sibling's, then physics.
     ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it).
     Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
@@ -265,6 +276,7 @@ def serve(
         "config": _config(config),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "batch": _int("batch", batch),
         "input_len": _int("input_len", input_len),
         "output_len": _int("output_len", output_len),
@@ -292,6 +304,7 @@ def compare(
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     quant: Optional[str] = None,
     allow_partial: bool = False,
     price: Union[None, str, Mapping[str, float]] = None,
@@ -311,6 +324,7 @@ def compare(
         "gpus": _strs("gpus", gpus),
         "tp": _ints("tp", tp),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "batch": _int("batch", batch),
         "input_len": _int("input_len", input_len),
         "output_len": _int("output_len", output_len),
@@ -422,6 +436,7 @@ def train(
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     allow_partial: bool = False,
     price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> TrainReport:
@@ -442,6 +457,7 @@ def train(
         "config": _config(config),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "batch": _int("batch", batch),
         "seq": _int("seq", seq),
         "dtype": _str("dtype", dtype),
@@ -477,6 +493,7 @@ def plan_train(
     optimizer: str = "adam",
     predictor: str = "wavecast",
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     price: Union[None, float, str, Mapping[str, float]] = None,
 ) -> TrainReport:
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
@@ -489,6 +506,7 @@ def plan_train(
         "config": _config(config),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "gpus": _int("gpus", gpus),
         "batch": _int("batch", batch),
         "seq": _int("seq", seq),
@@ -537,6 +555,7 @@ def serve_sim(
     slo_tpot_ms: Optional[float] = None,
     seed: int = 0,
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     input_len: Union[int, str, None] = None,
     output_len: Union[int, str, None] = None,
     weights: Optional[str] = None,
@@ -570,6 +589,7 @@ def serve_sim(
         "config": _config(config),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "layout": _str("layout", layout),
         "prefill": _str("prefill", prefill),
         "decode": _str("decode", decode),
@@ -609,6 +629,7 @@ def plan_serve(
     kv_dtype: Optional[str] = None,
     backend: str = "vllm",
     gpu_file: Optional[PathLike] = None,
+    ops_data: Optional[PathLike] = None,
     weights: Optional[str] = None,
 ) -> TrainReport:
     """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
@@ -626,6 +647,7 @@ def plan_serve(
         "config": _config(config),
         "gpu": _str("gpu", gpu),
         "gpu_file": _path("gpu_file", gpu_file),
+        "ops_data": _ops_data(ops_data),
         "gpus": _int("gpus", gpus),
         "input_len": _int("input_len", input_len),
         "output_len": _int("output_len", output_len),

@@ -51,6 +51,9 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
 fn modern_gpus(a: &EvalOpsArgs, cat: &Catalog, gpu: &str) -> Result<()> {
     let loaded = load_timings(&a.data, cat)?;
     eprintln!("{}: {}", a.data.display(), loaded.summary());
+    if a.predictor == "ladder" {
+        return ladder(a, &loaded.rows, cat, gpu);
+    }
     let (out, rows) = kernels::evaluate(&loaded.rows, cat, gpu, &a.predictor)?;
     write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if let Some(path) = &a.rows {
@@ -62,6 +65,24 @@ fn modern_gpus(a: &EvalOpsArgs, cat: &Catalog, gpu: &str) -> Result<()> {
     }
     println!("predictor '{}' on {} (fitted on {}; never on this GPU)", out.predictor, out.test_gpu, if out.trained_on.is_empty() { "nothing: datasheet figures".to_string() } else { out.trained_on.join(", ") });
     table::print_kernel_errors(&out.sets);
+    for (reason, n) in &out.unpriced {
+        eprintln!("  {n} rows not priced: {reason}");
+    }
+    Ok(())
+}
+
+/// The price ladder with `gpu` left out of everything, beside the naive baselines.
+fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &str) -> Result<()> {
+    if a.rows.is_some() {
+        return Err("--rows is not available for --predictor ladder yet".into());
+    }
+    let out = wavecast::eval::ladder::evaluate(rows, cat, gpu, &|line| eprintln!("{line}"))?;
+    write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
+    if a.json {
+        return print_json(&out);
+    }
+    println!("price ladder on {} (left out: its tables unused, transfer fitted without it; siblings: {})", out.test_gpu, out.measured_gpus.join(", "));
+    table::print_ladder_families(&out);
     for (reason, n) in &out.unpriced {
         eprintln!("  {n} rows not priced: {reason}");
     }

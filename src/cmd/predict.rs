@@ -28,7 +28,7 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
         None => format!("batch {} × seq {}", p.batch, p.seq),
     };
     println!("{} ({} params) · {} · {shape} · {} on {} · predictor: {}", p.model, table::si(p.params as f64), p.mode, p.dtype, gpu.name, p.predictor);
-    let mut t = table::new(&["op class", "ops", "time ms", "share", "FLOP", "bytes", "TFLOP/s"]);
+    let mut t = table::new(&["op class", "ops", "time ms", "share", "FLOP", "bytes", "TFLOP/s", "priced by"]);
     let mut classes: Vec<&ClassRow> = p.classes.iter().collect();
     classes.sort_by(|a, b| b.ms.total_cmp(&a.ms));
     for c in classes {
@@ -41,6 +41,7 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
             table::si(c.flops),
             table::si(c.bytes),
             format!("{achieved:.1}"),
+            table::provenance(&c.provenance),
         ]);
     }
     println!("{t}");

@@ -53,6 +53,7 @@ fn print_human(r: &ServeReport) {
         ]);
     }
     println!("{t}");
+    println!("priced by: {}", table::provenance(&r.provenance));
     println!("time to first token (prefill): {} ms · {:.0} prompt tokens/s", table::ms(r.prefill_ms), r.prefill_tokens_per_s);
     println!(
         "decode step: {} ms median (first {}, last {}) · {:.0} tokens/s while decoding",

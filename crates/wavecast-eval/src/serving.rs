@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use wavecast_data::silicon::{read_silicon, Deployment, ServingLayout, SiliconRow};
 use wavecast_gpu::Catalog;
 use wavecast_ir::{DType, Quant};
-use wavecast_predict::sustained::{self, FitOptions, SustainedOps};
+use wavecast_predict::ladder::{Ladder, LadderOps};
+use wavecast_predict::sustained::{self, FitOptions};
 use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Parallel, Pool, ServeSimOptions};
 use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
 use wavecast_workload::TransformerSpec;
@@ -139,7 +140,7 @@ impl PricedDeployments {
 
 /// Predicts one row's mean TTFT and TPOT with the per-op models `ops` (`ops_key` names them), or
 /// says why it cannot. Returns the row's users too.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &SustainedOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
@@ -153,7 +154,7 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
         }
     }
     let formats = Formats { dtype: DType::Bf16, quant: gemm, moe_quant: moe, kv: kv_dtype(gemm, moe) };
-    let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None };
+    let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None, ops_data: None };
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());
@@ -196,17 +197,19 @@ fn summarize(rows: &[Row]) -> Vec<Group> {
     out
 }
 
-/// The per-op models each row's GPU is priced with: the shipped ones, or with `ops_data` (the
-/// modern-GPU kernel measurements) ones refitted without any measurement of that GPU.
-fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, SustainedOps>, EvalError> {
+/// The price ladder each row's GPU is priced with: physics by the shipped numbers, or with
+/// `ops_data` (the modern-GPU kernel measurements) a ladder that never saw that GPU: its
+/// physics refitted without it, its tables and transfer pairs built from the other GPUs.
+fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, LadderOps>, EvalError> {
     let mut models = BTreeMap::new();
     let Some(dir) = ops_data else { return Ok(models) };
     let loaded = wavecast_data::load_timings(dir, catalog)?;
     let gpus: std::collections::BTreeSet<String> = rows.iter().filter_map(|r| catalog.get(&r.system).ok().map(|g| g.id.clone())).collect();
     for gpu in gpus {
-        say(&format!("refitting the per-op models without {gpu}"));
+        say(&format!("building the price ladder without {gpu}"));
         let model = sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?;
-        models.insert(gpu, SustainedOps::new(model));
+        let ladder = Ladder::from_rows(model, &loaded.rows, catalog, Some(&gpu));
+        models.insert(gpu, LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
     }
     Ok(models)
 }
@@ -231,10 +234,10 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
         });
     }
     let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
-    let shipped = SustainedOps::shipped();
+    let shipped = LadderOps::physics_only();
     let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
         Some((m, gpu)) => (m, format!("without {gpu}")),
-        None => (&shipped, "shipped".to_string()),
+        None => (&shipped, "physics".to_string()),
     };
     let priced = PricedDeployments::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -244,7 +247,7 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
     }).collect();
-    let mut out = ServingEval { predictor: "sustained", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
+    let mut out = ServingEval { predictor: "ladder", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
             Ok((concurrency, ttft, tpot)) => out.rows.push(Row {

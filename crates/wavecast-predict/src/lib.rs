@@ -117,7 +117,13 @@ pub fn by_name(name: &str) -> Result<Box<dyn Predictor>, PredictError> {
 /// Like [`by_name`], but for a learned predictor use the model trained without `holdout`'s
 /// measurements when one is shipped (leave-one-GPU-out evaluation).
 pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+    by_name_with(name, holdout, None)
+}
+
+/// Like [`by_name_holdout`], with the measured-data folder the price ladder reads its tables
+/// from (`--ops-data`; other predictors ignore it).
+pub fn by_name_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    Ok(Box::new(bounds::Bounded(interval::WithInterval::wrap(entry.with_fallbacks(holdout)?))))
+    Ok(Box::new(bounds::Bounded(interval::WithInterval::wrap(entry.with_fallbacks(holdout, ops_data)?))))
 }

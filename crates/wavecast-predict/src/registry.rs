@@ -49,6 +49,10 @@ pub enum Kind {
     /// left-out models ship: asked to leave out a GPU it was fitted on, it refuses (`eval ops`
     /// on those data refits it without the GPU instead).
     Sustained,
+    /// The price ladder ([`crate::ladder`]): the GPU's own measured tables, else a measured
+    /// sibling's times carried by a learned ratio, else the sustained roofline. Its tables come
+    /// from a measured-data folder (`--ops-data`); without one every op is physics.
+    Ladder,
 }
 
 /// The learned predictors. `wavecast-train` trains each through an exhaustive `match` on this
@@ -86,13 +90,22 @@ pub const PREDICTORS: &[Entry] = &[
         serve_default: false,
     },
     Entry {
+        name: "ladder",
+        description: "price ladder: the GPU's own measured tables (--ops-data), else a measured sibling's times carried by a learned ratio, else the sustained roofline (serving's per-op model)",
+        kind: Kind::Ladder,
+        load: ladder,
+        fallbacks: Fallbacks::None,
+        default: false,
+        serve_default: true,
+    },
+    Entry {
         name: "sustained",
-        description: "sustained roofline fitted on BF16/FP8/FP4 kernels of current GPUs (serving's per-op model)",
+        description: "sustained roofline fitted on BF16/FP8/FP4 kernels of current GPUs (the ladder's physics rung)",
         kind: Kind::Sustained,
         load: sustained,
         fallbacks: Fallbacks::None,
         default: false,
-        serve_default: true,
+        serve_default: false,
     },
     Entry {
         name: "li",
@@ -173,6 +186,10 @@ fn sustained(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Er
     Ok(Box::new(crate::sustained::SustainedOps::shipped()))
 }
 
+fn ladder(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
+    Ok(Box::new(crate::ladder::LadderOps::physics_only()))
+}
+
 fn load_learned<P: Learned>(params: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
     Ok(Box::new(P::load(params)?))
 }
@@ -216,7 +233,7 @@ pub fn entry(name: &str) -> Option<&'static Entry> {
 pub fn learned() -> impl Iterator<Item = (LearnedKind, &'static Entry)> {
     PREDICTORS.iter().filter_map(|e| match e.kind {
         Kind::Learned { kind, .. } => Some((kind, e)),
-        Kind::Analytic | Kind::Sustained => None,
+        Kind::Analytic | Kind::Sustained | Kind::Ladder => None,
     })
 }
 
@@ -234,12 +251,25 @@ impl Entry {
     /// The predictor with its shipped parameters, the model trained without `holdout`'s
     /// measurements when one is shipped; fallbacks not applied.
     pub fn build(&self, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+        self.build_with(holdout, None)
+    }
+
+    /// [`Entry::build`] with the measured-data folder the ladder reads its tables from (other
+    /// predictors ignore it).
+    pub fn build_with(&self, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
         match self.kind {
+            Kind::Ladder => {
+                if let Some(reason) = crate::sustained::fitted_on(holdout) {
+                    return Err(PredictError::Load { name: self.name.to_string(), reason });
+                }
+                match crate::ladder::LadderOps::load(ops_data, holdout) {
+                Ok(ops) => Ok(Box::new(ops)),
+                Err(reason) => Err(PredictError::Load { name: self.name.to_string(), reason }),
+                }
+            }
             Kind::Analytic => (self.load)(&serde_json::Value::Null).map_err(|e| load_error(self.name, e)),
             Kind::Sustained => {
-                let fitted_on = crate::sustained::Model::shipped().trained_on;
-                if let Some(gpu) = holdout.filter(|g| fitted_on.iter().any(|t| t == g)) {
-                    let reason = format!("it was fitted on {gpu} and ships no model without it (`eval ops` on the modern-GPU data refits it without the test GPU)");
+                if let Some(reason) = crate::sustained::fitted_on(holdout) {
                     return Err(PredictError::Load { name: self.name.to_string(), reason });
                 }
                 (self.load)(&serde_json::Value::Null).map_err(|e| load_error(self.name, e))
@@ -256,8 +286,8 @@ impl Entry {
     }
 
     /// [`Entry::build`] with the entry's fallbacks composed: what `--predictor NAME` runs.
-    pub fn with_fallbacks(&self, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
-        Ok(self.fallbacks.compose(self.build(holdout)?, holdout))
+    pub fn with_fallbacks(&self, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
+        Ok(self.fallbacks.compose(self.build_with(holdout, ops_data)?, holdout))
     }
 }
 
@@ -316,7 +346,7 @@ struct AllOnly {
 fn shipped_text(name: &str) -> Option<&'static str> {
     match entry(name)?.kind {
         Kind::Learned { weights, .. } => Some(weights),
-        Kind::Analytic | Kind::Sustained => None,
+        Kind::Analytic | Kind::Sustained | Kind::Ladder => None,
     }
 }
 

@@ -70,6 +70,9 @@ pub struct ServeReport {
     pub prefill_classes: BTreeMap<OpClass, f64>,
     /// Per-class milliseconds of the median decode step.
     pub decode_classes: BTreeMap<OpClass, f64>,
+    /// Share of the prefill and median decode step's time by where its price came from (the
+    /// price ladder's rung: `measured`, `transfer from GPU`, `physics`).
+    pub provenance: BTreeMap<String, f64>,
     pub unpriced: Vec<String>,
 }
 
@@ -131,6 +134,15 @@ fn comm_ms(b: &Breakdown) -> f64 {
 
 fn class_ms(b: &Breakdown) -> BTreeMap<OpClass, f64> {
     b.classes.iter().map(|(c, t)| (*c, t.ms)).collect()
+}
+
+/// Where the time of `parts` came from, as shares of their summed time.
+fn provenance_shares(parts: &[&Breakdown]) -> BTreeMap<String, f64> {
+    let mut ms: BTreeMap<String, f64> = BTreeMap::new();
+    for (label, t) in parts.iter().flat_map(|b| &b.provenance) {
+        *ms.entry(label.clone()).or_default() += t;
+    }
+    crate::step::shares(&ms)
 }
 
 fn unpriced(b: &Breakdown, phase: &str) -> Vec<String> {
@@ -224,6 +236,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &S
         price_source: gpu.price.as_ref().map(|p| p.describe()),
         prefill_classes: class_ms(&prefill),
         decode_classes: class_ms(&median_step),
+        provenance: provenance_shares(&[&prefill, &median_step]),
         unpriced: unpriced_ops,
     })
 }

@@ -15,6 +15,9 @@ pub struct ClassTotal {
     pub count: u64,
     pub flops: f64,
     pub bytes: f64,
+    /// Milliseconds by where their price came from (`measured`, `transfer from h100-sxm`,
+    /// `physics`).
+    pub provenance: BTreeMap<String, f64>,
 }
 
 /// A node no predictor could price, kept so reports can say what is missing.
@@ -39,6 +42,21 @@ pub struct Breakdown {
     pub flops: f64,
     pub bytes: f64,
     pub unpriced: Vec<Unpriced>,
+    /// Milliseconds of the whole step by where their price came from.
+    pub provenance: BTreeMap<String, f64>,
+}
+
+impl Breakdown {
+    /// Each provenance's share of the priced time (0–1), largest first in a map by label.
+    pub fn provenance_shares(&self) -> BTreeMap<String, f64> {
+        shares(&self.provenance)
+    }
+}
+
+/// Each entry of `ms` as a share of their sum.
+pub fn shares(ms: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    let total: f64 = ms.values().sum();
+    ms.iter().map(|(k, v)| (k.clone(), if total > 0.0 { v / total } else { 0.0 })).collect()
 }
 
 /// Every compute dtype of `graph` must be one `gpu` has units for: pricing BF16 on a T4 or FP8
@@ -115,6 +133,7 @@ pub fn estimate_with(
         flops: 0.0,
         bytes: 0.0,
         unpriced: Vec::new(),
+        provenance: BTreeMap::new(),
     };
     for node in &graph.nodes {
         let reps = node.repeat as f64;
@@ -144,6 +163,8 @@ pub fn estimate_with(
                 c.count += node.repeat;
                 c.flops += node.op.flops() * reps;
                 c.bytes += node.op.bytes() * reps;
+                *c.provenance.entry(t.provenance.to_string()).or_default() += ms;
+                *b.provenance.entry(t.provenance.to_string()).or_default() += ms;
             }
             Estimate::Unpriced(reason) => b.unpriced.push(Unpriced { node: node.name.clone(), class, count: node.repeat, reason }),
         }

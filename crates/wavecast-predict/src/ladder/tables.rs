@@ -4,7 +4,7 @@
 //! model's ratio (physics(query) / physics(point)) and the carried times are averaged with
 //! inverse-distance weights in log space. The physics sets the slope, the measurement the level.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use wavecast_data::{Precision, Shape, Source, Timing};
 
 /// Nearest measured points a query averages over.
@@ -74,6 +74,13 @@ pub struct Point {
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     pub points: Vec<Point>,
+    /// Index of each point by its coordinates' bits: most queries (every GPU's tables share the
+    /// collection's shape grid) hit a measured shape.
+    exact: HashMap<Vec<u64>, usize>,
+}
+
+pub(crate) fn key(at: &[f64]) -> Vec<u64> {
+    at.iter().map(|c| c.to_bits()).collect()
 }
 
 /// Where a query landed in a table.
@@ -87,22 +94,34 @@ pub struct Lookup {
 impl Table {
     fn insert(&mut self, shape: &Shape, seconds: f64) {
         let at = coordinates(shape);
-        match self.points.iter_mut().find(|p| p.at == at) {
-            Some(p) => p.seconds = p.seconds.min(seconds),
-            None => self.points.push(Point { at, shape: shape.clone(), seconds }),
+        match self.exact.get(&key(&at)) {
+            Some(&i) => self.points[i].seconds = self.points[i].seconds.min(seconds),
+            None => {
+                self.exact.insert(key(&at), self.points.len());
+                self.points.push(Point { at, shape: shape.clone(), seconds });
+            }
         }
+    }
+
+    /// The measured time of exactly `shape`, if it was measured.
+    pub fn exact(&self, shape: &Shape) -> Option<f64> {
+        self.exact.get(&key(&coordinates(shape))).map(|&i| self.points[i].seconds)
     }
 
     /// The time of `shape`: measured where it was measured, else its nearest points carried by
     /// `physics` (seconds of a shape on this GPU; `None` when it cannot price one).
     pub fn lookup(&self, shape: &Shape, physics: &dyn Fn(&Shape) -> Option<f64>) -> Option<Lookup> {
+        if let Some(seconds) = self.exact(shape) {
+            return Some(Lookup { seconds, distance: 0.0 });
+        }
         let at = coordinates(shape);
         let mut near: Vec<(f64, &Point)> = self.points.iter().filter(|p| p.at.len() == at.len()).map(|p| (distance(&p.at, &at), p)).collect();
-        near.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (nearest, first) = *near.first()?;
-        if nearest == 0.0 {
-            return Some(Lookup { seconds: first.seconds, distance: 0.0 });
+        if near.len() > NEIGHBOURS {
+            near.select_nth_unstable_by(NEIGHBOURS, |a, b| a.0.total_cmp(&b.0));
+            near.truncate(NEIGHBOURS);
         }
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (nearest, _) = *near.first()?;
         let query = physics(shape)?;
         let (mut sum, mut weights) = (0.0, 0.0);
         for &(d, p) in near.iter().take(NEIGHBOURS) {

@@ -5,7 +5,7 @@
 //! time, its compute share). It is fitted on every ordered pair of measured GPUs over the shapes
 //! both measured: n GPUs give n(n−1) pairs. A GPU left out builds no table, so it is in no pair.
 
-use super::tables::{coordinates, Family, Tables};
+use super::tables::{Family, Tables};
 use super::Query;
 use crate::sustained::{peak_flops, Model, Work};
 use nalgebra::{DMatrix, DVector};
@@ -131,8 +131,7 @@ impl TransferModel {
 fn fastest(libraries: &BTreeMap<String, super::Table>) -> Fastest {
     let mut out: Fastest = BTreeMap::new();
     for p in libraries.values().flat_map(|t| &t.points) {
-        let key: Vec<u64> = coordinates(&p.shape).iter().map(|c| c.to_bits()).collect();
-        let slot = out.entry(key).or_insert((p.seconds, p.shape.clone()));
+        let slot = out.entry(super::tables::key(&p.at)).or_insert((p.seconds, p.shape.clone()));
         if p.seconds < slot.0 {
             *slot = (p.seconds, p.shape.clone());
         }

@@ -22,7 +22,7 @@ mod ir;
 mod work;
 
 pub use fit::{fit, FitOptions};
-pub use ir::{op_shape, SustainedOps};
+pub use ir::{op_shape, SustainedOps, IN_MODEL_KERNEL_US};
 pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 
 use crate::physics::wave_utilization;
@@ -170,6 +170,13 @@ pub struct Model {
 /// The numbers `wavecast fit --predictor sustained --data ../shared/data` fitted on every
 /// GPU of the public modern-GPU measurements.
 const SHIPPED: &str = include_str!("../../weights/sustained.json");
+
+/// Why the shipped numbers cannot stand in for a model that never saw `holdout`: they were
+/// fitted on it (`eval ops` and `eval serving` on the modern-GPU data refit without it).
+pub fn fitted_on(holdout: Option<&str>) -> Option<String> {
+    let gpu = holdout?;
+    Model::shipped().trained_on.iter().any(|t| t == gpu).then(|| format!("its physics numbers were fitted on {gpu} and ship no model without it (`eval ops` on the modern-GPU data refits them without the test GPU)"))
+}
 
 impl Model {
     pub fn shipped() -> Model {

@@ -12,7 +12,7 @@ use crate::SimError;
 use wavecast_data::{Precision, Shape};
 use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, Graph, Op, Quant};
-use wavecast_predict::sustained::SustainedOps;
+use wavecast_predict::ladder::LadderOps;
 use wavecast_predict::{Context, Estimate, Predictor};
 use wavecast_workload::transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
 use wavecast_workload::TransformerSpec;
@@ -216,7 +216,7 @@ fn is_moe_permutation(name: &str) -> bool {
 }
 
 /// Milliseconds of the nodes of `g` in `want`.
-fn price(g: &Graph, gpu: &Gpu, ops: &SustainedOps, want: Part) -> Result<f64, SimError> {
+fn price(g: &Graph, gpu: &Gpu, ops: &LadderOps, want: Part) -> Result<f64, SimError> {
     let mut ms = 0.0;
     for n in g.nodes.iter().filter(|n| part(&n.name, &n.op) == want) {
         match ops.predict(&n.op, gpu, &Context::IN_MODEL) {
@@ -230,7 +230,7 @@ fn price(g: &Graph, gpu: &Gpu, ops: &SustainedOps, want: Part) -> Result<f64, Si
 impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
     /// `limits` allows. `overhead_ms` is the engine's fixed cost per iteration.
-    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, ops: &SustainedOps) -> Result<IterationModel, SimError> {
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, ops: &LadderOps) -> Result<IterationModel, SimError> {
         let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);
         let rank_tokens = limits.max_tokens.div_ceil(dp).max(1);
@@ -276,7 +276,7 @@ fn pipeline_hop_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &
 /// The routed experts of every MoE layer for `tokens` tokens (all ranks'), as the fused MoE
 /// kernel the measurements time: tokens routed to top-k of the experts, split by expert
 /// tensor and expert parallelism.
-fn moe_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, tokens: u64, ops: &SustainedOps) -> Result<f64, SimError> {
+fn moe_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, tokens: u64, ops: &LadderOps) -> Result<f64, SimError> {
     let Some(moe) = spec.moe else { return Ok(0.0) };
     let layers = spec.layers.saturating_sub(moe.dense_layers);
     let shape = Shape::Moe { tokens, hidden: spec.hidden, inter: spec.ffn, topk: moe.top_k, experts: moe.experts, tp: par.moe_tp, ep: par.ep, balanced: true };

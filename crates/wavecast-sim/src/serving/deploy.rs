@@ -12,7 +12,7 @@ use crate::SimError;
 use serde::Serialize;
 use wavecast_gpu::Gpu;
 use wavecast_predict::comm::CommModel;
-use wavecast_predict::sustained::SustainedOps;
+use wavecast_predict::ladder::LadderOps;
 use wavecast_workload::serve;
 use wavecast_workload::transformer::{build, Head, Shard};
 use wavecast_workload::TransformerSpec;
@@ -87,6 +87,9 @@ pub struct ServeSimOptions {
     /// Prompt tokens every request shares (a system prompt).
     pub shared_prefix: u64,
     pub slo: Option<Slo>,
+    /// The measured-data folder the price ladder reads its tables from (`--ops-data`); `None`:
+    /// every op by physics.
+    pub ops_data: Option<std::path::PathBuf>,
 }
 
 /// Memory of one GPU of a worker, GB.
@@ -152,7 +155,7 @@ pub struct Prepared {
 /// `pp`-th of the sequences and of the KV cache: while one batch is in one stage the others
 /// fill the rest, and each batch's iteration passes every stage (the whole model's time, plus
 /// the stage-to-stage sends).
-fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, ops: &SustainedOps) -> Result<Worker, SimError> {
+fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, ops: &LadderOps) -> Result<Worker, SimError> {
     let par = pool.parallel;
     if par.pp > spec.layers {
         return Err(SimError::Invalid(format!("{} pipeline stages is more than the model's {} layers", par.pp, spec.layers)));
@@ -234,12 +237,13 @@ impl Prepared {
     /// Prices and sizes the deployment `o` of `spec` on `gpu` for requests of up to
     /// `max_context` tokens (prompt plus output).
     pub fn new(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64) -> Result<Prepared, SimError> {
-        Prepared::with_ops(spec, gpu, o, max_context, &SustainedOps::shipped())
+        let ops = LadderOps::load(o.ops_data.as_deref(), None).map_err(SimError::Invalid)?;
+        Prepared::with_ops(spec, gpu, o, max_context, &ops)
     }
 
     /// [`Prepared::new`] with the per-op models `ops` (a refit without some GPU, for
     /// leave-one-GPU-out evaluation).
-    pub fn with_ops(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, ops: &SustainedOps) -> Result<Prepared, SimError> {
+    pub fn with_ops(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, ops: &LadderOps) -> Result<Prepared, SimError> {
         if !spec.is_decoder() {
             return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
         }
@@ -297,7 +301,7 @@ impl Prepared {
             model: self.model.clone(),
             gpu: self.gpu.clone(),
             gpu_name: self.gpu_name.clone(),
-            predictor: "sustained",
+            predictor: "ladder",
             backend: o.backend.name,
             layout: o.layout.label(),
             deployment: o.layout,

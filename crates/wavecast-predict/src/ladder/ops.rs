@@ -1,0 +1,182 @@
+//! The ladder as the operator graph's predictor: each IR op is read as the measured shape it
+//! corresponds to ([`op_shape`]) and priced down the ladder, inside a running model. This is
+//! the one path that prices ops for serving, static batches, comparisons and plans.
+//!
+//! Measured tables are microbenchmark times; inside a model a kernel pays only the GPU's gap
+//! between kernels, not a host launch, so every rung is scaled by the physics model's ratio of
+//! in-model to stand-alone time for the same shape (1 for large kernels).
+
+use super::{Ladder, Priced, Query, Tables, TransferModel};
+use crate::sustained::{op_shape, Model, IN_MODEL_KERNEL_US};
+use crate::{Context, Estimate, OpTime, Predictor, Roofline};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use wavecast_data::{Precision, Shape, Source, Timing};
+use wavecast_gpu::{Catalog, Gpu};
+use wavecast_ir::Op;
+
+/// The ladder pricing IR ops.
+#[derive(Clone)]
+pub struct LadderOps {
+    ladder: Arc<Ladder>,
+    /// The measured-data folder the tables came from (`None`: no tables, physics only).
+    ops_data: Option<PathBuf>,
+}
+
+/// Ladders already built in this process, by data folder and left-out GPU: loading and
+/// fitting the transfer takes seconds, and a comparison or a sweep asks many times.
+type Built = Mutex<BTreeMap<(PathBuf, Option<String>), Arc<Ladder>>>;
+
+impl LadderOps {
+    pub fn new(ladder: Ladder, ops_data: Option<PathBuf>) -> LadderOps {
+        LadderOps { ladder: Arc::new(ladder), ops_data }
+    }
+
+    /// No measured tables: every op priced by the shipped physics numbers.
+    pub fn physics_only() -> LadderOps {
+        static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
+        let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), TransferModel::default(), Catalog::builtin())));
+        LadderOps { ladder: ladder.clone(), ops_data: None }
+    }
+
+    /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_timings`
+    /// reads), every row of `held_out` left out; built once per process.
+    pub fn from_dir(dir: &Path, catalog: &Catalog, held_out: Option<&str>) -> Result<LadderOps, String> {
+        static BUILT: OnceLock<Built> = OnceLock::new();
+        let key = (dir.to_path_buf(), held_out.map(str::to_string));
+        let built = BUILT.get_or_init(Default::default);
+        if let Some(ladder) = built.lock().map_err(|e| e.to_string())?.get(&key) {
+            return Ok(LadderOps { ladder: ladder.clone(), ops_data: Some(key.0) });
+        }
+        let loaded = wavecast_data::load_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
+        if loaded.rows.is_empty() {
+            return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
+        }
+        let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out));
+        built.lock().map_err(|e| e.to_string())?.insert(key.clone(), ladder.clone());
+        Ok(LadderOps { ladder, ops_data: Some(key.0) })
+    }
+
+    /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::physics_only`].
+    pub fn load(ops_data: Option<&Path>, held_out: Option<&str>) -> Result<LadderOps, String> {
+        match ops_data {
+            Some(dir) => LadderOps::from_dir(dir, &Catalog::builtin(), held_out),
+            None => Ok(LadderOps::physics_only()),
+        }
+    }
+
+    pub fn ladder(&self) -> &Ladder {
+        &self.ladder
+    }
+
+    pub fn ops_data(&self) -> Option<&Path> {
+        self.ops_data.as_deref()
+    }
+
+    /// A measured-style shape priced inside a running model, down the ladder.
+    pub fn price_shape(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
+        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None };
+        let p = self.ladder.price(&q, gpu)?;
+        let in_model = self.in_model_ratio(&q, gpu);
+        Ok(Priced { seconds: p.seconds * in_model, lo: p.lo * in_model, hi: p.hi * in_model, provenance: p.provenance })
+    }
+
+    /// Seconds of a measured-style shape inside a running model, or why it cannot be priced.
+    pub fn shape_seconds(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<f64, String> {
+        self.price_shape(shape, precision, gpu).map(|p| p.seconds)
+    }
+
+    /// physics(in a model) / physics(on its own) for the query's shape: the share of a
+    /// stand-alone time that is not host launch.
+    fn in_model_ratio(&self, q: &Query, gpu: &Gpu) -> f64 {
+        let t = Timing { source: q.source, gpu: gpu.id.clone(), shape: q.shape.clone(), precision: q.precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+        let model = self.ladder.model();
+        match (model.predict_in_model(&t, gpu, IN_MODEL_KERNEL_US), model.predict(&t, gpu)) {
+            (Ok(inside), Ok(alone)) if inside > 0.0 && alone > 0.0 => (inside / alone).min(1.0),
+            _ => 1.0,
+        }
+    }
+}
+
+impl Predictor for LadderOps {
+    fn name(&self) -> &str {
+        "ladder"
+    }
+
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
+        if let Shape::Collective { gpus: 1, .. } = shape {
+            return Estimate::Time(OpTime::exact(0.0));
+        }
+        match (self.price_shape(shape, precision, gpu), op) {
+            (Ok(p), _) => Estimate::Time(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }),
+            // No measured or fitted collective over this link (groups past one node): the α–β model.
+            (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
+            (Err(reason), _) => Estimate::Unpriced(reason),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provenance::Rung;
+    use wavecast_ir::ops::Gemm;
+    use wavecast_ir::DType;
+
+    fn timing(gpu: &str, shape: Shape, ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+    }
+
+    fn gemm_op(m: u64, n: u64, k: u64) -> Op {
+        Op::Gemm(Gemm::linear(m, n, k, false, DType::Bf16).unwrap())
+    }
+
+    fn ladder(rows: &[Timing], held_out: Option<&str>) -> LadderOps {
+        LadderOps::new(Ladder::from_rows(Model::shipped(), rows, &Catalog::builtin(), held_out), None)
+    }
+
+    fn time(p: &LadderOps, op: &Op, gpu: &str) -> OpTime {
+        match p.predict(op, &Gpu::find(gpu).unwrap(), &Context::IN_MODEL) {
+            Estimate::Time(t) => t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A large GEMM measured on the GPU is priced from that measurement (its in-model share
+    /// is all of it), and says so.
+    #[test]
+    fn a_measured_gpu_is_priced_from_its_own_table() {
+        let shape = Shape::Gemm { m: 8192, n: 8192, k: 8192 };
+        let p = ladder(&[timing("h100-sxm", shape, 2.0)], None);
+        let t = time(&p, &gemm_op(8192, 8192, 8192), "h100-sxm");
+        assert_eq!(t.provenance.rung, Rung::Measured);
+        assert!((t.seconds / 2e-3 - 1.0).abs() < 0.01, "{t:?}");
+        assert!(t.lo < t.seconds && t.seconds < t.hi);
+    }
+
+    /// A GPU without measurements borrows its sibling's, scaled; a poisoned sibling shows up
+    /// in the answer (the table is really read), and no table at all falls to physics.
+    #[test]
+    fn an_unmeasured_gpu_transfers_from_a_sibling_or_falls_to_physics() {
+        let shape = Shape::Gemm { m: 8192, n: 8192, k: 8192 };
+        let op = gemm_op(8192, 8192, 8192);
+        let honest = time(&ladder(&[timing("h100-sxm", shape.clone(), 1.5)], None), &op, "h200");
+        let poisoned = time(&ladder(&[timing("h100-sxm", shape.clone(), 15.0)], None), &op, "h200");
+        assert_eq!(honest.provenance.rung, Rung::Transfer);
+        assert_eq!(honest.provenance.from, Some("h100-sxm"));
+        assert!(poisoned.seconds > 5.0 * honest.seconds, "{honest:?} {poisoned:?}");
+        let physics = time(&ladder(&[timing("h100-sxm", shape, 1.5)], Some("h100-sxm")), &op, "h200");
+        assert_eq!(physics.provenance.rung, Rung::Physics);
+        assert!(physics.hi / physics.seconds > honest.hi / honest.seconds, "intervals widen down the ladder");
+    }
+
+    #[test]
+    fn no_folder_means_physics_and_a_missing_folder_is_an_error() {
+        let t = time(&LadderOps::physics_only(), &gemm_op(4096, 4096, 4096), "h100-sxm");
+        assert_eq!(t.provenance.rung, Rung::Physics);
+        let err = LadderOps::load(Some(Path::new("/nonexistent/wavecast-ops")), None).err().unwrap();
+        assert!(err.contains("/nonexistent/wavecast-ops"), "{err}");
+    }
+}

@@ -485,6 +485,10 @@ pub enum RecomputeArg {
     None,
     Selective,
     Full,
+    /// torchtitan's op-level selective checkpointing (every other matmul and the element-wise ops recomputed)
+    SelectiveOp,
+    /// torchtitan's layer-level selective checkpointing (every second layer fully recomputed)
+    SelectiveLayer,
 }
 
 /// How a training step is spread over GPUs (`--mode train`); any of these switches the report

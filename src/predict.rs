@@ -99,8 +99,16 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    let prediction = estimate(&workload, gpu, predictor.as_ref())?;
+    // A training step's kernels as the training stacks run them, as on the layout route.
+    let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
+    let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
+    let prediction = estimate(&workload, gpu, predictor)?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
+    // One GPU is the layout dp = tp = pp = 1: a step that route's memory model (activations
+    // term by term, allocator buffers) refuses is refused here too, never answered.
+    if trains_as_layout(req) {
+        crate::train::train(&single_gpu_layout(req))?;
+    }
     Ok(prediction)
 }
 
@@ -109,6 +117,35 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
 /// the training route's default format).
 fn is_transformer_request(req: &PredictRequest) -> bool {
     req.onnx.is_none() && (req.config.is_some() || req.model.as_deref().and_then(wavecast_workload::presets::preset_text).is_some())
+}
+
+/// Whether a request is a transformer's training step that the layout route also answers (one
+/// GPU is the layout dp = tp = pp = 1). Eager/fused attention choices, ONNX graphs and vision
+/// models are the per-op route's alone.
+pub fn trains_as_layout(req: &PredictRequest) -> bool {
+    parse_mode(&req.mode).ok() == Some(Mode::Training) && is_transformer_request(req) && req.attention == "auto" && req.image_size.is_none()
+}
+
+/// The layout request (dp = tp = pp = 1) of a single-GPU training request.
+fn single_gpu_layout(req: &PredictRequest) -> crate::request::TrainRequest {
+    crate::request::TrainRequest {
+        model: req.model.clone(),
+        config: req.config.clone(),
+        gpu: req.gpu.clone(),
+        gpu_file: req.gpu_file.clone(),
+        batch: req.batch,
+        seq: req.seq,
+        dtype: req.dtype.clone(),
+        optimizer: req.optimizer.clone(),
+        layout: crate::request::LayoutArgs::default(),
+        nodes: None,
+        gpus_per_node: 8,
+        nic_gbps: None,
+        predictor: req.predictor.clone(),
+        ops_data: req.ops_data.clone(),
+        price: req.price.clone(),
+        allow_partial: true,
+    }
 }
 
 /// Why a training request without `--dtype` trains in the format it does (`None` when a

@@ -1,9 +1,8 @@
 //! The CLI as a user meets it: output that parses, and bad input that gets one clear line and
 //! exit code 2 (never a panic).
 
-mod common;
-
 use std::process::{Command, Output};
+use wavecast_test_support::shared;
 
 fn wavecast(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("run wavecast")
@@ -174,7 +173,7 @@ fn bad_input_is_one_clear_line_with_exit_code_2() {
 /// the shared data (random shapes in `ops/train`, model-shaped ones in `ops/test`).
 /// `None` (skip) without ../shared.
 fn t4_linear_fixture(rows: usize) -> Option<std::path::PathBuf> {
-    let shared = common::shared("data/neusight/ops")?;
+    let shared = shared("data/neusight/ops")?;
     let dir = std::env::temp_dir().join(format!("wavecast-evalops-{}", std::process::id()));
     let head = |from: std::path::PathBuf, to: std::path::PathBuf| {
         let text = std::fs::read_to_string(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));

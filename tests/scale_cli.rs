@@ -1,9 +1,8 @@
 //! `wavecast scale` and `wavecast eval pairs` as a user runs them: JSON fields, the origin time
 //! equal to the trace's kernel sum, and one-line errors with exit code 2 on bad input.
 
-mod common;
-
 use std::process::{Command, Output};
+use wavecast_test_support::shared;
 
 fn wavecast(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).output().expect("runs the binary")
@@ -11,7 +10,7 @@ fn wavecast(args: &[&str]) -> Output {
 
 /// A trace of HolisticTraceAnalysis's test data in ../shared, or `None` (skip) without it.
 fn kineto(file: &str) -> Option<String> {
-    common::shared("data/kineto").map(|dir| dir.join(file).display().to_string())
+    shared("data/kineto").map(|dir| dir.join(file).display().to_string())
 }
 
 fn json(out: &Output) -> serde_json::Value {
@@ -101,7 +100,7 @@ fn bad_input_is_one_line_and_exit_code_two() {
 
 #[test]
 fn eval_pairs_covers_every_ordered_pair() {
-    let Some(data) = common::shared("data/neusight") else { return };
+    let Some(data) = shared("data/neusight") else { return };
     let data = data.display().to_string();
     let v = json(&wavecast(&["eval", "pairs", "--data", &data, "--json"]));
     let test = &v["sets"][0];

@@ -236,3 +236,24 @@ fn one_gpu_and_the_trivial_layout_answer_alike() {
         assert!((a / b - 1.0).abs() < 1e-9, "{model}: single GPU {a} ms, layout dp1 {b} ms");
     }
 }
+
+/// What the layout route's memory model refuses on one GPU the per-op route refuses too: Llama 3
+/// 8B at batch 8 × 2048 needs ~211 GB on a B200 (180 GB) with its activations counted term by
+/// term; batch 4 fits both ways with one answer.
+#[test]
+fn one_gpu_refuses_what_the_trivial_layout_refuses() {
+    let base = ["predict", "--model", "llama-3-8b", "--gpu", "b200", "--mode", "train", "--seq", "2048", "--dtype", "bf16", "--json"];
+    for extra in [&[][..], &["--dp", "1"][..]] {
+        let mut args = base.to_vec();
+        args.extend(["--batch", "8"]);
+        args.extend(extra);
+        assert_clear_error(&args, "does not fit in memory");
+    }
+    let mut args = base.to_vec();
+    args.extend(["--batch", "4"]);
+    let single: serde_json::Value = serde_json::from_slice(&wavecast(&args).stdout).unwrap();
+    args.extend(["--dp", "1"]);
+    let layout: serde_json::Value = serde_json::from_slice(&wavecast(&args).stdout).unwrap();
+    let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
+    assert!((a / b - 1.0).abs() < 1e-9, "single GPU {a} ms, layout dp1 {b} ms");
+}

@@ -81,6 +81,17 @@ def test_serve(wavecast, cli):
     assert isinstance(s, wavecast.ServeReport)
 
 
+def test_serve_prices_from_measured_tables_as_the_cli_does(wavecast, cli, monkeypatch):
+    ops = os.path.join(ROOT, "tests", "fixtures", "modern")
+    s = wavecast.serve("llama-3.1-8b", gpu="h200", input_len=1000, output_len=8, ops_data=ops)
+    want = cli.json("predict", "--model", "llama-3.1-8b", "--gpu", "h200", "--mode", "serve",
+                    "--input-len", 1000, "--output-len", 8, "--ops-data", ops)
+    assert s.to_dict() == want
+    assert want["provenance"]["transfer from h100-sxm"] > 0.5
+    monkeypatch.setenv("WAVECAST_OPS_DATA", str(ops))
+    assert wavecast.serve("llama-3.1-8b", gpu="h200", input_len=1000, output_len=8).to_dict() == want
+
+
 def test_serve_inline_config(wavecast, cli, tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(CONFIG))

@@ -111,9 +111,23 @@ const fn f(name: &'static str, label: &'static str, ty: Ty, default: &'static st
     Field { name, label, ty, default }
 }
 
+// The fields several questions ask, written once so their labels and defaults agree.
 const MODEL: Field = f("model", "model preset", Ty::Model, "gpt2-large");
 const CONFIG: Field = f("config", "or paste a Hugging Face config.json", Ty::Config, "");
 const SERVE_MODEL: Field = f("model", "model preset", Ty::Model, "qwen2.5-7b");
+const GPU: Field = f("gpu", "GPU", Ty::Gpu, "h100");
+const GPU_COUNT: Field = f("gpus", "GPUs", Ty::Int, "8");
+const SEQ: Field = f("seq", "sequence length", Ty::Int, "1024");
+const REQUESTS_BATCH: Field = f("batch", "batch (requests)", Ty::Int, "8");
+const INPUT_LEN: Field = f("input_len", "prompt tokens", Ty::Int, "1024");
+const OUTPUT_LEN: Field = f("output_len", "generated tokens", Ty::Int, "256");
+const HALF_DTYPE: Ty = Ty::Choice(&["bf16", "fp16"]);
+const SERVE_DTYPE: Field = f("dtype", "precision", HALF_DTYPE, "bf16");
+const SLO_TTFT: Field = f("slo_ttft_ms", "TTFT target, ms", Ty::Float, "");
+const FORMATS_DTYPE: Field = f("formats.dtype", "precision", HALF_DTYPE, "bf16");
+const WEIGHTS: Field = f("weights", "weight format (fp8, fp8_block, nvfp4, mxfp4, int4)", Ty::Text, "");
+const FORMATS_QUANT: Field = f("formats.quant", "weight format (fp8, nvfp4, …)", Ty::Text, "");
+const FORMATS_BACKEND: Field = f("formats.backend", "engine", Ty::Choice(&["vllm", "sglang", "trtllm"]), "vllm");
 
 const QUESTIONS: &[Question] = &[
     Question {
@@ -123,10 +137,10 @@ const QUESTIONS: &[Question] = &[
         fields: &[
             MODEL,
             CONFIG,
-            f("gpu", "GPU", Ty::Gpu, "h100"),
+            GPU,
             f("mode", "mode", Ty::Choice(&["inference", "train"]), "inference"),
             f("batch", "batch", Ty::Int, "1"),
-            f("seq", "sequence length", Ty::Int, "1024"),
+            SEQ,
             f("dtype", "precision (fp32, tf32, fp16, bf16, fp8)", Ty::Text, ""),
             f("predictor", "predictor", Ty::Text, ""),
         ],
@@ -138,13 +152,13 @@ const QUESTIONS: &[Question] = &[
         fields: &[
             SERVE_MODEL,
             CONFIG,
-            f("gpu", "GPU", Ty::Gpu, "h100"),
+            GPU,
             f("tp", "tensor-parallel GPUs", Ty::Int, "1"),
-            f("batch", "batch (requests)", Ty::Int, "8"),
-            f("input_len", "prompt tokens", Ty::Int, "1024"),
-            f("output_len", "generated tokens", Ty::Int, "256"),
-            f("dtype", "precision", Ty::Choice(&["bf16", "fp16"]), "bf16"),
-            f("weights", "weight format (fp8, fp8_block, nvfp4, mxfp4, int4)", Ty::Text, ""),
+            REQUESTS_BATCH,
+            INPUT_LEN,
+            OUTPUT_LEN,
+            SERVE_DTYPE,
+            WEIGHTS,
             f("kv_dtype", "KV cache type", Ty::Text, ""),
         ],
     },
@@ -155,16 +169,16 @@ const QUESTIONS: &[Question] = &[
         fields: &[
             SERVE_MODEL,
             CONFIG,
-            f("gpu", "GPU", Ty::Gpu, "h100"),
+            GPU,
             f("layout", "workers (tp1, tp4, 2xtp4, tp1,dp8,ep8)", Ty::Text, "tp1"),
             f("concurrency", "users (closed loop)", Ty::Int, "16"),
             f("input", "prompt tokens (1024, uniform:512:2048)", Ty::Text, "1024"),
             f("output", "output tokens", Ty::Text, "256"),
             f("requests", "requests to simulate", Ty::Int, ""),
-            f("formats.dtype", "precision", Ty::Choice(&["bf16", "fp16"]), "bf16"),
-            f("formats.quant", "weight format (fp8, nvfp4, …)", Ty::Text, ""),
-            f("formats.backend", "engine", Ty::Choice(&["vllm", "sglang", "trtllm"]), "vllm"),
-            f("slo_ttft_ms", "TTFT target, ms", Ty::Float, ""),
+            FORMATS_DTYPE,
+            FORMATS_QUANT,
+            FORMATS_BACKEND,
+            SLO_TTFT,
             f("slo_tpot_ms", "TPOT target, ms", Ty::Float, ""),
         ],
     },
@@ -177,11 +191,11 @@ const QUESTIONS: &[Question] = &[
             CONFIG,
             f("gpus", "GPUs, comma-separated", Ty::Texts, "h100,a100,l40s"),
             f("tp", "tensor-parallel degrees, comma-separated", Ty::Ints, "1"),
-            f("batch", "batch (requests)", Ty::Int, "8"),
-            f("input_len", "prompt tokens", Ty::Int, "1024"),
-            f("output_len", "generated tokens", Ty::Int, "256"),
-            f("dtype", "precision", Ty::Choice(&["bf16", "fp16"]), "bf16"),
-            f("weights", "weight format", Ty::Text, ""),
+            REQUESTS_BATCH,
+            INPUT_LEN,
+            OUTPUT_LEN,
+            SERVE_DTYPE,
+            WEIGHTS,
         ],
     },
     Question {
@@ -191,10 +205,10 @@ const QUESTIONS: &[Question] = &[
         fields: &[
             MODEL,
             CONFIG,
-            f("gpu", "GPU", Ty::Gpu, "h100"),
-            f("gpus", "GPUs", Ty::Int, "8"),
+            GPU,
+            GPU_COUNT,
             f("batch", "global batch (sequences)", Ty::Int, "64"),
-            f("seq", "sequence length", Ty::Int, "1024"),
+            SEQ,
             f("dtype", "precision", Ty::Text, "bf16"),
             f("top", "layouts to list", Ty::Int, "10"),
         ],
@@ -206,16 +220,16 @@ const QUESTIONS: &[Question] = &[
         fields: &[
             SERVE_MODEL,
             CONFIG,
-            f("gpu", "GPU", Ty::Gpu, "h100"),
-            f("gpus", "GPUs", Ty::Int, "8"),
-            f("input_len", "prompt tokens", Ty::Int, "1024"),
-            f("output_len", "output tokens", Ty::Int, "256"),
-            f("slo_ttft_ms", "TTFT target, ms", Ty::Float, ""),
+            GPU,
+            GPU_COUNT,
+            INPUT_LEN,
+            OUTPUT_LEN,
+            SLO_TTFT,
             f("slo_tpot_ms", "TPOT target, ms", Ty::Float, "50"),
             f("concurrency", "users per worker to try, comma-separated", Ty::Ints, ""),
-            f("formats.dtype", "precision", Ty::Choice(&["bf16", "fp16"]), "bf16"),
-            f("formats.quant", "weight format", Ty::Text, ""),
-            f("formats.backend", "engine", Ty::Choice(&["vllm", "sglang", "trtllm"]), "vllm"),
+            FORMATS_DTYPE,
+            FORMATS_QUANT,
+            FORMATS_BACKEND,
         ],
     },
 ];

@@ -8,12 +8,12 @@ use super::Kind;
 /// A headline number: its label, its JSON pointer and its unit.
 pub struct Figure {
     pub label: &'static str,
-    pub pointer: String,
+    pub pointer: &'static str,
     pub unit: &'static str,
 }
 
-fn fig(label: &'static str, pointer: &str, unit: &'static str) -> Figure {
-    Figure { label, pointer: pointer.to_string(), unit }
+const fn fig(label: &'static str, pointer: &'static str, unit: &'static str) -> Figure {
+    Figure { label, pointer, unit }
 }
 
 /// The node at a JSON pointer.
@@ -30,34 +30,44 @@ pub fn resolve<'a>(root: &'a Node, ptr: &str) -> Option<&'a Node> {
     Some(node)
 }
 
+// The headline numbers of each kind of report, as tables: a report shows those its JSON has.
+const PREDICT_FIGURES: &[Figure] = &[fig("step time", "/total_ms", "ms"), fig("tokens/s", "/tokens_per_s", ""), fig("samples/s", "/samples_per_s", "")];
+const SERVE_FIGURES: &[Figure] = &[
+    fig("time to first token", "/prefill_ms", "ms"),
+    fig("decode step (median)", "/decode_ms", "ms"),
+    fig("total", "/total_ms", "ms"),
+    fig("tokens/s", "/tokens_per_s", ""),
+    fig("memory per GPU", "/memory_gb", "GB"),
+    fig("tokens per $", "/tokens_per_usd", ""),
+];
+const TRAIN_FIGURES: &[Figure] = &[fig("step time", "/step_ms", "ms"), fig("tokens/s per GPU", "/tokens_per_s_per_gpu", ""), fig("MFU", "/mfu", ""), fig("memory per GPU", "/memory_gb/total", "GB")];
+const PLAN_TRAIN_FIGURES: &[Figure] = &[fig("layouts priced", "/evaluated", ""), fig("layouts that fit", "/fitting", ""), fig("best step time", "/rows/0/step_ms", "ms"), fig("best MFU", "/rows/0/mfu", "")];
+const SERVE_SIM_FIGURES: &[Figure] = &[
+    fig("TTFT p50", "/metrics/ttft_ms/p50", "ms"),
+    fig("TPOT p50", "/metrics/tpot_ms/p50", "ms"),
+    fig("output tokens/s per GPU", "/metrics/output_tokens_per_s_per_gpu", ""),
+    fig("tokens/s per user", "/metrics/tokens_per_s_per_user", ""),
+    fig("goodput", "/metrics/goodput_requests_per_s", "req/s"),
+];
+const PLAN_SERVE_FIGURES: &[Figure] = &[fig("best tokens/s per GPU", "/ranked/0/tokens_per_s_per_gpu", ""), fig("its tokens/s per user", "/ranked/0/tokens_per_s_per_user", ""), fig("its TTFT", "/ranked/0/ttft_ms", "ms"), fig("its TPOT", "/ranked/0/tpot_ms", "ms")];
+const EVAL_E2E_FIGURES: &[Figure] = &[fig("mean APE", "/overall/mean_ape", "%"), fig("median APE", "/overall/median_ape", "%"), fig("workloads", "/overall/n", "")];
+
+fn figure_table(kind: Kind) -> &'static [Figure] {
+    match kind {
+        Kind::Predict => PREDICT_FIGURES,
+        Kind::Serve => SERVE_FIGURES,
+        Kind::Train => TRAIN_FIGURES,
+        Kind::PlanTrain => PLAN_TRAIN_FIGURES,
+        Kind::ServeSim => SERVE_SIM_FIGURES,
+        Kind::PlanServe => PLAN_SERVE_FIGURES,
+        Kind::EvalE2e => EVAL_E2E_FIGURES,
+        Kind::Compare | Kind::Scale | Kind::EvalIntervals | Kind::EvalPairs | Kind::EvalConv | Kind::EvalOps | Kind::EvalServing => &[],
+    }
+}
+
 /// The headline numbers of a report of `kind` (those its JSON has).
-pub fn figures(kind: Kind, root: &Node) -> Vec<Figure> {
-    let all = match kind {
-        Kind::Predict => vec![fig("step time", "/total_ms", "ms"), fig("tokens/s", "/tokens_per_s", ""), fig("samples/s", "/samples_per_s", "")],
-        Kind::Serve => vec![
-            fig("time to first token", "/prefill_ms", "ms"),
-            fig("decode step (median)", "/decode_ms", "ms"),
-            fig("total", "/total_ms", "ms"),
-            fig("tokens/s", "/tokens_per_s", ""),
-            fig("memory per GPU", "/memory_gb", "GB"),
-            fig("tokens per $", "/tokens_per_usd", ""),
-        ],
-        Kind::Train => vec![fig("step time", "/step_ms", "ms"), fig("tokens/s per GPU", "/tokens_per_s_per_gpu", ""), fig("MFU", "/mfu", ""), fig("memory per GPU", "/memory_gb/total", "GB")],
-        Kind::PlanTrain => vec![fig("layouts priced", "/evaluated", ""), fig("layouts that fit", "/fitting", ""), fig("best step time", "/rows/0/step_ms", "ms"), fig("best MFU", "/rows/0/mfu", "")],
-        Kind::ServeSim => vec![
-            fig("TTFT p50", "/metrics/ttft_ms/p50", "ms"),
-            fig("TPOT p50", "/metrics/tpot_ms/p50", "ms"),
-            fig("output tokens/s per GPU", "/metrics/output_tokens_per_s_per_gpu", ""),
-            fig("tokens/s per user", "/metrics/tokens_per_s_per_user", ""),
-            fig("goodput", "/metrics/goodput_requests_per_s", "req/s"),
-        ],
-        Kind::PlanServe => vec![fig("best tokens/s per GPU", "/ranked/0/tokens_per_s_per_gpu", ""), fig("its tokens/s per user", "/ranked/0/tokens_per_s_per_user", ""), fig("its TTFT", "/ranked/0/ttft_ms", "ms"), fig("its TPOT", "/ranked/0/tpot_ms", "ms")],
-        Kind::Compare | Kind::Scale | Kind::EvalIntervals | Kind::EvalPairs | Kind::EvalConv => vec![],
-        Kind::EvalE2e => vec![fig("mean APE", "/overall/mean_ape", "%"), fig("median APE", "/overall/median_ape", "%"), fig("workloads", "/overall/n", "")],
-        Kind::EvalOps => vec![],
-        Kind::EvalServing => vec![],
-    };
-    all.into_iter().filter(|f| resolve(root, &f.pointer).is_some_and(|n| n.num().is_some())).collect()
+pub fn figures(kind: Kind, root: &Node) -> Vec<&'static Figure> {
+    figure_table(kind).iter().filter(|f| resolve(root, f.pointer).is_some_and(|n| n.num().is_some())).collect()
 }
 
 /// A bar for the number at `ptr` (none when it is absent or not a number).

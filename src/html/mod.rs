@@ -223,8 +223,8 @@ fn figures(out: &mut String, kind: Kind, report: &Node) {
     }
     out.push_str(r#"<section class="figures">"#);
     for f in figs {
-        let Some(Node::Num(n)) = charts::resolve(report, &f.pointer) else { continue };
-        let value = text::num_span(n, &f.pointer);
+        let Some(Node::Num(n)) = charts::resolve(report, f.pointer) else { continue };
+        let value = text::num_span(n, f.pointer);
         let _ = write!(out, r#"<div class="figure"><div class="what">{}</div><div class="value">{value} {}</div>"#, esc(f.label), esc(f.unit));
         let parent = &f.pointer[..f.pointer.rfind('/').unwrap_or(0)];
         let field = &f.pointer[f.pointer.rfind('/').map_or(0, |i| i + 1)..];

@@ -74,7 +74,7 @@ fn row(
         let k = Kernel { name: name.to_string(), grid: triple("Grid"), block: triple("Block"), ..Kernel::default() };
         match vendor {
             Vendor::Amd => hip_grid_in_workgroups(k),
-            Vendor::Nvidia => k,
+            Vendor::Nvidia | Vendor::Intel => k,
         }
     });
     let kernels = cols

@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_data::Timing;
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_predict::ladder::{Family, Ladder, Query, Tables, TransferModel};
+use wavecast_predict::ladder::{Family, Ladder, Query, Tables};
 use wavecast_predict::sustained::{self, FitOptions, Model};
 use wavecast_stats::{ape, mean, Summary};
 
@@ -168,7 +168,7 @@ fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
 /// of those shapes interpolated from the rest of `gpu`'s own table.
 fn measured_rung(rows: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -> Vec<MeasuredFamily> {
     let tables = Tables::filtered(rows, |t| !(t.gpu == gpu.id && held_out_tenth(t)));
-    let ladder = Ladder::new(model.clone(), tables, TransferModel::default(), catalog.clone());
+    let ladder = Ladder::new(model.clone(), tables, catalog.clone());
     let mut by: BTreeMap<FamilyKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for t in rows.iter().filter(|t| t.gpu == gpu.id && held_out_tenth(t)) {
         let Some(hit) = ladder.measured(&Query::of(t), gpu) else { continue };

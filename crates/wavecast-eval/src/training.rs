@@ -150,8 +150,15 @@ fn recompute_policies(source_id: &str, cell: Option<&str>) -> Result<Vec<Recompu
     }
     match cell.unwrap_or("unknown") {
         "unknown" | "" => Ok(vec![Recompute::None, Recompute::Selective, Recompute::Full]),
+        "selective" if runs_torchtitan(source_id) => Ok(vec![Recompute::SelectiveOp]),
         other => Ok(vec![other.parse()?]),
     }
+}
+
+/// Sources whose runs are torchtitan's (torchao's benchmarks run torchtitan too): their
+/// "selective" checkpointing is torchtitan's default, op-level selective AC, not Korthikanti's.
+fn runs_torchtitan(source_id: &str) -> bool {
+    source_id.starts_with("torchtitan") || source_id.starts_with("torchao")
 }
 
 /// Floating-point operations the row's source counts per TFLOP/s figure, relative to the model
@@ -348,6 +355,9 @@ mod tests {
         assert!(l.sequence_parallel);
         assert_eq!(recompute_policies(&row.source_id, row.recompute.as_deref()).unwrap().len(), 3);
         assert_eq!(recompute_policies("megatronlm_2021_a100", None).unwrap(), vec![Recompute::Full]);
+        assert_eq!(recompute_policies("torchao_float8_h100", Some("selective")).unwrap(), vec![Recompute::SelectiveOp]);
+        assert_eq!(recompute_policies("nemo_24.07_h100", Some("selective")).unwrap(), vec![Recompute::Selective]);
+        assert_eq!(recompute_policies("torchtitan_perf_a100", Some("selective-layer")).unwrap(), vec![Recompute::SelectiveLayer]);
         let bad = RunRow { dp: Some(4), ..row.clone() };
         assert!(layout_of(&bad, Recompute::None).unwrap_err().contains("disagrees"));
         assert_eq!(zero_stage(Some("fsdp2")).unwrap(), 3);

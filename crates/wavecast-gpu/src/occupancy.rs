@@ -73,7 +73,8 @@ pub enum OccupancyError {
 /// Register-file sub-partitions per SM (NVIDIA) or SIMDs per CU (AMD).
 pub fn register_sub_partitions(gpu: &Gpu) -> u32 {
     match gpu.vendor {
-        Vendor::Amd => 4,
+        // An Xe2 core's eight vector engines share its register file in four pairs.
+        Vendor::Amd | Vendor::Intel => 4,
         Vendor::Nvidia if gpu.compute_capability.trim() == "6.0" => 2,
         Vendor::Nvidia => 4,
     }

@@ -8,15 +8,18 @@ use wavecast_ir::{DType, OpClass, Quant};
 pub enum Vendor {
     Nvidia,
     Amd,
+    Intel,
 }
 
 impl Vendor {
     /// The GPU runtime and libraries PyTorch runs on this vendor's parts through (CUDA with
-    /// cuBLAS/cuDNN, ROCm with HIP and Tensile/hipBLASLt): what sets the host-side cost of a call.
+    /// cuBLAS/cuDNN, ROCm with HIP and Tensile/hipBLASLt, oneAPI with Level Zero and oneDNN/XPU
+    /// kernels): what sets the host-side cost of a call.
     pub fn runtime(self) -> &'static str {
         match self {
             Vendor::Nvidia => "cuda",
             Vendor::Amd => "rocm",
+            Vendor::Intel => "oneapi",
         }
     }
 }

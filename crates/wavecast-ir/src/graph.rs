@@ -54,6 +54,32 @@ fn linear_input_bytes(op: &Op) -> Option<f64> {
     }
 }
 
+/// Where a node sits in the model, as the builder that emitted it knows. Passes that treat the
+/// repeated layer block, the routed experts or the output head differently read this, never
+/// the node's name (which is for people).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Not known: graphs read from other tools (NeuSight's, ONNX), CNNs, encoder-decoders.
+    #[default]
+    Unscoped,
+    /// Before the layer block (embeddings).
+    Prologue,
+    /// Inside the repeated layer block (shared experts included).
+    Layer,
+    /// A routed expert inside the layer block (its repeat counts the active experts).
+    Expert,
+    /// After the layer block (final norm, output head, sampling).
+    Head,
+}
+
+impl Role {
+    /// Whether the node belongs to the repeated layer block.
+    pub fn in_layers(self) -> bool {
+        matches!(self, Role::Layer | Role::Expert)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
@@ -61,6 +87,8 @@ pub struct Node {
     pub phase: Phase,
     /// How many times this node runs (layers × per-layer occurrences).
     pub repeat: u64,
+    #[serde(default)]
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -74,8 +102,14 @@ impl Graph {
         Graph { name: name.into(), nodes: Vec::new() }
     }
 
+    /// Appends a node whose place in the model is not known ([`Role::Unscoped`]).
     pub fn push(&mut self, name: impl Into<String>, op: Op, phase: Phase, repeat: u64) {
-        self.nodes.push(Node { name: name.into(), op, phase, repeat });
+        self.push_in(Role::Unscoped, name, op, phase, repeat);
+    }
+
+    /// Appends a node in `role`.
+    pub fn push_in(&mut self, role: Role, name: impl Into<String>, op: Op, phase: Phase, repeat: u64) {
+        self.nodes.push(Node { name: name.into(), op, phase, repeat, role });
     }
 
     pub fn forward(&self) -> impl Iterator<Item = &Node> {
@@ -155,6 +189,7 @@ impl Graph {
                     op,
                     phase: Phase::Backward,
                     repeat: n.repeat,
+                    role: n.role,
                 })
             })
             .collect();
@@ -174,9 +209,32 @@ impl Graph {
         }
     }
 
+    /// Appends gradient-norm clipping over all parameters ([`grad_clip_ops`]), before the
+    /// optimizer step.
+    pub fn add_grad_clip(&mut self) {
+        let params = self.params();
+        if params > 0 {
+            let [norm, scale] = grad_clip_ops(params);
+            self.push("optimizer.clip_norm", norm, Phase::Optimizer, 1);
+            self.push("optimizer.clip_scale", scale, Phase::Optimizer, 1);
+        }
+    }
+
     pub fn gemm_count(&self) -> u64 {
         self.nodes.iter().filter(|n| matches!(n.op, Op::Gemm(_))).map(|n| n.repeat).fold(0, u64::saturating_add)
     }
+}
+
+/// Gradient-norm clipping, on by default in the LLM training stacks (Megatron, NeMo,
+/// torchtitan, Hugging Face's Trainer): the global norm reads every gradient once, the scaling
+/// reads and writes each once more. Gradients are clipped in FP32 (mixed precision's main
+/// gradients). Measured on an H200 (`data/measurements/h200`): 4.3 ms for 1.24 B FP32 gradients,
+/// these three passes at 3.5 ms plus the per-tensor launches.
+pub fn grad_clip_ops(params: u64) -> [Op; 2] {
+    [
+        Op::Reduction(crate::ops::Reduction { elements_in: params, elements_out: 1, dtype: DType::Fp32 }),
+        Op::Elementwise(crate::ops::Elementwise { kind: crate::ops::EwKind::Mul, elements: params, tensor_inputs: 1, dtype: DType::Fp32 }),
+    ]
 }
 
 #[cfg(test)]

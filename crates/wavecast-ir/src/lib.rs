@@ -12,6 +12,6 @@ pub mod quant;
 
 pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
-pub use graph::{Graph, Node, Phase, ResidentFloor};
+pub use graph::{grad_clip_ops, Graph, Node, Phase, ResidentFloor, Role};
 pub use ops::{Op, OpClass};
 pub use quant::Quant;

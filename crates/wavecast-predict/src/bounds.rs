@@ -5,6 +5,12 @@
 //! The floor is the roofline (FLOPs at the dtype's dense peak, bytes at the datasheet
 //! bandwidth); convolutions take their fast algorithms' saving where the library has one
 //! ([`conv::physical_floor`]). Communication is priced by link models and has no floor here.
+//!
+//! [`floor_seconds`] is the one definition of the floor. [`Bounded`] is the one place a
+//! prediction is raised to it; the kernel models that assume their kernel part alone reaches
+//! the floor (before launch gaps are added) say so through [`kernel_at_least`], never with a
+//! floor of their own. `tests/bounds.rs` checks that every registry predictor's output is its
+//! unbounded output passed through [`at_least`].
 
 use crate::roofline::roofline_seconds;
 use crate::{conv, Context, Estimate, OpTime, Predictor};
@@ -27,7 +33,15 @@ pub fn at_least(t: OpTime, floor: f64) -> OpTime {
     OpTime { seconds, lo: t.lo.max(floor).min(seconds), hi: t.hi.max(seconds), ..t }
 }
 
-/// A predictor whose every time respects [`floor_seconds`].
+/// A kernel model's kernel seconds `t` for `op`, raised to the op's floor: a structural
+/// assumption of the model (its kernel part alone is at least the roofline), applied before the
+/// launch gap and run-level factors that [`Bounded`] sees the result of.
+pub fn kernel_at_least(t: f64, op: &Op, gpu: &Gpu) -> f64 {
+    t.max(floor_seconds(op, gpu))
+}
+
+/// A predictor whose every time respects [`floor_seconds`]. [`crate::by_name`] and
+/// [`crate::registry::load`] return their predictors wrapped in it.
 pub struct Bounded(pub Box<dyn Predictor>);
 
 impl Predictor for Bounded {
@@ -40,5 +54,9 @@ impl Predictor for Bounded {
             Estimate::Time(t) => Estimate::Time(at_least(t, floor_seconds(op, gpu))),
             unpriced => unpriced,
         }
+    }
+
+    fn bounded(&self) -> bool {
+        true
     }
 }

@@ -244,6 +244,8 @@ impl ConvModel {
         let [lo, hi] = self.output_range;
         let learned = (self.mlp.predict(&features(&canon, gpu)) as f64).clamp(lo, hi);
         let t = bound(&canon, gpu) * (learned + self.offset(gpu)).exp();
+        // The kernel part alone reaches the floor `bounds::floor_seconds` gives a convolution
+        // (see `bounds::kernel_at_least`; this is that floor without building an `Op`).
         t.max(physical_floor(c, gpu))
     }
 

@@ -22,6 +22,7 @@ pub mod provenance;
 pub mod conv;
 pub mod kernels;
 pub mod li;
+pub mod measured;
 pub mod mlp;
 pub mod neusight;
 pub mod physics;
@@ -104,6 +105,11 @@ pub trait Predictor: Send + Sync {
     fn name(&self) -> &str;
     /// Device time of `op` on `gpu` in `ctx`.
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate;
+    /// Whether every time it gives is raised to the physical floor: true only for
+    /// [`bounds::Bounded`], the outermost layer of every predictor a report uses.
+    fn bounded(&self) -> bool {
+        false
+    }
 }
 
 pub use registry::{DEFAULT_PREDICTOR, DEFAULT_SERVE_PREDICTOR, PREDICTORS};
@@ -123,7 +129,17 @@ pub fn by_name_holdout(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pred
 /// Like [`by_name_holdout`], with the measured-data folder the price ladder reads its tables
 /// from (`--ops-data`; other predictors ignore it).
 pub fn by_name_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
+    Ok(Box::new(bounds::Bounded(unbounded_with(name, holdout, ops_data)?)))
+}
+
+/// [`by_name_holdout`] without the physical floor ([`bounds::Bounded`]): what the predictor
+/// itself says, for tests of the floor and of the models. Reports never use it.
+pub fn by_name_unbounded(name: &str, holdout: Option<&str>) -> Result<Box<dyn Predictor>, PredictError> {
+    unbounded_with(name, holdout, None)
+}
+
+fn unbounded_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    Ok(Box::new(bounds::Bounded(interval::WithInterval::wrap(entry.with_fallbacks(holdout, ops_data)?))))
+    Ok(interval::WithInterval::wrap(entry.with_fallbacks(holdout, ops_data)?))
 }

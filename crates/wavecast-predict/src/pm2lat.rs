@@ -25,6 +25,7 @@
 use crate::kernels::{gemm_tile, is_sliced, sgemm_tile, KernelTable};
 use crate::physics::{gemm_dims, roofline, roofline_terms, sm_count, tiles, vector_dims, waves, Family};
 use crate::registry::{Learned, LearnedKind};
+use crate::bounds::kernel_at_least;
 use crate::roofline::roofline_seconds;
 use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
@@ -186,7 +187,7 @@ impl Pm2Lat {
     pub fn gemm_seconds(&self, op: &Op, gpu: &Gpu, cfg: GemmConfig) -> Option<f64> {
         let family = Family::of(op).filter(|f| f.is_gemm())?;
         let c = self.families.get(&family)?.coefficients(&gpu.id, &cfg.fit_key())?;
-        Some(dot(c, &gemm_features(op, gpu, cfg)?).max(roofline_seconds(op, gpu)))
+        Some(kernel_at_least(dot(c, &gemm_features(op, gpu, cfg)?), op, gpu))
     }
 
     /// Predicted kernel seconds of `op` on `gpu`; `None` for communication or a family
@@ -201,7 +202,7 @@ impl Pm2Lat {
         }
         let key = self.kernels.get(&family).and_then(|t| t.lookup(gpu, &table_dims(op, family))).unwrap_or("");
         let c = self.families.get(&family)?.coefficients(&gpu.id, key)?;
-        Some(dot(c, &vector_features(op, gpu)).max(roofline_seconds(op, gpu)))
+        Some(kernel_at_least(dot(c, &vector_features(op, gpu)), op, gpu))
     }
 
     /// Fused attention has no measurements: the efficiency the BMM model gives its P·V product

@@ -277,10 +277,10 @@ impl Entry {
             Kind::Learned { weights, .. } => match holdout {
                 Some(gpu) => {
                     let file: WeightsFile = serde_json::from_str(weights).map_err(|e| load_error(self.name, e))?;
-                    load(file.without(gpu).map_err(|reason| PredictError::Load { name: self.name.to_string(), reason })?)
+                    load_unbounded(file.without(gpu).map_err(|reason| PredictError::Load { name: self.name.to_string(), reason })?)
                 }
                 // The all-GPU model only; skipping the left-out models keeps start-up fast.
-                None => load(&serde_json::from_str::<AllOnly>(weights).map_err(|e| load_error(self.name, e))?.all),
+                None => load_unbounded(&serde_json::from_str::<AllOnly>(weights).map_err(|e| load_error(self.name, e))?.all),
             },
         }
     }
@@ -330,8 +330,15 @@ impl WeightsFile {
     }
 }
 
-/// Builds the predictor a model file describes (without fallbacks).
+/// Builds the predictor a model file describes (without fallbacks), bounded by the physical
+/// floor like every predictor a report uses.
 pub fn load(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
+    Ok(Box::new(crate::bounds::Bounded(load_unbounded(file)?)))
+}
+
+/// [`load`] without the physical floor: the model's own output, which [`crate::by_name`]
+/// bounds after composing fallbacks and intervals.
+pub fn load_unbounded(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
     let unknown = || PredictError::Load { name: file.predictor.clone(), reason: "unknown predictor in model file".into() };
     let entry = entry(&file.predictor).filter(|e| matches!(e.kind, Kind::Learned { .. })).ok_or_else(unknown)?;
     (entry.load)(&file.params).map_err(|e| load_error(&file.predictor, e))

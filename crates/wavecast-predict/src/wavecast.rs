@@ -30,7 +30,7 @@ use crate::calibration::arch_key;
 use crate::mlp::Mlp;
 use crate::physics::{gemm_dims, sm_count, sustained_clock_fraction, tiles, tiles_along, vector_dims, waves, Family, Roof};
 use crate::registry::{Learned, LearnedKind};
-use crate::roofline::roofline_seconds;
+use crate::bounds::kernel_at_least;
 use crate::sample::{family_floor, isolated_seconds};
 use crate::{Context, Estimate, OpTime, Predictor};
 use serde::{Deserialize, Serialize};
@@ -197,7 +197,7 @@ pub fn features(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Vec<f32> {
 /// no training GPU belongs to falls back to its vendor's GPUs, then to all.
 pub fn generation(gpu: &Gpu) -> &'static str {
     match (gpu.vendor, gpu.compute_major()) {
-        (wavecast_gpu::Vendor::Amd, _) => gpu.vendor.runtime(),
+        (wavecast_gpu::Vendor::Amd | wavecast_gpu::Vendor::Intel, _) => gpu.vendor.runtime(),
         (_, 0..=6) => "maxwell-sgemm",
         (_, 7..=8) => "volta-ampere-sgemm",
         _ => "xmma",
@@ -235,7 +235,7 @@ impl Wavecast {
         let factor = (learned + offset).exp();
         // The wave-padded bound assumes a tile size, so the learned factor may undercut it, but
         // nothing undercuts the plain roofline.
-        Some(((t_bound * factor).max(roofline_seconds(op, gpu)), model))
+        Some((kernel_at_least(t_bound * factor, op, gpu), model))
     }
 
     fn estimate(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {

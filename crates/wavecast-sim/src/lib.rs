@@ -18,12 +18,14 @@ pub mod serving;
 pub mod step;
 pub mod plan;
 pub mod train;
+pub mod train_kernels;
 
 pub use compare::{compare, CompareReport, Skipped};
 pub use serve::{serve, ServeReport};
 pub use step::{check_fits, estimate, estimate_with, Breakdown, ClassTotal, Unpriced};
 pub use plan::{plan_train, PlanReport, PlanRequest};
 pub use train::{train_step, Topology, TrainReport};
+pub use train_kernels::TrainingKernels;
 
 use thiserror::Error;
 

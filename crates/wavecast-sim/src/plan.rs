@@ -176,6 +176,8 @@ pub fn plan_train(
             req.gpus, spec.name, req.global_batch, spec.heads, req.topology.gpus_per_node
         )));
     }
+    let kernels = crate::TrainingKernels::new(predictor);
+    let predictor: &dyn Predictor = &kernels;
     let mut cache: HashMap<SectionKey, Sections> = HashMap::new();
     let mut fits = Vec::new();
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();

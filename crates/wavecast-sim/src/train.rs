@@ -22,11 +22,12 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{CommKind, GemmKind, Optimizer};
-use wavecast_ir::{Graph, Node, Op, OpClass, Phase};
+use wavecast_ir::{Graph, Node, Op, OpClass, Phase, Role};
 use wavecast_predict::comm::{CommModel, Link};
 use wavecast_predict::{Context, Estimate, PredictError, Predictor};
 use wavecast_workload::train::{
-    model_state_bytes, Recompute, TrainMemory, TrainOptions, RUNTIME_OVERHEAD_BYTES,
+    model_state_bytes, Recompute, TrainMemory, TrainOptions, RUNTIME_OVERHEAD_BYTES, SELECTIVE_LAYER_SHARE,
+    SELECTIVE_OP_MATMUL_SHARE,
 };
 use wavecast_workload::{Layout, TransformerSpec};
 
@@ -184,6 +185,11 @@ pub struct Sections {
     pub layer: (f64, f64),
     /// One layer's attention core forward (what selective recomputation repeats), ms.
     pub layer_core_fw: f64,
+    /// One layer's forward linear layers, and its forward work that is neither a matmul, an
+    /// attention kernel nor a collective (norms, element-wise ops), ms: what op-level selective
+    /// recomputation repeats in part and in whole.
+    pub layer_linear_fw: f64,
+    pub layer_other_fw: f64,
     pub layer_params: f64,
     pub prologue_params: f64,
     pub epilogue_params: f64,
@@ -213,6 +219,8 @@ impl Sections {
             Recompute::None => 0.0,
             Recompute::Selective => self.layer_core_fw,
             Recompute::Full => self.layer.0,
+            Recompute::SelectiveOp => SELECTIVE_OP_MATMUL_SHARE * self.layer_linear_fw + self.layer_other_fw,
+            Recompute::SelectiveLayer => SELECTIVE_LAYER_SHARE * self.layer.0,
         }
     }
 
@@ -232,16 +240,16 @@ impl Sections {
     }
 }
 
-/// Which part of a graph a node belongs to: the transformer builder's layer scopes (`layer.`,
-/// and for models whose layers differ, `dense_layer.`, `swa_layer.`, `dense_swa_layer.`) are
-/// the layer block; the others sit before or after it. Graphs from elsewhere (NeuSight's) mark
-/// their layers by repeating a node a multiple of `layers` times.
+/// Which part of a graph a node belongs to: the nodes the transformer builder placed in the layer
+/// block ([`Role::in_layers`]) are the layer block; its other scopes sit before or after it.
+/// Graphs from elsewhere (NeuSight's) mark their layers by repeating a node a multiple of
+/// `layers` times.
 fn is_layer_node(n: &Node, layers: u64) -> bool {
-    let scope = n.name.split('.').next().unwrap_or("");
-    if matches!(scope, "layer" | "dense_layer" | "swa_layer" | "dense_swa_layer") {
-        return layers > 1;
+    match n.role {
+        Role::Layer | Role::Expert => layers > 1,
+        Role::Prologue | Role::Head => false,
+        Role::Unscoped => layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers),
     }
-    layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers)
 }
 
 /// Prices `graph` (one GPU, one micro-batch, forward then backward) into [`Sections`]; `axis`
@@ -320,6 +328,13 @@ pub fn sections(
             *slot += ms / per_layer;
             if !bw && is_attention_core(&n.op, scores) {
                 s.layer_core_fw += ms / per_layer;
+            }
+            if !bw {
+                match &n.op {
+                    Op::Gemm(g) if g.kind == GemmKind::Linear => s.layer_linear_fw += ms / per_layer,
+                    Op::Gemm(_) | Op::Attention(_) | Op::Comm(_) => {}
+                    _ => s.layer_other_fw += ms / per_layer,
+                }
             }
             if !bw {
                 s.layer_params += n.op.params() as f64 * reps / per_layer;
@@ -516,6 +531,8 @@ pub fn train_step(
     }
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
+    let kernels = crate::TrainingKernels::new(predictor);
+    let predictor: &dyn Predictor = &kernels;
     let graph = o.micro_batch_graph(spec)?;
     graph
         .check_scale()
@@ -701,14 +718,22 @@ fn optimizer_ms(
         params,
         state_dtype: wavecast_ir::DType::Fp32,
     });
+    let clip: f64 = wavecast_ir::grad_clip_ops(params)
+        .iter()
+        .map(|op| match predictor.predict(op, gpu, &Context::IN_MODEL) {
+            Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => t.seconds,
+            _ => wavecast_predict::roofline::roofline_seconds(op, gpu),
+        })
+        .sum::<f64>()
+        * 1e3;
     match predictor.predict(&op, gpu, &Context::IN_MODEL) {
-        Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => Ok(t.seconds * 1e3),
+        Estimate::Time(t) if t.seconds.is_finite() && t.seconds >= 0.0 => Ok(t.seconds * 1e3 + clip),
         Estimate::Time(_) => Err(SimError::Invalid(format!(
             "predictor '{}' gave no finite optimizer time",
             predictor.name()
         ))),
         // A predictor without an optimizer model: the update streams its states once.
-        Estimate::Unpriced(_) => Ok(wavecast_predict::roofline::roofline_seconds(&op, gpu) * 1e3),
+        Estimate::Unpriced(_) => Ok(wavecast_predict::roofline::roofline_seconds(&op, gpu) * 1e3 + clip),
     }
 }
 
@@ -785,6 +810,7 @@ fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
             Recompute::None => "recompute activations (--recompute selective or full), a smaller --micro-batch, or more --tp/--pp",
             Recompute::Selective => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
             Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
+            Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
         }
     } else if l.zero < 3 && l.dp > 1 {
         "a higher ZeRO stage (--zero) to shard model states over the data-parallel GPUs, or more --tp/--pp"
@@ -870,6 +896,31 @@ pub fn graph_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layer block is the nodes the builder placed in it, whatever their names; a graph
+    /// without roles falls back to repeat counts.
+    #[test]
+    fn layer_nodes_follow_roles_then_repeats() {
+        use wavecast_ir::ops::{Elementwise, EwKind};
+        let ew = Op::Elementwise(Elementwise::new(EwKind::Add, 1024, 2, wavecast_ir::DType::Bf16));
+        let node = |name: &str, role: Role, repeat: u64| Node { name: name.into(), op: ew.clone(), phase: Phase::Forward, repeat, role };
+        assert!(is_layer_node(&node("embed.misleading", Role::Layer, 1), 4));
+        assert!(is_layer_node(&node("head.misleading", Role::Expert, 3), 4));
+        assert!(!is_layer_node(&node("layer.misleading", Role::Head, 8), 4));
+        assert!(!is_layer_node(&node("layer.misleading", Role::Prologue, 8), 4));
+        assert!(is_layer_node(&node("neusight.fw0", Role::Unscoped, 8), 4));
+        assert!(!is_layer_node(&node("neusight.fw1", Role::Unscoped, 6), 4));
+        assert!(!is_layer_node(&node("layer.one", Role::Layer, 1), 1), "one layer is no block");
+    }
+
+    #[test]
+    fn torchtitan_selective_policies_repeat_their_share_of_the_forward() {
+        let s = Sections { layer: (20.0, 40.0), layer_linear_fw: 10.0, layer_other_fw: 2.0, layer_core_fw: 1.0, ..Sections::default() };
+        assert_eq!(s.recompute_per_layer(Recompute::SelectiveOp), 0.5 * 10.0 + 2.0);
+        assert_eq!(s.recompute_per_layer(Recompute::SelectiveLayer), 0.5 * 20.0);
+        assert_eq!(s.recompute_per_layer(Recompute::Selective), 1.0);
+        assert_eq!(s.recompute_per_layer(Recompute::Full), 20.0);
+    }
 
     #[test]
     fn layers_split_evenly_with_spares_in_the_middle() {

@@ -5,30 +5,17 @@ use std::path::PathBuf;
 use wavecast_gpu::occupancy::{occupancy, KernelResources};
 use wavecast_gpu::Catalog;
 use wavecast_predict::wave_scaling::WaveForm;
+use wavecast_test_support::shared;
 use wavecast_trace::scale::{scale, GammaSource, Options, ScalePath};
 use wavecast_trace::{load, match_device, Trace};
 
-/// `../shared/<sub>` beside the repository (the public data sets, not part of the checkout), or
-/// `None` when it is absent: the test then skips and says so. `WAVECAST_SHARED` names another
-/// folder; `WAVECAST_TEST_STRICT=1` (set by `.ci/run` when ../shared exists) makes it a failure.
-fn shared_data(sub: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("WAVECAST_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let path = root.join(sub);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(std::env::var_os("WAVECAST_TEST_STRICT").is_none_or(|v| v != "1"), "{} is absent and WAVECAST_TEST_STRICT=1: this test needs the shared data", path.display());
-    eprintln!("skipped: {} is absent (the public data sets of ../shared; see the README's first section)", path.display());
-    None
-}
-
 /// Tests call this first and return on `false`: every one reads the shared traces.
 fn have_traces() -> bool {
-    shared_data("data/kineto").is_some()
+    shared("data/kineto").is_some()
 }
 
 fn kineto_path(file: &str) -> PathBuf {
-    shared_data("data/kineto").expect("checked by have_traces").join(file)
+    shared("data/kineto").expect("checked by have_traces").join(file)
 }
 
 fn kineto(file: &str) -> Trace {

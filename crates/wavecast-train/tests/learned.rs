@@ -84,14 +84,19 @@ fn training_is_reproducible_with_a_seed() {
 }
 
 #[test]
-fn wavecast_never_beats_the_roofline_and_learns_the_synthetic_efficiency() {
+fn wavecast_gives_finite_times_unbounded_and_learns_the_synthetic_efficiency() {
     let samples = synthetic(&["v100-pcie", "a100-pcie-40gb", "t4"]);
-    let p = registry::load(&fit(LearnedKind::Wavecast, &samples, 5, None).unwrap()).unwrap();
+    let model = fit(LearnedKind::Wavecast, &samples, 5, None).unwrap();
+    let p = registry::load(&model).unwrap();
+    // The model itself, without the physical floor (which every report adds, and which
+    // tests/bounds.rs checks): a NaN or negative time here would be hidden by the floor's max.
+    let raw = registry::load_unbounded(&model).unwrap();
     let cat = Catalog::builtin();
     for id in ["v100-pcie", "h100", "l4", "b200", "mi300x"] {
         let gpu = cat.get(id).unwrap();
         for op in probe_ops() {
-            assert!(time(p.as_ref(), &op, gpu) >= roofline_seconds(&op, gpu), "{id} {}", op.describe());
+            let t = time(raw.as_ref(), &op, gpu);
+            assert!(t.is_finite() && t > 0.0, "{id} {}: {t}", op.describe());
         }
     }
     // On a training GPU, large kernels come back near the synthetic law (within 25 %).

@@ -11,7 +11,7 @@ use crate::hf::{EncDec, TransformerSpec};
 use crate::transformer::{AttentionImpl, BuildOptions, Mode};
 use crate::WorkloadError;
 use wavecast_ir::ops::{Attention, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, Softmax};
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Role};
 
 struct Cx<'a> {
     spec: &'a TransformerSpec,
@@ -48,7 +48,10 @@ struct Out<'a> {
 
 impl Out<'_> {
     fn op(&mut self, name: &str, op: Op) {
-        self.g.push(format!("{}{name}", self.prefix), op, Phase::Forward, self.repeat);
+        // The head is marked; the stacks stay unscoped (the step simulator finds their layers
+        // by repeat count, as for other graphs that are not one decoder stack).
+        let role = if self.prefix == "head." { Role::Head } else { Role::Unscoped };
+        self.g.push_in(role, format!("{}{name}", self.prefix), op, Phase::Forward, self.repeat);
     }
     fn dropout(&mut self, cx: &Cx, name: &str, elements: u64) {
         if cx.train {

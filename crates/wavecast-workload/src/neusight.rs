@@ -117,7 +117,7 @@ pub fn import_opgraph(text: &str, workload: &str, num_layer: u64) -> Result<Grap
             }
             for (k, op) in ops.into_iter().enumerate() {
                 let node_name = format!("{node}.{}{k}", if phase == Phase::Forward { "fw" } else { "bw" });
-                let n = wavecast_ir::Node { name: node_name, op, phase, repeat };
+                let n = wavecast_ir::Node { name: node_name, op, phase, repeat, role: wavecast_ir::Role::Unscoped };
                 if phase == Phase::Forward {
                     g.nodes.push(n);
                 } else {

@@ -11,7 +11,7 @@ use crate::transformer::{build, check_layout, AttentionImpl, BuildOptions, Head,
 use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::{Gemm, Softmax};
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant, Role};
 
 /// Decode steps priced exactly when there are at most this many; beyond it a fixed set of steps
 /// is priced and the rest interpolated (step time is close to linear in the cache length).
@@ -229,7 +229,7 @@ impl ServeOptions {
 /// Serving engines turn each of `rows` sequences' logits into a token with an FP32 softmax over
 /// the vocabulary (greedy or top-p alike): appended to `g` as `head.sample`.
 pub fn add_sampling(spec: &TransformerSpec, rows: u64, g: &mut Graph) {
-    g.push("head.sample", Op::Softmax(Softmax::new(rows, spec.vocab, DType::Fp32)), Phase::Forward, 1);
+    g.push_in(Role::Head, "head.sample", Op::Softmax(Softmax::new(rows, spec.vocab, DType::Fp32)), Phase::Forward, 1);
 }
 
 /// Tokens that, in one pass, route to every expert of a mixture: E · ⌈16/k⌉ (the expected

@@ -13,7 +13,7 @@ use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::ops::{Elementwise, EwKind, GemmKind, Op};
-use wavecast_ir::{dim, DType, Graph, Phase, Quant};
+use wavecast_ir::{dim, DType, Graph, Phase, Quant, Role};
 
 /// Which activations the backward pass recomputes instead of keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -26,7 +26,20 @@ pub enum Recompute {
     Selective,
     /// Keep only each layer's input and run the layer's forward pass again in backward.
     Full,
+    /// torchtitan's op-level selective checkpointing: keep the attention kernel's output and
+    /// every other matmul's output, recompute the other matmuls and every element-wise op and
+    /// norm (its `selective op` AC; with a fused attention core Korthikanti's selective
+    /// recomputation has nothing to drop, this does).
+    SelectiveOp,
+    /// torchtitan's layer-level selective checkpointing at its default frequency: every second
+    /// layer is fully recomputed, the others keep everything (`selective layer` AC).
+    SelectiveLayer,
 }
+
+/// Share of layers torchtitan's layer-level selective checkpointing recomputes (every second).
+pub const SELECTIVE_LAYER_SHARE: f64 = 0.5;
+/// Share of a layer's forward matmuls op-level selective checkpointing recomputes (every second).
+pub const SELECTIVE_OP_MATMUL_SHARE: f64 = 0.5;
 
 impl std::str::FromStr for Recompute {
     type Err = String;
@@ -35,7 +48,9 @@ impl std::str::FromStr for Recompute {
             "none" => Ok(Recompute::None),
             "selective" => Ok(Recompute::Selective),
             "full" => Ok(Recompute::Full),
-            other => Err(format!("unknown recomputation '{other}' (none, selective or full)")),
+            "selective-op" => Ok(Recompute::SelectiveOp),
+            "selective-layer" => Ok(Recompute::SelectiveLayer),
+            other => Err(format!("unknown recomputation '{other}' (none, selective, full, selective-op or selective-layer)")),
         }
     }
 }
@@ -102,6 +117,8 @@ impl Layout {
             Recompute::None => {}
             Recompute::Selective => s.push_str(" recompute-sel"),
             Recompute::Full => s.push_str(" recompute-full"),
+            Recompute::SelectiveOp => s.push_str(" recompute-op"),
+            Recompute::SelectiveLayer => s.push_str(" recompute-layer"),
         }
         s
     }
@@ -244,6 +261,19 @@ impl TrainOptions {
 /// inputs, dropout masks and the blocks' inputs are split only with sequence parallelism.
 fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     let l = &o.layout;
+    match l.recompute {
+        Recompute::SelectiveLayer => {
+            let with = |recompute| {
+                let mut o = o.clone();
+                o.layout.recompute = recompute;
+                layer_activation_bytes(spec, &o)
+            };
+            let share = SELECTIVE_LAYER_SHARE;
+            return share * with(Recompute::Full) + (1.0 - share) * with(Recompute::None);
+        }
+        Recompute::SelectiveOp => return selective_op_layer_bytes(spec, o),
+        _ => {}
+    }
     let d = o.storage_dtype().size_bytes() as f64;
     let (s, b, h) = ((o.seq / l.cp) as f64, l.micro_batch as f64, spec.hidden as f64);
     let t = l.tp as f64;
@@ -273,13 +303,33 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     (inner + scores) / t + outer * outer_share
 }
 
+/// What op-level selective checkpointing keeps per layer: the layer's input (where recomputation
+/// starts), the attention kernel's output and every other matmul's output (half of the widths
+/// the layer's linears write: Q, K, V, the output projection, the MLP's inner and outer
+/// projections). Tensor parallelism splits what lives inside the blocks; the input is split only
+/// with sequence parallelism.
+fn selective_op_layer_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
+    let l = &o.layout;
+    let d = o.storage_dtype().size_bytes() as f64;
+    let (s, b, h) = ((o.seq / l.cp) as f64, l.micro_batch as f64, spec.hidden as f64);
+    let t = l.tp as f64;
+    let q = (spec.heads * spec.head_dim) as f64;
+    let kv = (spec.kv_heads * spec.head_dim) as f64;
+    let f = spec.ffn as f64;
+    let mlp_inner = if spec.activation == Activation::SwiGlu { 2.0 * f } else { f };
+    let linear_outputs = q + 2.0 * kv + h + mlp_inner + h;
+    let inner = s * b * (q + SELECTIVE_OP_MATMUL_SHARE * linear_outputs) * d;
+    let input = s * b * h * d / if l.sequence_parallel { t } else { 1.0 };
+    inner / t + input
+}
+
 /// FP8 training's extra passes (Transformer Engine's per-tensor recipe): before each FP8 GEMM
 /// its BF16 operands are cast to FP8 with their absolute maximum taken for the next scale — in
 /// forward the input and the weight, in backward the output gradient, each cast also writing
 /// the transposed copy the other backward GEMM reads. Each cast reads 2 bytes and writes 2 (the
 /// FP8 tensor and its transpose) per element; the amax rides in the same kernel.
 fn add_fp8_casts(g: &mut Graph) {
-    let mut casts: Vec<(String, Phase, u64, u64)> = Vec::new();
+    let mut casts: Vec<(String, Phase, u64, u64, Role)> = Vec::new();
     for n in &g.nodes {
         let Op::Gemm(gemm) = &n.op else { continue };
         if gemm.quant != Some(Quant::Fp8) || gemm.kind != GemmKind::Linear {
@@ -293,11 +343,11 @@ fn add_fp8_casts(g: &mut Graph) {
             Phase::Backward if n.name.ends_with(".grad0") => vec![gemm.m * gemm.k],
             _ => vec![],
         };
-        casts.extend(elements.into_iter().map(|e| (format!("{}.fp8_cast", n.name), n.phase, n.repeat, e)));
+        casts.extend(elements.into_iter().map(|e| (format!("{}.fp8_cast", n.name), n.phase, n.repeat, e, n.role)));
     }
     // A BF16 copy moves the same 4 bytes per element as a cast that writes FP8 twice.
-    for (name, phase, repeat, elements) in casts {
-        g.push(name, Op::Elementwise(Elementwise { kind: EwKind::Copy, elements, tensor_inputs: 1, dtype: DType::Bf16 }), phase, repeat);
+    for (name, phase, repeat, elements, role) in casts {
+        g.push_in(role, name, Op::Elementwise(Elementwise { kind: EwKind::Copy, elements, tensor_inputs: 1, dtype: DType::Bf16 }), phase, repeat);
     }
 }
 
@@ -397,6 +447,30 @@ mod tests {
         assert!((o.layer_activation_bytes(&spec) / (sbh * 34.0 / t) - 1.0).abs() < 1e-9);
         o.layout.recompute = Recompute::Full;
         assert!((o.layer_activation_bytes(&spec) / (2.0 * sbh / t) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn torchtitan_selective_checkpointing_keeps_what_its_policies_save() {
+        // A Llama-2-70B-like layer (GQA, SwiGLU, no dropout) in BF16, no tensor parallelism.
+        let spec = TransformerSpec { heads: 64, kv_heads: 8, head_dim: 128, hidden: 8192, ffn: 28672, arch: Arch::Llama, activation: Activation::SwiGlu, ..gpt3_like() };
+        let mut o = opts(Layout::default());
+        o.dtype = DType::Bf16;
+        o.seq = 4096;
+        let bytes = |o: &TrainOptions, r| {
+            let mut o = o.clone();
+            o.layout.recompute = r;
+            o.layer_activation_bytes(&spec)
+        };
+        let sbh = 4096.0 * 8192.0 * 2.0;
+        // Op-level: the input, the attention output and half of Q, K, V, O, gate, up, down.
+        let saved = 1.0 + 1.0 + 0.5 * (1.0 + 0.25 + 1.0 + 2.0 * 3.5 + 1.0);
+        assert!((bytes(&o, Recompute::SelectiveOp) / (sbh * saved) - 1.0).abs() < 1e-9);
+        // Layer-level: every second layer keeps only its input, the others everything.
+        let half = 0.5 * (bytes(&o, Recompute::Full) + bytes(&o, Recompute::None));
+        assert!((bytes(&o, Recompute::SelectiveLayer) / half - 1.0).abs() < 1e-9);
+        assert!(bytes(&o, Recompute::SelectiveOp) < 0.5 * bytes(&o, Recompute::None));
+        assert_eq!("selective-op".parse::<Recompute>(), Ok(Recompute::SelectiveOp));
+        assert_eq!("selective-layer".parse::<Recompute>(), Ok(Recompute::SelectiveLayer));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use wavecast_ir::ops::{
     Attention, Comm, CommKind, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
     Softmax,
 };
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant};
+use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant, Role};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -140,11 +140,13 @@ struct Emitter<'a> {
     graph: &'a mut Graph,
     prefix: String,
     repeat: u64,
+    /// The scope's place in the model, given to every node it emits.
+    role: Role,
 }
 
 impl Emitter<'_> {
     fn op(&mut self, name: &str, op: Op) {
-        self.graph.push(format!("{}{}", self.prefix, name), op, Phase::Forward, self.repeat);
+        self.graph.push_in(self.role, format!("{}{}", self.prefix, name), op, Phase::Forward, self.repeat);
     }
 }
 
@@ -408,13 +410,14 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     let local_tokens = if o.sequence_parallel && shard.tp > 1 { tokens.div_ceil(shard.tp) } else { tokens };
     let cx = Ctx { spec, o, tokens, local_tokens, kv_len, fused, train: o.mode == Mode::Training, shard, layout };
     let mut g = Graph::new(spec.name.clone());
-    embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1 })?;
+    embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1, role: Role::Prologue })?;
     for (prefix, repeat, kind) in layer_groups(spec, kv_len) {
-        layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat }, kind)?;
+        layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat, role: Role::Layer }, kind)?;
     }
-    epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1 })?;
+    epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1, role: Role::Head })?;
     if cx.train {
         g.add_backward();
+        g.add_grad_clip();
         g.add_optimizer(o.optimizer);
     }
     Ok(g)
@@ -515,7 +518,7 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
     }
     // Ring attention: every GPU sees every other shard's keys and values once, while computing.
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, 2 * t * kv_dim * cx.o.cp, cx.o.cp, true);
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp };
+    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role };
     let e_core = &mut core;
     // Sliding-window layers run the fused kernel (eager kernels have no window).
     if cx.fused || window.is_some() {
@@ -627,7 +630,7 @@ fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -
         }
     };
     // Always the fused kernel: MLA has no eager path in serving engines.
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp };
+    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role };
     core.op("attention", Op::Attention(attention));
     if absorbed {
         e.op("v_up", Op::Gemm(Gemm::bmm(heads, t, m.kv_lora_rank, m.v_head_dim, cx.dt())?));
@@ -695,7 +698,7 @@ fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64) -> Result<(), WorkloadE
 /// Shared experts: one SwiGLU MLP of the shared width `width` (this GPU's share) over `rows`
 /// tokens, in a `shared.` sub-scope.
 fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<(), WorkloadError> {
-    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat };
+    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat, role: e.role };
     gate_up(cx, &mut sh, rows, width)?;
     sh.op("down", cx.linear(rows, width, cx.spec.hidden, cx.spec.mlp_bias)?);
     Ok(())
@@ -721,7 +724,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     cx.collective_in(e, "ep_dispatch_all_to_all", CommKind::AllToAll, routed * h, ep, false);
     let active = active_experts(t.saturating_mul(ep), moe.top_k, moe.experts).div_ceil(ep).max(1);
     let rows = routed.div_ceil(active);
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
     gate_up(cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
     cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, routed * h, ep, false);
@@ -770,7 +773,7 @@ fn moe_block_serving(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
     let active = active_experts(moe_tokens, moe.top_k, moe.experts).div_ceil(l.ep).max(1);
     let rows = rows_here.div_ceil(active);
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active };
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
     gate_up(cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
     e.op("combine", cx.ew(EwKind::Mul, rows_here * h, 2));

@@ -3,22 +3,9 @@
 
 use std::path::PathBuf;
 use wavecast_ir::{DType, Op};
+use wavecast_test_support::shared;
 use wavecast_workload::neusight::{import_opgraph, WorkloadName};
 use wavecast_workload::{build, presets, AttentionImpl, BuildOptions, Head, Mode};
-
-/// `../shared/<sub>` beside the repository (the public data sets, not part of the checkout), or
-/// `None` when it is absent: the test then skips and says so. `WAVECAST_SHARED` names another
-/// folder; `WAVECAST_TEST_STRICT=1` (set by `.ci/run` when ../shared exists) makes it a failure.
-fn shared_data(sub: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("WAVECAST_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let path = root.join(sub);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(std::env::var_os("WAVECAST_TEST_STRICT").is_none_or(|v| v != "1"), "{} is absent and WAVECAST_TEST_STRICT=1: this test needs the shared data", path.display());
-    eprintln!("skipped: {} is absent (the public data sets of ../shared; see the README's first section)", path.display());
-    None
-}
 
 /// NeuSight's model-config file for a workload's model name, in its data folder `neusight`.
 fn config_for(neusight: &std::path::Path, model: &str) -> PathBuf {
@@ -31,7 +18,7 @@ fn gemms(g: &wavecast_ir::Graph) -> u64 {
 
 #[test]
 fn builder_matches_neusight_graphs() {
-    let Some(neusight) = shared_data("data/neusight") else { return };
+    let Some(neusight) = shared("data/neusight") else { return };
     let dir = neusight.join("opgraph");
     let mut checked = 0;
     let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("shared NeuSight data beside the repo").flatten().map(|e| e.path()).collect();

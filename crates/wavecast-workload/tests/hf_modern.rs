@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use wavecast_ir::ops::{CommKind, GemmKind};
-use wavecast_ir::{DType, Graph, Node, Op, Quant};
+use wavecast_ir::{DType, Graph, Node, Op, Phase, Quant, Role};
+use wavecast_test_support::shared;
 use wavecast_workload::hf::hf_quant_config;
 use wavecast_workload::serve::ServeOptions;
 use wavecast_workload::{build, presets, BuildOptions, Mode, TransformerSpec};
@@ -647,25 +648,11 @@ fn layouts_that_do_not_fit_are_one_line_errors() {
     assert!(ok.validate(&ds).is_ok());
 }
 
-/// `../shared/<sub>` beside the repository (the public data sets, not part of the checkout), or
-/// `None` when it is absent: the test then skips and says so. `WAVECAST_SHARED` names another
-/// folder; `WAVECAST_TEST_STRICT=1` (set by `.ci/run` when ../shared exists) makes it a failure.
-fn shared_data(sub: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("WAVECAST_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let path = root.join(sub);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(std::env::var_os("WAVECAST_TEST_STRICT").is_none_or(|v| v != "1"), "{} is absent and WAVECAST_TEST_STRICT=1: this test needs the shared data", path.display());
-    eprintln!("skipped: {} is absent (the public data sets of ../shared; see the README's first section)", path.display());
-    None
-}
-
 /// Every config in the shared model_configs folder either builds a decode and a prefill graph
 /// or is refused with one line; none panics.
 #[test]
 fn every_shared_model_config_parses_and_builds_or_is_refused() {
-    let Some(dir) = shared_data("data/aiconfigurator/model_configs") else { return };
+    let Some(dir) = shared("data/aiconfigurator/model_configs") else { return };
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
@@ -719,4 +706,41 @@ fn every_shared_model_config_parses_and_builds_or_is_refused() {
             "{must} did not build"
         );
     }
+}
+
+/// Each node carries its place in the model as a typed role (the serving cost model and the step
+/// simulator read it, never the node's name): routed experts, the shared expert and dense layers,
+/// the embeddings and the head (sampling included) of a DeepSeek-V3 decode step.
+#[test]
+fn decode_nodes_carry_their_roles() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let mut o = ServeOptions::new(4, 1000, 8, DType::Bf16);
+    o.tp = 8;
+    let d = o.decode_graph(&s, 0).unwrap();
+    assert_eq!(node(&d, "layer.expert.down").role, Role::Expert);
+    assert_eq!(node(&d, "layer.shared.down").role, Role::Layer);
+    assert_eq!(node(&d, "dense_layer.down").role, Role::Layer);
+    assert_eq!(node(&d, "layer.attention").role, Role::Layer);
+    assert_eq!(node(&d, "head.sample").role, Role::Head);
+    let scoped = |prefix: &str, role: Role| {
+        let nodes: Vec<&Node> = d.nodes.iter().filter(|n| n.name.starts_with(prefix)).collect();
+        assert!(!nodes.is_empty() && nodes.iter().all(|n| n.role == role), "{prefix}: {:?}", nodes.iter().map(|n| (&n.name, n.role)).collect::<Vec<_>>());
+    };
+    scoped("embed.", Role::Prologue);
+    scoped("head.", Role::Head);
+    assert!(d.nodes.iter().all(|n| n.role != Role::Unscoped), "the transformer builder scopes every node");
+}
+
+/// A training graph's backward nodes keep the role of the forward node they differentiate.
+#[test]
+fn backward_nodes_keep_their_forward_role() {
+    let s = fixture("Qwen--Qwen3-235B-A22B");
+    let g = build(&s, &BuildOptions::new(1, 256, Mode::Training, DType::Bf16)).unwrap();
+    let mut checked = 0;
+    for n in g.nodes.iter().filter(|n| n.phase == Phase::Backward) {
+        let Some((forward, _)) = n.name.rsplit_once(".grad") else { continue };
+        assert_eq!(n.role, node(&g, forward).role, "{}", n.name);
+        checked += 1;
+    }
+    assert!(checked > 10 && g.nodes.iter().any(|n| n.phase == Phase::Backward && n.role == Role::Expert), "{checked} backward nodes");
 }

@@ -17,7 +17,7 @@ impl Reduction {
     }
 
     pub fn bytes(&self) -> f64 {
-        (self.elements_in + self.elements_out) as f64 * self.dtype.size_bytes() as f64
+        (self.elements_in as f64 + self.elements_out as f64) * self.dtype.size_bytes() as f64
     }
 
     /// The gradient of a sum is a broadcast copy.

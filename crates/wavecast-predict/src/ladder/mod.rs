@@ -2,11 +2,10 @@
 //!
 //! 1. **Measured**: the GPU has measurements of the kernel's family and format → its own table
 //!    ([`tables`]), reproducing measured shapes and carrying the nearest ones by physics.
-//! 2. **Transfer**: it has none, other GPUs have → each similar GPU's (interpolated) time of the
-//!    same shape times a ratio of the two GPUs: the physics model's ratio, corrected by a small
-//!    regression fitted on every ordered pair of measured GPUs ([`transfer`]). Measurements of a
-//!    similar GPU carry its library's kernel choices and its clocks under load, which no
-//!    datasheet does; the ratio carries only the difference between the two GPUs.
+//! 2. **Transfer**: it has none, a GPU of its architecture has → that GPU's (interpolated) time
+//!    of the same shape times the roofline ratio of the two GPUs ([`transfer`]). Measurements of
+//!    a sibling carry its library's kernel choices and its clocks under load, which no datasheet
+//!    does; the ratio carries only the difference between the two GPUs' figures.
 //! 3. **Physics**: nobody measured the family and format → the sustained roofline
 //!    ([`crate::sustained`]).
 //!
@@ -21,7 +20,7 @@ use crate::sustained::{Model, Work};
 use std::collections::BTreeMap;
 pub use ops::LadderOps;
 pub use tables::{Family, Lookup, Table, Tables};
-pub use transfer::{similarity, TransferModel};
+pub use transfer::{roofline_ratio, similarity};
 use wavecast_data::{Precision, Shape, Source, Timing};
 use wavecast_gpu::{Catalog, Gpu};
 
@@ -78,24 +77,22 @@ pub struct Priced {
 pub struct Ladder {
     model: Model,
     tables: Tables,
-    transfer: TransferModel,
     catalog: Catalog,
 }
 
 impl Ladder {
-    /// `model` prices physics (and the ratios' physics), `tables` are the measurements the
-    /// first two rungs use, `transfer` the learned ratio correction; `catalog` knows every
+    /// `model` prices physics (and carries table points between shapes), `tables` are the
+    /// measurements the first two rungs use; `catalog` knows every
     /// GPU the tables name.
-    pub fn new(model: Model, tables: Tables, transfer: TransferModel, catalog: Catalog) -> Ladder {
-        Ladder { model, tables, transfer, catalog }
+    pub fn new(model: Model, tables: Tables, catalog: Catalog) -> Ladder {
+        Ladder { model, tables, catalog }
     }
 
     /// A ladder from raw measurements, everything fitted without `held_out` (leave-one-GPU-out):
-    /// its rows build no table and no pair of the ratio's fit.
+    /// its rows build no table.
     pub fn from_rows(model: Model, rows: &[Timing], catalog: &Catalog, held_out: Option<&str>) -> Ladder {
         let tables = Tables::new(rows, held_out);
-        let transfer = TransferModel::fit(&tables, &model, catalog);
-        Ladder::new(model, tables, transfer, catalog.clone())
+        Ladder::new(model, tables, catalog.clone())
     }
 
     pub fn tables(&self) -> &Tables {
@@ -137,9 +134,8 @@ impl Ladder {
     /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape and the ratio.
     fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup)> {
         let there = self.measured(q, from)?;
-        let ratio = self.physics(q, &q.shape, gpu)? / self.physics(q, &q.shape, from)?;
-        let correction = self.transfer.correction(q, from, gpu, &self.model);
-        Some((there.seconds * ratio * correction.exp(), there))
+        let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
+        Some((there.seconds * ratio, there))
     }
 
     /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
@@ -173,8 +169,7 @@ impl Ladder {
     pub fn baselines(&self, q: &Query, gpu: &Gpu) -> Option<Baselines> {
         let (from, _) = self.measured_others(q, gpu).into_iter().find(|(s, _)| self.measured(q, s).is_some())?;
         let there = self.measured(q, from)?.seconds;
-        let roofline = |g: &Gpu| Work::of(&q.shape, q.precision, g).ok().map(|w| w.roofline_seconds()).filter(|s| *s > 0.0);
-        Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: roofline(gpu).zip(roofline(from)).map(|(a, b)| there * a / b) })
+        Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: transfer::roofline_ratio(&q.shape, q.precision, from, gpu).map(|r| there * r) })
     }
 }
 

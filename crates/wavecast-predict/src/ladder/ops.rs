@@ -6,7 +6,7 @@
 //! between kernels, not a host launch, so every rung is scaled by the physics model's ratio of
 //! in-model to stand-alone time for the same shape (1 for large kernels).
 
-use super::{Ladder, Priced, Query, Tables, TransferModel};
+use super::{Ladder, Priced, Query, Tables};
 use crate::sustained::{op_shape, Model, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor, Roofline};
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ impl LadderOps {
     /// No measured tables: every op priced by the shipped physics numbers.
     pub fn physics_only() -> LadderOps {
         static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
-        let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), TransferModel::default(), Catalog::builtin())));
+        let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin())));
         LadderOps { ladder: ladder.clone(), ops_data: None }
     }
 
@@ -79,7 +79,10 @@ impl LadderOps {
         let q = Query { source: Source::Aiconfigurator, shape, precision, library: None };
         let p = self.ladder.price(&q, gpu)?;
         let in_model = self.in_model_ratio(&q, gpu);
-        Ok(Priced { seconds: p.seconds * in_model, lo: p.lo * in_model, hi: p.hi * in_model, provenance: p.provenance })
+        // Never below the shape's own floor (dense peak, achievable bandwidth).
+        let floor = crate::sustained::Work::of(&q.shape, q.precision, gpu).map(|w| w.floor_seconds()).unwrap_or(0.0);
+        let seconds = (p.seconds * in_model).max(floor);
+        Ok(Priced { seconds, lo: (p.lo * in_model).max(floor).min(seconds), hi: (p.hi * in_model).max(seconds), provenance: p.provenance })
     }
 
     /// Seconds of a measured-style shape inside a running model, or why it cannot be priced.
@@ -110,7 +113,9 @@ impl Predictor for LadderOps {
             return Estimate::Time(OpTime::exact(0.0));
         }
         match (self.price_shape(shape, precision, gpu), op) {
-            (Ok(p), _) => Estimate::Time(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }),
+            // A measured kernel can beat the floor's achievable bandwidth (a cache hit); the
+            // prediction for the op in a model never does.
+            (Ok(p), _) => Estimate::Time(crate::bounds::at_least(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }, crate::bounds::floor_seconds(op, gpu))),
             // No measured or fitted collective over this link (groups past one node): the α–β model.
             (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
             (Err(reason), _) => Estimate::Unpriced(reason),

@@ -11,7 +11,7 @@ use super::engine::{Batch, StepCost};
 use crate::SimError;
 use wavecast_data::{Precision, Shape};
 use wavecast_gpu::Gpu;
-use wavecast_ir::{DType, Graph, Op, Quant};
+use wavecast_ir::{DType, Graph, Node, Op, Quant, Role};
 use wavecast_predict::ladder::LadderOps;
 use wavecast_predict::{Context, Estimate, Predictor};
 use wavecast_workload::transformer::{build, AttentionImpl, BuildOptions, Head, Mode};
@@ -196,15 +196,13 @@ enum Part {
     Head,
 }
 
-fn part(name: &str, op: &Op) -> Part {
-    if matches!(op, Op::Attention(_)) {
-        Part::Attention
-    } else if name.contains(".expert.") || is_moe_permutation(name) {
-        Part::Experts
-    } else if name.starts_with("head.") {
-        Part::Head
-    } else {
-        Part::Layers
+fn part(n: &Node) -> Part {
+    match (&n.op, n.role) {
+        (Op::Attention(_), _) => Part::Attention,
+        (_, Role::Expert) => Part::Experts,
+        _ if is_moe_permutation(&n.name) => Part::Experts,
+        (_, Role::Head) => Part::Head,
+        _ => Part::Layers,
     }
 }
 
@@ -218,7 +216,7 @@ fn is_moe_permutation(name: &str) -> bool {
 /// Milliseconds of the nodes of `g` in `want`.
 fn price(g: &Graph, gpu: &Gpu, ops: &LadderOps, want: Part) -> Result<f64, SimError> {
     let mut ms = 0.0;
-    for n in g.nodes.iter().filter(|n| part(&n.name, &n.op) == want) {
+    for n in g.nodes.iter().filter(|n| part(n) == want) {
         match ops.predict(&n.op, gpu, &Context::IN_MODEL) {
             Estimate::Time(t) => ms += t.seconds * 1e3 * n.repeat as f64,
             Estimate::Unpriced(why) => return Err(SimError::Invalid(format!("cannot price {} ({}): {why}", n.name, n.op.describe()))),
@@ -345,6 +343,21 @@ impl StepCost for IterationModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The part comes from the node's role, whatever its name says.
+    #[test]
+    fn parts_follow_roles_not_names() {
+        use wavecast_ir::ops::{Elementwise, EwKind};
+        use wavecast_ir::Phase;
+        let ew = Op::Elementwise(Elementwise::new(EwKind::Add, 1024, 2, DType::Bf16));
+        let mut g = Graph::new("roles");
+        g.push_in(Role::Expert, "head.misleading", ew.clone(), Phase::Forward, 1);
+        g.push_in(Role::Head, "layer.expert.misleading", ew.clone(), Phase::Forward, 1);
+        g.push_in(Role::Layer, "x", ew.clone(), Phase::Forward, 1);
+        g.push("unscoped", ew, Phase::Forward, 1);
+        let parts: Vec<Part> = g.nodes.iter().map(part).collect();
+        assert_eq!(parts, [Part::Experts, Part::Head, Part::Layers, Part::Layers]);
+    }
 
     #[test]
     fn grids_of_sizes_cover_the_range() {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The price ladder against modern GPUs' measured kernels, each GPU left out of everything in
+# turn (its tables unused, the transfer ratio and the physics numbers fitted without it), beside
+# the naive baselines (copy the most similar measured GPU's time; scale it by the roofline ratio)
+# and the physics rung alone; then the measured rung on a held-out tenth of the GPU's own shapes.
+# Writes bench/results/ladder.md.
+#   bench/ladder.sh [OPS_DIR] [GPU ...]   (defaults: ../shared/data/aiconfigurator and its six
+#                                         NVIDIA systems; about 10 minutes per GPU on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OPS="${1:-../shared/data/aiconfigurator}"
+shift || true
+GPUS=("$@")
+[ ${#GPUS[@]} -eq 0 ] && GPUS=(h100-sxm b200 gb200 a100-sxm-80gb l40s rtx-pro-6000-server)
+. bench/build.sh
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+for g in "${GPUS[@]}"; do
+  echo "ladder: $g left out" >&2
+  "$BIN" eval ops --data "$OPS" --test-gpu "$g" --predictor ladder --json > "$TMP/$g.json"
+done
+python3 - "$TMP" "$OPS" "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "${GPUS[@]}" > bench/results/ladder.md <<'PY'
+import datetime, json, sys
+tmp, ops, rev, *gpus = sys.argv[1:]
+print("# The price ladder, each GPU left out\n")
+print(f"Generated {datetime.date.today()} at git revision `{rev}` by `bench/ladder.sh {ops}`")
+print("(`wavecast eval ops --data DIR --test-gpu GPU --predictor ladder --json`). Mean APE % per")
+print("family and format, averaged over families; `copy` is the most similar measured GPU's time")
+print("as is, `roofline ratio` that time times roofline(GPU) / roofline(sibling), `physics` the")
+print("sustained roofline refitted without the GPU. Transfer only draws on GPUs of the same")
+print("architecture; with none, the ladder is its physics rung.\n")
+print("| left out | siblings of its architecture | ladder | copy sibling | roofline ratio | physics | measured rung (held-out tenth) |")
+print("|---|---|---|---|---|---|---|")
+for g in gpus:
+    r = json.load(open(f"{tmp}/{g}.json"))
+    fams = r["families"]
+    sib = sorted({f["main_sibling"] for f in fams})
+    measured = [f["mean_ape"] for f in r["measured"]]
+    m = sum(measured) / len(measured) if measured else float("nan")
+    print(f"| {g} | {', '.join(sib)} | {r['mean_ladder']:.1f} | {r['mean_copy_sibling']:.1f} | {r['mean_roofline_ratio']:.1f} | {r['mean_physics']:.1f} | {m:.1f} |")
+for g in gpus:
+    r = json.load(open(f"{tmp}/{g}.json"))
+    print(f"\n## {g}\n")
+    print("| family | format | rows | ladder | median | copy sibling | roofline ratio | physics | in interval |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for f in r["families"]:
+        print(f"| {f['family']} | {f['dtype']} | {f['rows']} | {f['ladder']['mean_ape']:.1f} | {f['ladder']['median_ape']:.1f} | {f['copy_sibling_mape']:.1f} | {f['roofline_ratio_mape']:.1f} | {f['physics_mape']:.1f} | {f['coverage']:.0f} |")
+PY
+echo "wrote bench/results/ladder.md" >&2

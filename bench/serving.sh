@@ -3,6 +3,7 @@
 # silicon_sample.csv replayed by `wavecast eval serving`; writes bench/results/serving.md with
 # the summary per group, the error per model and engine, and the rows not predicted.
 # A second pass refits the per-op models without each row's GPU (leave-one-GPU-out).
+# Also draws docs/serving-ttft.svg (predicted / measured TTFT over concurrency, per engine).
 #   bench/serving.sh [CSV] [OPS_DIR]   (defaults: ../shared/data/aiconfigurator/silicon_sample.csv,
 #                                       ../shared/data; about 2 minutes on 2 cores)
 set -euo pipefail
@@ -12,7 +13,7 @@ OPS="${2:-../shared/data}"
 . bench/build.sh
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-"$BIN" eval serving --data "$DATA" --json > "$TMP/serving.json"
+"$BIN" eval serving --data "$DATA" --json --plot docs/serving-ttft.svg > "$TMP/serving.json"
 "$BIN" eval serving --data "$DATA" --ops-data "$OPS" --json > "$TMP/logo.json"
 python3 - "$TMP/serving.json" "$DATA" "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" > bench/results/serving.md <<'PY'
 import collections, datetime, json, statistics, sys
@@ -25,8 +26,10 @@ def ape(p, m):
 print("# Serving under load: measured TTFT and TPOT against the simulator\n")
 print(f"Generated {datetime.date.today()} at git revision `{rev}` by `bench/serving.sh {data}`")
 print("(`wavecast eval serving --data CSV --json`). Every row is replayed with its own model, GPU,")
-print("engine, formats, layout, prompt and output length and concurrency (4 requests per user, at")
-print("least 32), steady state; mean TTFT and mean TPOT are compared with the measured means.")
+print("engine, formats, layout, prompt and output length and concurrency, driven as the benchmark")
+print("drives it (20 rounds of N requests, the N users at independent phases of the steady state);")
+print("mean TTFT and mean TPOT are")
+print("compared with the measured means. `users=` groups are the concurrency bands.")
 print("Absolute percentage errors; `ratio` is the median of predicted / measured.\n")
 total = len(rows) + len(r["unpredicted"])
 print(f"{len(rows)} of {total} rows predicted ({100 * len(rows) / total:.0f} %); the rest are listed at the end.\n")

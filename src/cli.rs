@@ -830,6 +830,9 @@ pub struct EvalServingArgs {
     /// Also write every row (measured and predicted) to FILE as CSV.
     #[arg(long, value_name = "FILE")]
     pub rows: Option<PathBuf>,
+    /// Also draw predicted / measured TTFT over concurrency, per engine, as an SVG to FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

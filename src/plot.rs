@@ -136,3 +136,55 @@ pub fn pareto(r: &wavecast::PlanServeReport, path: &Path) -> Result<(), String> 
     root.present().map_err(err)?;
     Ok(())
 }
+
+/// `eval serving --plot`: predicted over measured TTFT against the number of users, every row a
+/// faint dot in its engine's colour and each engine's median per concurrency a line, with 1
+/// (exact) marked; both axes logarithmic.
+pub fn serving_ttft(e: &wavecast::eval::serving::ServingEval, path: &Path) -> Result<(), String> {
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    let err = |e: DrawingAreaErrorKind<std::io::Error>| format!("cannot write plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(err)?;
+    let ratio = |r: &wavecast::eval::serving::Row| (r.predicted_ttft_ms / r.measured_ttft_ms).clamp(0.05, 20.0);
+    let users_max = e.rows.iter().map(|r| r.concurrency).max().unwrap_or(1).max(2) as f64 * 1.5;
+    let which = if e.leave_one_gpu_out { "per-op models without each row's GPU" } else { "shipped per-op models" };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("TTFT predicted / measured over concurrency · {} runs · {which}", e.rows.len()), ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((0.8..users_max).log_scale(), (0.05..20.0).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("users (closed-loop concurrency)")
+        .y_desc("predicted / measured mean TTFT")
+        .x_label_formatter(&|x| short(*x))
+        .y_label_formatter(&|y| format!("{y}"))
+        .draw()
+        .map_err(err)?;
+    chart.draw_series(LineSeries::new([(0.8, 1.0), (users_max, 1.0)], BLACK.stroke_width(1))).map_err(err)?;
+    let mut engines: Vec<&str> = e.rows.iter().map(|r| r.backend.as_str()).collect();
+    engines.sort_unstable();
+    engines.dedup();
+    for (i, engine) in engines.iter().enumerate() {
+        let c = colour(i);
+        let rows: Vec<_> = e.rows.iter().filter(|r| r.backend == *engine).collect();
+        // Spread each engine's dots a little sideways so the engines do not hide each other.
+        let nudge = 1.0 + 0.06 * (i as f64 - 1.0);
+        chart.draw_series(rows.iter().map(|r| Circle::new((r.concurrency as f64 * nudge, ratio(r)), 2, c.mix(0.25).filled()))).map_err(err)?;
+        let mut by: std::collections::BTreeMap<u64, Vec<f64>> = std::collections::BTreeMap::new();
+        for r in &rows {
+            by.entry(r.concurrency).or_default().push(ratio(r));
+        }
+        let medians: Vec<(f64, f64)> = by.into_iter().map(|(u, v)| (u as f64 * nudge, wavecast_stats::median(&v))).collect();
+        chart
+            .draw_series(LineSeries::new(medians.clone(), c.stroke_width(2)))
+            .map_err(err)?
+            .label(format!("{engine} (median per concurrency)"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        chart.draw_series(medians.into_iter().map(|p| Circle::new(p, 4, c.filled()))).map_err(err)?;
+    }
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperLeft).background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

@@ -10,7 +10,7 @@ use wavecast::Catalog;
 pub fn run(a: EvalServingArgs) -> Result<()> {
     check_html(&a.html)?;
     let cat = Catalog::load(a.gpu_file.gpu_file.as_deref())?;
-    if let Some(path) = &a.rows {
+    for path in [&a.rows, &a.plot].into_iter().flatten() {
         check_output_path(path, true)?;
     }
     let tty = std::io::stderr().is_terminal() && !a.json;
@@ -27,6 +27,10 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
     if let Some(path) = &a.rows {
         write_rows(path, &out)?;
         eprintln!("wrote {} rows to {}", out.rows.len(), path.display());
+    }
+    if let Some(path) = &a.plot {
+        crate::plot::serving_ttft(&out, path)?;
+        eprintln!("wrote {}", path.display());
     }
     if a.json {
         return print_json(&out);

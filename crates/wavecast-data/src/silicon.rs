@@ -46,8 +46,10 @@ pub struct SiliconRow {
     pub moe_quant: String,
     pub isl: u64,
     pub osl: u64,
-    /// Concurrent requests the benchmark kept in flight (`batch_size`, or `silicon_concurrency`
-    /// in the provenance field); `None` where the file gives neither.
+    /// Concurrent requests the benchmark kept in flight: `silicon_concurrency` in the provenance
+    /// field, else `batch_size` times the attention-data-parallel degree (the file's batch size
+    /// is per attention rank: 137 aggregated rows give both, and every one of them agrees);
+    /// `None` where the file gives neither.
     pub concurrency: Option<u64>,
     pub deployment: Deployment,
     pub ttft_ms: f64,
@@ -121,7 +123,12 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
             }
             _ => return Err(bad("mode", "must be 'agg' or 'disagg'")),
         };
-        let concurrency = opt_u64("batch_size")?.filter(|&c| c > 0).or_else(|| concurrency_from_source(get("silicon_data_source")));
+        let per_rank_batch = opt_u64("batch_size")?.filter(|&c| c > 0);
+        let attention_ranks = match deployment {
+            Deployment::Agg { layout } => layout.attention_dp.max(1),
+            Deployment::Disagg { .. } => 1,
+        };
+        let concurrency = concurrency_from_source(get("silicon_data_source")).or(per_rank_batch.map(|b| b.saturating_mul(attention_ranks)));
         if concurrency.is_some_and(|c| c > MAX_COUNT) {
             return Err(bad("batch_size", "(the concurrency) must be at most 1000000"));
         }
@@ -166,6 +173,13 @@ mod tests {
         assert_eq!(rows[0].concurrency, Some(16));
         assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 } });
         assert_eq!(rows[1].concurrency, Some(64), "from silicon_concurrency");
+        // The batch size is per attention-data-parallel rank; the provenance's concurrency wins.
+        let ranked_text = format!(
+            "{HEAD}\nc,x,sglang,0.1,m/M,b200_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,4,1,4,,,,,,,,,,,,,,,50.5,7.25\n\
+             d,silicon_concurrency=128,trtllm,1,m/M,b200_sxm,fp4,agg,1024,1024,nvfp4,nvfp4,2,1,1,8,1,8,,,,,,,,,,,,,,,700,20\n"
+        );
+        let ranked = read_silicon(&ranked_text, "s.csv").unwrap();
+        assert_eq!((ranked[0].concurrency, ranked[1].concurrency), (Some(32), Some(128)));
         let Deployment::Disagg { prefill, decode } = rows[1].deployment else { panic!("disagg") };
         assert_eq!((prefill.workers, prefill.layout.attention_dp, decode.workers, decode.batch), (Some(2), 8, Some(1), Some(16)));
         assert_eq!(rows[1].mode(), "disagg");

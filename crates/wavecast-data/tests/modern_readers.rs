@@ -121,3 +121,39 @@ fn bad_rows_are_skipped_with_their_reason_not_read_as_zero() {
     let reasons: Vec<&str> = r.skipped.iter().map(|s| s.reason.as_str()).collect();
     assert!(reasons[0].contains("zero dimension") && reasons[1].contains("avg_duration") && reasons[2].contains("unknown device"), "{reasons:?}");
 }
+
+/// AIConfigurator's collective tables count `message_size` in elements: read as bytes, a 16-bit
+/// all-reduce would move its bytes at half the rate an INT8 one does on the same GPUs. Read
+/// right, both sustain the same link bandwidth. Needs the shared data; skipped without it.
+#[test]
+fn aiconfigurator_collectives_move_the_same_bytes_per_second_in_every_format() {
+    let nccl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/aiconfigurator/systems/data/h100_sxm/comm/nccl");
+    if !nccl.is_dir() {
+        eprintln!("skipped: {} is absent", nccl.display());
+        return;
+    }
+    // Only H100's NCCL table, in the layout the reader expects.
+    let root = std::env::temp_dir().join(format!("wavecast-nccl-{}", std::process::id()));
+    let comm = root.join("systems/data/h100_sxm/comm");
+    std::fs::create_dir_all(&comm).unwrap();
+    let link = comm.join("nccl");
+    if !link.exists() {
+        std::os::unix::fs::symlink(nccl.canonicalize().unwrap(), &link).unwrap();
+    }
+    let r = aiconfigurator::load(&root, &Catalog::builtin()).unwrap();
+    std::fs::remove_dir_all(&root).ok();
+    let rate = |p: Precision| -> Vec<(u64, f64)> {
+        r.rows.iter().filter_map(|t| match t.shape {
+            Shape::Collective { op: Collective::AllReduce, gpus: 4, bytes, .. } if t.precision == p && bytes >= 64 << 20 => Some((bytes, bytes as f64 / t.latency_ms)),
+            _ => None,
+        }).collect()
+    };
+    let (wide, narrow) = (rate(Precision::Fp16), rate(Precision::Int8));
+    assert!(!wide.is_empty() && !narrow.is_empty(), "large 4-GPU all-reduces in FP16 and INT8");
+    for (bytes, r16) in &wide {
+        if let Some((_, r8)) = narrow.iter().find(|(b, _)| b == bytes) {
+            assert!((r16 / r8 - 1.0).abs() < 0.25, "{bytes} B: {r16:.0} B/ms in FP16, {r8:.0} B/ms in INT8");
+        }
+    }
+    assert!(wide.iter().any(|(b, _)| narrow.iter().any(|(c, _)| b == c)), "some sizes are timed in both formats");
+}

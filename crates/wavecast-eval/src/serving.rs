@@ -26,6 +26,8 @@ pub struct Row {
     pub backend: String,
     pub precision: String,
     pub mode: &'static str,
+    /// Users in the closed loop (the file's batch size or silicon concurrency).
+    pub concurrency: u64,
     pub measured_ttft_ms: f64,
     pub predicted_ttft_ms: f64,
     pub measured_tpot_ms: f64,
@@ -62,7 +64,8 @@ pub struct ServingEval {
 
 /// The config file of a Hugging Face model id in `dir` (files named `org--name_config.json`):
 /// the exact name, else the same name under any organisation, else without a checkpoint
-/// suffix (`-Instruct`, `-FP8`, `-NVFP4`) or with Meta's `Meta-` prefix.
+/// suffix (`-Instruct`, `-FP8`, `-FP4`, `-NVFP4`: a quantized checkpoint has its base model's
+/// architecture) or with Meta's `Meta-` prefix.
 pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
     let exact = dir.join(format!("{}_config.json", model.replace('/', "--")));
     if exact.is_file() {
@@ -70,7 +73,7 @@ pub fn config_path(dir: &Path, model: &str) -> Option<PathBuf> {
     }
     let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
     let mut candidates = vec![name.clone(), format!("meta-{name}")];
-    for suffix in ["-instruct", "-nvfp4", "-fp8"] {
+    for suffix in ["-instruct", "-nvfp4", "-fp4", "-fp8"] {
         if let Some(stem) = name.strip_suffix(suffix) {
             candidates.push(stem.to_string());
             candidates.push(format!("meta-{stem}"));
@@ -121,8 +124,23 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
     })
 }
 
-/// Predicts one row's mean TTFT and TPOT with the per-op models `ops`, or says why it cannot.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps) -> Result<(f64, f64), String> {
+/// Deployments already priced, by everything a price depends on (model, GPU, options, the
+/// longest request and which per-op models): rows that differ only in their number of users
+/// share one, so the iteration tables are built once per deployment rather than once per row.
+type Priced = std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<serving::Prepared>, String>>>;
+#[derive(Default)]
+struct PricedDeployments(std::sync::Mutex<std::collections::HashMap<String, Priced>>);
+
+impl PricedDeployments {
+    fn get(&self, key: String, build: impl FnOnce() -> Result<serving::Prepared, String>) -> Result<std::sync::Arc<serving::Prepared>, String> {
+        let slot = self.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+        slot.get_or_init(|| build().map(std::sync::Arc::new)).clone()
+    }
+}
+
+/// Predicts one row's mean TTFT and TPOT with the per-op models `ops` (`ops_key` names them), or
+/// says why it cannot. Returns the row's users too.
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
@@ -138,10 +156,11 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
     let formats = Formats { dtype: DType::Bf16, quant: gemm, moe_quant: moe, kv: kv_dtype(gemm, moe) };
     let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None, ops_data: None };
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
-    let n = serving::closed_loop_requests(clients);
-    let load = Load::synthetic(n, Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
-    let r = serving::Prepared::with_ops(spec, gpu, &options, load.max_context(), ops).and_then(|p| p.run_steady(&load)).map_err(|e| e.to_string())?;
-    Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+    let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
+    let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());
+    let prepared = priced.get(key, || serving::Prepared::with_ops(spec, gpu, &options, load.max_context(), ops).map_err(|e| e.to_string()))?;
+    let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
+    Ok((clients, r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
 }
 
 /// Mean, median and 90th-percentile APE of TTFT and TPOT over `rows`.
@@ -154,10 +173,20 @@ fn group(name: String, rows: &[&Row]) -> Group {
 
 type RowKey = fn(&Row) -> String;
 
-/// Groups: all rows, then per system, backend, precision and mode.
+/// The concurrency band of a run: a few users (queueing small), a loaded engine, a crowded one.
+pub fn users_band(users: u64) -> &'static str {
+    match users {
+        0..=4 => "1-4",
+        5..=64 => "5-64",
+        _ => "65+",
+    }
+}
+
+/// Groups: all rows, then per system, backend, precision, mode and concurrency band.
 fn summarize(rows: &[Row]) -> Vec<Group> {
     let mut out = vec![group("all".into(), &rows.iter().collect::<Vec<_>>())];
-    let keys: [(&str, RowKey); 4] = [("system", |r| r.system.clone()), ("backend", |r| r.backend.clone()), ("precision", |r| r.precision.clone()), ("mode", |r| r.mode.to_string())];
+    let keys: [(&str, RowKey); 5] =
+        [("system", |r| r.system.clone()), ("backend", |r| r.backend.clone()), ("precision", |r| r.precision.clone()), ("mode", |r| r.mode.to_string()), ("users", |r| users_band(r.concurrency).to_string())];
     for (dim, key) in keys {
         let mut by: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
         for r in rows {
@@ -206,23 +235,29 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     }
     let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
     let shipped = LadderOps::physics_only();
-    let ops_for = |r: &SiliconRow| catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id)).unwrap_or(&shipped);
+    let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
+        Some((m, gpu)) => (m, format!("without {gpu}")),
+        None => (&shipped, "physics".to_string()),
+    };
+    let priced = PricedDeployments::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Result<(f64, f64), String>> = rows.par_iter().map(|r| {
-        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops_for(r)));
+    let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().map(|r| {
+        let (ops, ops_key) = ops_for(r);
+        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &priced));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
     }).collect();
     let mut out = ServingEval { predictor: "ladder", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
-            Ok((ttft, tpot)) => out.rows.push(Row {
+            Ok((concurrency, ttft, tpot)) => out.rows.push(Row {
                 id: r.id.clone(),
                 system: r.system.clone(),
                 model: r.model.clone(),
                 backend: r.backend.clone(),
                 precision: if r.precision.is_empty() { "bf16".into() } else { r.precision.clone() },
                 mode: r.mode(),
+                concurrency,
                 measured_ttft_ms: r.ttft_ms,
                 predicted_ttft_ms: ttft,
                 measured_tpot_ms: r.tpot_ms,
@@ -249,6 +284,8 @@ mod tests {
         assert_eq!(name("deepseek-ai/DeepSeek-R1").as_deref(), Some("deepseek-ai--DeepSeek-R1_config.json"));
         assert_eq!(name("meta-llama/Llama-3.1-70B").as_deref(), Some("meta-llama--Meta-Llama-3.1-70B_config.json"));
         assert_eq!(name("nvidia/Qwen3-32B-NVFP4").as_deref(), Some("Qwen--Qwen3-32B_config.json"));
+        assert_eq!(name("nvidia/DeepSeek-R1-FP4").as_deref(), Some("deepseek-ai--DeepSeek-R1_config.json"));
+        assert_eq!(name("Qwen/Qwen3-32B-FP8").as_deref(), Some("Qwen--Qwen3-32B_config.json"));
         assert_eq!(name("x/Unknown"), None);
         std::fs::remove_dir_all(dir).ok();
     }

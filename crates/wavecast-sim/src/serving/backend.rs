@@ -22,8 +22,24 @@ pub struct Backend {
     pub fraction_of_free: bool,
     /// Host-side time per iteration not hidden behind GPU work, ms.
     pub iteration_overhead_ms: f64,
+    /// Prompts before decodes: an iteration with waiting prompts computes only them (SGLang
+    /// without `--enable-mixed-chunk`); otherwise running sequences decode first and prompts
+    /// fill the rest of the budget (vLLM V1, TensorRT-LLM in-flight batching).
+    pub prefill_first: bool,
     /// From a client's request to the engine scheduling it (HTTP, tokenization, routing), ms.
     pub frontend_ms: f64,
+    /// The API server's own time per request, which requests sent together wait for one after
+    /// another: a fixed ms (HTTP parsing, validation, scheduling the request into the engine)
+    /// and µs per prompt token (tokenization).
+    pub server_ms: f64,
+    pub server_us_per_token: f64,
+}
+
+impl Backend {
+    /// Milliseconds of API-server time a request with `input_len` prompt tokens takes.
+    pub fn server_time_ms(&self, input_len: u64) -> f64 {
+        self.server_ms + self.server_us_per_token * input_len as f64 / 1e3
+    }
 }
 
 /// The engines wavecast knows; values are each engine's documented defaults for GPUs with
@@ -38,9 +54,9 @@ pub struct Backend {
 /// tokenizer and router in front of the engine), and `iteration_overhead_ms`, the median gap of
 /// their time per output token.
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, frontend_ms: 30.0 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, frontend_ms: 200.0 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, frontend_ms: 40.0 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: true, frontend_ms: 200.0, server_ms: 1.9, server_us_per_token: 1.3 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, prefill_first: false, frontend_ms: 40.0, server_ms: 1.9, server_us_per_token: 1.3 },
 ];
 
 impl FromStr for Backend {

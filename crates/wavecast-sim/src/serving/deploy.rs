@@ -174,6 +174,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
         kv_blocks: memory.kv_tokens / par.pp / o.backend.block_size,
         shared_prefix: o.shared_prefix,
         prefix_caching: o.prefix_caching,
+        prefill_first: o.backend.prefill_first,
     };
     Ok(Worker { role, count: pool.workers * par.pp, config, cost, memory })
 }
@@ -270,9 +271,10 @@ impl Prepared {
         })
     }
 
-    /// Replays a closed-loop `load` in its steady state: a first run with every client
-    /// starting at once gives one request's mean latency, and the reported run spreads the
-    /// clients' starts over it (see [`Load::staggered`]). Open-loop loads run as they are.
+    /// Replays a closed-loop `load` as a benchmark drives it in its steady state: a first run
+    /// with every client starting at once gives one request's mean latency, and the reported
+    /// run starts each client at a random moment of it (see [`Load::staggered`]). Open-loop
+    /// loads run as they are.
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
         if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
             return self.run(load);
@@ -290,7 +292,9 @@ impl Prepared {
         let transfer_ms = move |tokens: u64| fixed_ms + tokens as f64 * per_token_ms;
         let entries: Vec<(Role, EngineConfig, &dyn StepCost)> =
             self.workers.iter().flat_map(|w| (0..w.count).map(move |_| (w.role, w.config, &w.cost as &dyn StepCost))).collect();
-        let outcome = simulate(load, &Deployment { workers: entries, transfer_ms: &transfer_ms, frontend_ms: self.options.backend.frontend_ms })?;
+        let backend = self.options.backend;
+        let server_ms = move |tokens: u64| backend.server_time_ms(tokens);
+        let outcome = simulate(load, &Deployment { workers: entries, transfer_ms: &transfer_ms, frontend_ms: backend.frontend_ms, server_ms: &server_ms })?;
         let o = &self.options;
         let gpus = o.layout.gpus();
         Ok(ServeSimReport {
@@ -401,5 +405,25 @@ impl std::str::FromStr for Pool {
         }
         let moe_tp = etp.unwrap_or(gpus / ep);
         Ok(Pool { workers, parallel: Parallel { tp, attention_dp: dp, moe_tp, ep, pp }, max_seqs: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_ir::DType;
+
+    #[test]
+    fn kv_heads_are_replicated_when_tp_outnumbers_them() {
+        // Qwen3-235B-A22B has 4 KV heads: TP 2 keeps 2 per GPU, TP 4 one, and TP 8 still one
+        // (each head on two GPUs, as the engines replicate it), not half of one.
+        let spec = wavecast_workload::presets::preset("qwen3-235b-a22b").unwrap();
+        assert_eq!(spec.kv_heads, 4);
+        let f = Formats { dtype: DType::Bf16, quant: None, moe_quant: None, kv: DType::Bf16 };
+        let per_gpu = |tp| kv_bytes_per_token(&spec, &f, &Parallel::tp(tp), 4096).unwrap();
+        assert!((per_gpu(2) - 2.0 * per_gpu(4)).abs() < 1e-6);
+        assert_eq!(per_gpu(8), per_gpu(4));
+        // One token's cache on a GPU: every layer's key and value of one 128-wide head, 16-bit.
+        assert_eq!(per_gpu(8), (spec.layers * 2 * 128 * 2) as f64);
     }
 }

@@ -76,6 +76,11 @@ pub struct EngineConfig {
     pub shared_prefix: u64,
     /// Cached prefix pages are reused instead of recomputed.
     pub prefix_caching: bool,
+    /// Prefill first (SGLang's default): while prompts wait, an iteration computes prompt
+    /// chunks only and the decoding sequences wait for it. Otherwise decode first (vLLM V1,
+    /// TensorRT-LLM's in-flight batching): every running sequence gets its token and new
+    /// prompts fill the rest of the token budget in the same iteration.
+    pub prefill_first: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -198,10 +203,26 @@ impl<'a> Worker<'a> {
 
     /// Chooses the next iteration's work; counts preemptions.
     fn schedule(&mut self, preemptions: &mut u64) -> Batch {
+        let prompts_pending = !self.waiting.is_empty() || self.running.iter().any(|s| s.computed < s.prompt);
+        if self.cfg.prefill_first && prompts_pending {
+            let b = self.schedule_with(preemptions, true);
+            if !b.prefill.is_empty() {
+                return b;
+            }
+        }
+        self.schedule_with(preemptions, false)
+    }
+
+    /// One iteration's work; with `prompts_only` the decoding sequences sit it out.
+    fn schedule_with(&mut self, preemptions: &mut u64, prompts_only: bool) -> Batch {
         let mut budget = self.cfg.max_batched_tokens;
         let mut i = 0;
         let mut preempted = false;
         while i < self.running.len() {
+            if prompts_only && self.running[i].computed >= self.running[i].prompt {
+                i += 1;
+                continue;
+            }
             let Some(n) = self.want(&self.running[i], budget) else { break };
             let need = self.owned_blocks(&self.running[i], self.running[i].computed + n).saturating_sub(self.running[i].blocks);
             while self.free_blocks < need && self.running.len() > i + 1 {
@@ -321,6 +342,9 @@ struct Pending {
 }
 
 enum Arriving {
+    /// A client sent request i: it queues at the API server.
+    Sent(usize),
+    /// Request i reaches the engine's scheduler.
     Request(usize),
     Handoff(Box<Seq>),
 }
@@ -351,6 +375,25 @@ pub struct Deployment<'a> {
     /// Time between a client sending a request and the engine scheduling it (HTTP handling,
     /// tokenization, routing), ms; counted in its latencies.
     pub frontend_ms: f64,
+    /// The API server handles requests one at a time (one process parses, validates and
+    /// tokenizes each): ms of its time a request of that many prompt tokens takes. Requests
+    /// sent together queue here before they reach the engine.
+    pub server_ms: &'a dyn Fn(u64) -> f64,
+}
+
+/// The API server in front of the engine: one request at a time, first come, first served.
+struct ApiServer<'a> {
+    free_at: f64,
+    per_request_ms: &'a dyn Fn(u64) -> f64,
+}
+
+impl ApiServer<'_> {
+    /// When a request sent at `sent_s` with `input_len` prompt tokens leaves the server.
+    fn admit(&mut self, sent_s: f64, input_len: u64) -> f64 {
+        let start = self.free_at.max(sent_s);
+        self.free_at = start + (self.per_request_ms)(input_len).max(0.0) / 1e3;
+        self.free_at
+    }
 }
 
 /// Most iterations one simulation may run (a guard against a load that never drains).
@@ -365,6 +408,7 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
     let mut pending = BinaryHeap::new();
     let mut order = 0u64;
     let frontend_s = deployment.frontend_ms.max(0.0) / 1e3;
+    let mut server = ApiServer { free_at: 0.0, per_request_ms: deployment.server_ms };
     let mut push = |pending: &mut BinaryHeap<Pending>, at: f64, what: Arriving| {
         order += 1;
         pending.push(Pending { at, order, what });
@@ -373,10 +417,12 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
         Arrival::Concurrency { clients } => (clients as usize).min(n),
         _ => n,
     };
-    // Closed loop: each client's first request at its own start time (all 0 for a burst).
+    // Closed loop: each client's first request at its own start time (all 0: they start
+    // together, as a benchmark's clients do). A request is sent, waits its turn at the API
+    // server, then reaches the engine after the front end's latency.
     for (i, r) in load.requests.iter().enumerate().take(next_request) {
         timelines[i].arrival_s = r.arrival_s;
-        push(&mut pending, r.arrival_s + frontend_s, Arriving::Request(i));
+        push(&mut pending, r.arrival_s, Arriving::Sent(i));
     }
     let (mut iterations, mut preemptions, mut tokens_total, mut done) = (0u64, 0u64, 0u64, 0usize);
     let mut peak_kv: f64 = 0.0;
@@ -416,6 +462,10 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
         while pending.peek().is_some_and(|p| p.at <= t) {
             let p = pending.pop().expect("peeked");
             match p.what {
+                Arriving::Sent(i) => {
+                    let at = server.admit(p.at, load.requests[i].input_len) + frontend_s;
+                    push(&mut pending, at, Arriving::Request(i));
+                }
                 Arriving::Request(i) => {
                     let r = &load.requests[i];
                     let s = Seq { id: i, prompt: r.input_len, computed: 0, generated: 0, output: r.output_len, blocks: 0, prefix_blocks: 0, scheduled: 0 };
@@ -438,7 +488,7 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
                     done += 1;
                     if matches!(load.arrival, Arrival::Concurrency { .. }) && next_request < n {
                         timelines[next_request].arrival_s = t;
-                        push(&mut pending, t + frontend_s, Arriving::Request(next_request));
+                        push(&mut pending, t, Arriving::Sent(next_request));
                         next_request += 1;
                     }
                 }
@@ -526,14 +576,18 @@ mod tests {
     }
 
     fn cfg(max_seqs: u64, kv_blocks: u64) -> EngineConfig {
-        EngineConfig { max_seqs, max_batched_tokens: 1 << 20, chunked_prefill: true, block_size: 16, kv_blocks, shared_prefix: 0, prefix_caching: false }
+        EngineConfig { max_seqs, max_batched_tokens: 1 << 20, chunked_prefill: true, block_size: 16, kv_blocks, shared_prefix: 0, prefix_caching: false, prefill_first: false }
     }
 
     fn agg<'a>(c: EngineConfig, cost: &'a dyn StepCost, transfer: &'a dyn Fn(u64) -> f64) -> Deployment<'a> {
-        Deployment { workers: vec![(Role::Mixed, c, cost)], transfer_ms: transfer, frontend_ms: 0.0 }
+        Deployment { workers: vec![(Role::Mixed, c, cost)], transfer_ms: transfer, frontend_ms: 0.0, server_ms: &no_server }
     }
 
     fn no_transfer(_: u64) -> f64 {
+        0.0
+    }
+
+    fn no_server(_: u64) -> f64 {
         0.0
     }
 
@@ -556,6 +610,50 @@ mod tests {
         assert_eq!(o.stats.iterations, 10);
         assert_eq!(o.stats.preemptions, 0);
         assert!(near(o.stats.mean_decode_seqs, 1.6), "{}", o.stats.mean_decode_seqs);
+    }
+
+    #[test]
+    fn users_starting_together_queue_for_prefill() {
+        // 4 users send 10-token prompts (3 output tokens) at once; 22 tokens an iteration,
+        // no chunking, 10 ms an iteration. Iteration 1 prefills users 1 and 2 (20 tokens);
+        // iteration 2 decodes them (2 tokens) and prefills users 3 and 4 (20): first tokens at
+        // 10, 10, 20 and 20 ms, a mean of 15 ms that an evenly spread start would not show.
+        let cost = Fixed(10.0);
+        let mut c = cfg(8, 1000);
+        c.max_batched_tokens = 22;
+        c.chunked_prefill = false;
+        let o = simulate(&fixed_load(4, 4, 10, 3), &agg(c, &cost, &no_transfer)).unwrap();
+        let ttft: Vec<f64> = o.timelines.iter().map(|t| ((t.first_token_s - t.arrival_s) * 1e3 * 1e6).round() / 1e6).collect();
+        assert_eq!(ttft, vec![10.0, 10.0, 20.0, 20.0]);
+        // The same with an API server that takes 1 ms a request, one at a time: requests reach
+        // the engine at 1, 2, 3 and 4 ms. Iteration 1 (1–11 ms) prefills user 1 alone; iteration
+        // 2 (11–21 ms) decodes user 1 and prefills users 2 and 3 (22 tokens); iteration 3
+        // (21–31 ms) decodes users 1–3 and prefills user 4: first tokens at 11, 21, 21, 31 ms.
+        let server = |_: u64| 1.0;
+        let d = Deployment { workers: vec![(Role::Mixed, c, &cost as &dyn StepCost)], transfer_ms: &no_transfer, frontend_ms: 0.0, server_ms: &server };
+        let o = simulate(&fixed_load(4, 4, 10, 3), &d).unwrap();
+        let first: Vec<f64> = o.timelines.iter().map(|t| (t.first_token_s * 1e3 * 1e6).round() / 1e6).collect();
+        assert_eq!(first, vec![11.0, 21.0, 21.0, 31.0]);
+    }
+
+    #[test]
+    fn prefill_first_engines_pause_decoding_for_new_prompts() {
+        // One user decodes (10 in, 4 out); a second request arrives at 15 ms. Decode first
+        // (vLLM): the iteration at 20 ms decodes user 1 and prefills user 2 together, user 1
+        // finishes at 40 ms. Prefill first (SGLang): that iteration prefills user 2 alone, user
+        // 1 waits one iteration and finishes at 50 ms; user 2's first token comes at 30 ms
+        // either way.
+        let cost = Fixed(10.0);
+        let load = Load { arrival: Arrival::Trace, requests: vec![Request { arrival_s: 0.0, input_len: 10, output_len: 4 }, Request { arrival_s: 0.015, input_len: 10, output_len: 4 }] };
+        let run = |prefill_first: bool| {
+            let mut c = cfg(8, 1000);
+            c.prefill_first = prefill_first;
+            simulate(&load, &agg(c, &cost, &no_transfer)).unwrap()
+        };
+        let (decode_first, prefill_first) = (run(false), run(true));
+        let ms = |x: f64| (x * 1e3 * 1e6).round() / 1e6;
+        assert_eq!((ms(decode_first.timelines[0].finish_s), ms(decode_first.timelines[1].first_token_s)), (40.0, 30.0));
+        assert_eq!((ms(prefill_first.timelines[0].finish_s), ms(prefill_first.timelines[1].first_token_s)), (50.0, 30.0));
     }
 
     #[test]
@@ -626,12 +724,12 @@ mod tests {
     fn disaggregated_requests_cross_the_link_between_pools() {
         let cost = Fixed(10.0);
         let transfer = |tokens: u64| tokens as f64 * 0.1;
-        let d = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost), (Role::Decode, cfg(8, 100), &cost)], transfer_ms: &transfer, frontend_ms: 0.0 };
+        let d = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost), (Role::Decode, cfg(8, 100), &cost)], transfer_ms: &transfer, frontend_ms: 0.0, server_ms: &no_server };
         let o = simulate(&fixed_load(1, 1, 100, 3), &d).unwrap();
         let t = o.timelines[0];
         // Prefill 10 ms, transfer of 100 tokens 10 ms: first token at 20 ms; two decode steps.
         assert!((t.first_token_s - 0.02).abs() < 1e-9 && (t.finish_s - 0.04).abs() < 1e-9, "{t:?}");
-        let bad = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 0.0 };
+        let bad = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 0.0, server_ms: &no_server };
         assert!(simulate(&fixed_load(1, 1, 100, 3), &bad).is_err());
     }
 

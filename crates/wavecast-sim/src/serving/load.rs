@@ -19,11 +19,24 @@ const MAX_CV: f64 = 100.0;
 /// beyond them times lose the precision milliseconds need.
 const MIN_RATE: f64 = 1e-6;
 const MAX_ARRIVAL_S: f64 = 1e9;
+/// Seed of the steady state's client phases (any fixed value: runs are reproducible).
+const STEADY_STATE_SEED: u64 = 0x5eed;
 
 /// Requests a closed loop of `clients` users sends by default: four each (the mean then covers
 /// the ramp-up and the steady state), at least 32.
 pub fn closed_loop_requests(clients: u64) -> u64 {
     clients.saturating_mul(4).max(32)
+}
+
+/// Rounds a serving benchmark's closed loop runs after its warm-up: AIConfigurator's generated
+/// `aiperf` command sends `--request-count` 20 × N with `--concurrency` N (see
+/// `../shared/docs/SERVING_BENCHMARK.md`), and every one of the 20 × N requests counts in the
+/// reported means. How the users' phases sit in that steady state: [`Load::staggered`].
+pub const BENCHMARK_ROUNDS: u64 = 20;
+
+/// Requests the benchmark protocol sends with `clients` users.
+pub fn benchmark_requests(clients: u64) -> u64 {
+    clients.saturating_mul(BENCHMARK_ROUNDS)
 }
 
 /// How a length (prompt or output tokens) is chosen per request.
@@ -183,17 +196,23 @@ impl Load {
         Ok(Load { arrival: Arrival::Trace, requests })
     }
 
-    /// The same closed-loop load with its clients starting one after another over `span_s`
-    /// seconds instead of all at once: client i sends its first request at i·span/clients.
-    /// Started together, identical requests finish together and come back together, so every
-    /// prompt of a wave waits for the whole wave's prefill; a benchmark's steady state has
-    /// them spread out. Open-loop loads are returned unchanged.
+    /// The same closed-loop load in its steady state: each client's first request at an
+    /// independent, uniformly random moment of `span_s` seconds (one request's latency), drawn
+    /// with a fixed seed. Open-loop loads are returned unchanged.
+    ///
+    /// Why random and not together or evenly spaced: users released together stay in step
+    /// round after round (identical requests finish in the same iteration), so every prompt
+    /// waits for the whole wave's prefill; on the measured vLLM and TensorRT-LLM runs the mean
+    /// TTFT is often below what that queue needs even with every kernel at its datasheet peak,
+    /// so the benchmark's clients do drift out of step. Evenly spaced starts are the other
+    /// extreme (a prompt never meets another) and miss the queueing that grows with the number
+    /// of users. Independent phases queue as a closed loop of unsynchronized users does.
     pub fn staggered(&self, span_s: f64) -> Load {
         let mut out = self.clone();
         if let Arrival::Concurrency { clients } = self.arrival {
-            let n = clients.max(1) as f64;
-            for (i, r) in out.requests.iter_mut().take(clients as usize).enumerate() {
-                r.arrival_s = span_s.max(0.0) * i as f64 / n;
+            let mut rng = StdRng::seed_from_u64(STEADY_STATE_SEED);
+            for r in out.requests.iter_mut().take(clients as usize) {
+                r.arrival_s = span_s.max(0.0) * rng.random::<f64>();
             }
         }
         out
@@ -229,6 +248,22 @@ mod tests {
         // 200 arrivals at 5/s take about 40 s.
         let last = a.requests.last().unwrap().arrival_s;
         assert!((25.0..60.0).contains(&last), "{last}");
+    }
+
+    #[test]
+    fn steady_state_starts_each_user_at_its_own_random_moment() {
+        let closed = Load::synthetic(40, Arrival::Concurrency { clients: 8 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 10 }, 0).unwrap();
+        let s = closed.staggered(2.0);
+        assert_eq!(s, closed.staggered(2.0), "reproducible");
+        let starts: Vec<f64> = s.requests[..8].iter().map(|r| r.arrival_s).collect();
+        assert!(starts.iter().all(|t| (0.0..2.0).contains(t)), "{starts:?}");
+        let mut distinct = starts.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert_eq!(distinct.len(), 8, "every user has its own phase: {starts:?}");
+        assert_eq!(s.requests[8..], closed.requests[8..], "later requests follow their user's previous one");
+        let open = Load::synthetic(40, Arrival::Rate { per_s: 5.0 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 10 }, 0).unwrap();
+        assert_eq!(open.staggered(2.0), open);
     }
 
     #[test]

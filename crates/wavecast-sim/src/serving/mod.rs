@@ -16,6 +16,6 @@ pub use backend::{Backend, BACKENDS};
 pub use cost::{Formats, Parallel, StepParts};
 pub use deploy::{serve_sim, Layout, Pool, Prepared, ServeSimOptions, ServeSimReport, WorkerMemory};
 pub use engine::{simulate, Batch, Chunk, Deployment, EngineConfig, EngineStats, Outcome, Role, StepCost, Timeline};
-pub use load::{closed_loop_requests, Arrival, Lengths, Load, Request, MAX_TOKENS};
+pub use load::{benchmark_requests, closed_loop_requests, Arrival, BENCHMARK_ROUNDS, Lengths, Load, Request, MAX_TOKENS};
 pub use metrics::{metrics, Latency, Metrics, Slo};
 pub use plan::{plan_serve, reason_key, PlanPoint, PlanServeReport, PlanServeRequest, DEFAULT_USERS_PER_WORKER};

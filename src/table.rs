@@ -73,12 +73,25 @@ pub fn provenance(shares: &std::collections::BTreeMap<String, f64>) -> String {
 
 /// The ladder per family beside the naive baselines, then the measured rung on held-out shapes.
 pub fn print_ladder_families(out: &wavecast::eval::ladder::LadderEval) {
+    if out.families.is_empty() {
+        // No family priced: a table of means would read 0.0 %, which looks like a perfect score.
+        println!("nothing on {} was priced: no family has both a sibling's table and fitted physics (reasons below)", out.test_gpu);
+    } else {
+        print_ladder_table(out);
+    }
+    print_measured_rung(out);
+}
+
+fn print_ladder_table(out: &wavecast::eval::ladder::LadderEval) {
     let mut t = new(&["source", "family", "dtype", "n", "ladder", "median", "copy sibling", "roofline ratio", "physics", "in interval", "sibling"]);
     for f in &out.families {
         t.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.rows.to_string(), pct(f.ladder.mean_ape), pct(f.ladder.median_ape), pct(f.copy_sibling_mape), pct(f.roofline_ratio_mape), pct(f.physics_mape), pct(f.coverage), f.main_sibling.clone()]);
     }
     t.add_row(vec!["mean of families".into(), String::new(), String::new(), String::new(), pct(out.mean_ladder), String::new(), pct(out.mean_copy_sibling), pct(out.mean_roofline_ratio), pct(out.mean_physics), String::new(), String::new()]);
     println!("{t}");
+}
+
+fn print_measured_rung(out: &wavecast::eval::ladder::LadderEval) {
     if out.measured.is_empty() {
         return;
     }

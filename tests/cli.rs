@@ -225,3 +225,33 @@ fn eval_ops_reads_modern_gpu_layouts_and_reports_by_family_and_format() {
     assert_clear_error(&["eval", "ops", "--data", dir.path().to_str().unwrap(), "--test-gpu", "h100"], "not a readable parquet file");
     assert_clear_error(&["eval", "ops", "--data", "tests/fixtures/modern", "--test-gpu", "h100", "--predictor", "li"], "has no model for these measurements");
 }
+
+#[test]
+fn eval_ops_ladder_with_nothing_priced_says_so_instead_of_a_zero_mean() {
+    // Only the H100's tables: holding it out leaves no sibling and no physics fit, so nothing is
+    // priced; the table of means used to read 0.0 %, which looks like a perfect score.
+    let dir = tempfile::tempdir().unwrap();
+    let from = std::path::Path::new("tests/fixtures/modern/aiconfigurator/systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet");
+    let to = dir.path().join("systems/data/h100_sxm/gemm/vllm/0.24.0/gemm_perf.parquet");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, &to).unwrap();
+    let o = wavecast(&["eval", "ops", "--data", dir.path().to_str().unwrap(), "--test-gpu", "h100", "--predictor", "ladder"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("nothing on h100-sxm was priced"), "{out}");
+    assert!(!out.contains("mean of families"), "{out}");
+    assert!(stderr(&o).contains("rows not priced"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_measured_h200_gemm_tables_load_as_an_aiconfigurator_system() {
+    // data/measurements/h200/aiconfigurator (tools/collect/aic_gemm.py on one H200): read as it
+    // is, every row the catalog's h200, none skipped.
+    let r = wavecast_data::aiconfigurator::load(std::path::Path::new("data/measurements/h200/aiconfigurator"), &wavecast_gpu::Catalog::builtin()).unwrap();
+    assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+    assert_eq!(r.rows.len(), 448);
+    assert!(r.rows.iter().all(|t| t.gpu == "h200"));
+    for p in [wavecast_data::Precision::Bf16, wavecast_data::Precision::Fp8] {
+        assert_eq!(r.rows.iter().filter(|t| t.precision == p).count(), 224);
+    }
+}

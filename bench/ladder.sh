@@ -13,13 +13,14 @@ shift || true
 GPUS=("$@")
 [ ${#GPUS[@]} -eq 0 ] && GPUS=(h100-sxm b200 gb200 a100-sxm-80gb l40s rtx-pro-6000-server)
 . bench/build.sh
+REV="$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)"   # what was built and run
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 for g in "${GPUS[@]}"; do
   echo "ladder: $g left out" >&2
   "$BIN" eval ops --data "$OPS" --test-gpu "$g" --predictor ladder --json > "$TMP/$g.json"
 done
-python3 - "$TMP" "$OPS" "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "${GPUS[@]}" > bench/results/ladder.md <<'PY'
+python3 - "$TMP" "$OPS" "$REV" "${GPUS[@]}" > bench/results/ladder.md <<'PY'
 import datetime, json, sys
 tmp, ops, rev, *gpus = sys.argv[1:]
 print("# The price ladder, each GPU left out\n")

@@ -110,9 +110,10 @@ def test_compare_rows_and_skipped(wavecast, cli):
     assert rows.skipped == want["skipped"] and {s.gpu for s in rows.skipped} == {"l4"}
     assert rows.model == "qwen3-32b" and rows.input_len == 1000
     assert all(isinstance(r, wavecast.ServeReport) for r in rows)
-    # Rows are flat enough for a table: every value a scalar except the per-class breakdowns.
+    # Rows are flat enough for a table: every value a scalar except the per-class breakdowns
+    # and where the prices came from.
     for r in rows:
-        assert {k for k, v in r.items() if isinstance(v, (dict, list))} <= {"prefill_classes", "decode_classes", "unpriced"}
+        assert {k for k, v in r.items() if isinstance(v, (dict, list))} <= {"prefill_classes", "decode_classes", "provenance", "unpriced"}
     # Comma-separated strings work as on the command line.
     again = wavecast.compare("qwen3-32b", gpus="h100,l4", tp="1,2", batch=8, input_len=1000, output_len=100)
     assert again.to_dict() == want

@@ -90,8 +90,8 @@ class Prediction(Report):
 
     Times in milliseconds. ``classes`` is one entry per operator class
     (``class, count, ms, share, flops, bytes``); ``phases`` has ``forward`` and, in training,
-    ``backward`` and ``optimizer``; ``unpriced`` lists operators the predictor has no model
-    for. Vision, recurrent and ONNX models add ``input`` and ``samples_per_s`` (ONNX also
+    ``backward`` and ``optimizer``; ``provenance`` gives the share of the time each rung of the
+    price ladder priced; ``unpriced`` lists operators the predictor has no model for. Vision, recurrent and ONNX models add ``input`` and ``samples_per_s`` (ONNX also
     ``unsupported``).
     """
 
@@ -108,6 +108,7 @@ class Prediction(Report):
     interval_ms: List[float]
     phases: Report
     classes: List[Report]
+    provenance: Dict[str, float]
     tokens_per_s: float
     flops: float
     bytes: float
@@ -126,8 +127,10 @@ class ServeReport(Report):
 
     ms, GB = 1e9 bytes, per GPU of the tensor-parallel group: ``prefill_ms`` (the batch's time
     to first token), ``decode_ms`` (median decode step), ``total_ms``, ``tokens_per_s``,
-    ``memory_gb``, ``usd_per_hour`` (all TP GPUs), ``tokens_per_usd``, ``comm_share``, and the
-    per-class breakdowns ``prefill_classes`` and ``decode_classes``.
+    ``memory_gb``, ``usd_per_hour`` (all TP GPUs), ``tokens_per_usd``, ``comm_share``, the
+    per-class breakdowns ``prefill_classes`` and ``decode_classes``, and ``provenance``: the
+    share of the time each rung of the price ladder priced (``measured``, ``transfer from GPU``,
+    ``physics``).
     """
 
     __slots__ = ()
@@ -162,6 +165,7 @@ class ServeReport(Report):
     tokens_per_usd: Optional[float]
     prefill_classes: List[Report]
     decode_classes: List[Report]
+    provenance: Dict[str, float]
     unpriced: List[Any]
 
     def __repr__(self) -> str:

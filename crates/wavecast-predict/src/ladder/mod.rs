@@ -15,7 +15,7 @@ pub mod ops;
 pub mod tables;
 pub mod transfer;
 
-use crate::provenance::{Provenance, Rung};
+use crate::provenance::Provenance;
 use crate::sustained::{Model, Work};
 use std::collections::BTreeMap;
 pub use ops::LadderOps;
@@ -27,13 +27,12 @@ use wavecast_gpu::{Catalog, Gpu};
 /// Half-widths of each rung's interval in log space (ln(hi / time)), set from held-out errors
 /// (`wavecast eval ops --data ../shared/data/aiconfigurator --predictor ladder`; a held-out tenth
 /// of H100's own shapes interpolated from the rest missed by 3–11 % mean, 2–7 % median per
-/// family): interpolation between measured points
-/// (plus a share per log2 step to the nearest point), a transfer from a GPU of the same
-/// architecture or of another, and physics alone.
+/// family): interpolation between measured points (plus a share per log2 step to the nearest
+/// point), a transfer from a sibling (B200 and GB200 from each other: 56–94 % of GEMM,
+/// attention and MoE rows inside), and physics alone.
 const MEASURED_HALF_WIDTH: f64 = 0.1;
 const MEASURED_PER_STEP: f64 = 0.03;
-const SAME_ARCH_HALF_WIDTH: f64 = 0.12;
-const CROSS_ARCH_HALF_WIDTH: f64 = 0.3;
+const TRANSFER_HALF_WIDTH: f64 = 0.12;
 const PHYSICS_HALF_WIDTH: f64 = 0.55;
 
 /// Most measured GPUs one transfer combines.
@@ -157,16 +156,15 @@ impl Ladder {
         if let Some(&(_, _, best)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             let weights: f64 = carried.iter().map(|c| c.1).sum();
             let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.floor_seconds());
-            let width = if best.architecture == gpu.architecture { SAME_ARCH_HALF_WIDTH } else { CROSS_ARCH_HALF_WIDTH };
-            return Ok(widened(seconds, width, Provenance::transfer(&best.id)));
+            return Ok(widened(seconds, TRANSFER_HALF_WIDTH, Provenance::transfer(&best.id)));
         }
         let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
         Ok(widened(seconds, PHYSICS_HALF_WIDTH, Provenance::PHYSICS))
     }
 
     /// The naive baselines for `q` on `gpu` from its most similar measured GPU of any
-    /// architecture: that GPU's time
-    /// copied as is, and scaled by the plain roofline's ratio. `None` without a sibling.
+    /// architecture: that GPU's time copied as is, and scaled by the plain roofline's ratio.
+    /// `None` when no other GPU measured the family.
     pub fn baselines(&self, q: &Query, gpu: &Gpu) -> Option<Baselines> {
         let (from, _) = self.measured_others(q, gpu).into_iter().find(|(s, _)| self.measured(q, s).is_some())?;
         let there = self.measured(q, from)?.seconds;
@@ -198,15 +196,4 @@ fn lookup_library(libraries: &BTreeMap<String, Table>, library: Option<&str>, sh
     let hits: Vec<Lookup> = libraries.values().filter_map(|t| t.lookup(shape, physics)).collect();
     let nearest = hits.iter().map(|h| h.distance).fold(f64::INFINITY, f64::min);
     hits.into_iter().filter(|h| h.distance <= nearest + 1.0).min_by(|a, b| a.seconds.total_cmp(&b.seconds))
-}
-
-impl Rung {
-    /// The rung's interval half-width, for reports that explain the intervals.
-    pub fn half_width(self) -> f64 {
-        match self {
-            Rung::Measured => MEASURED_HALF_WIDTH,
-            Rung::Transfer => CROSS_ARCH_HALF_WIDTH,
-            Rung::Physics => PHYSICS_HALF_WIDTH,
-        }
-    }
 }

@@ -366,7 +366,7 @@ impl TransformerSpec {
                 } else {
                     format!("unsupported model_type '{other}': {why}")
                 };
-                return Err(WorkloadError::Config { origin: origin.into(), reason });
+                return Err(WorkloadError::Unsupported { origin: origin.into(), reason });
             }
         };
         let quant_cfg = cfg.get("quantization_config").or_else(|| top.get("quantization_config"));
@@ -917,8 +917,12 @@ mod tests {
         let e = TransformerSpec::from_json("{not json", "x.json").unwrap_err().to_string();
         assert!(e.contains("x.json"), "{e}");
         let e = TransformerSpec::from_json(r#"{"model_type":"t5"}"#, "x").unwrap_err().to_string();
-        assert!(e.contains("unsupported model_type 't5'"), "{e}");
+        assert!(e.starts_with("unsupported model x:") && e.contains("unsupported model_type 't5'"), "{e}");
+        // A hybrid architecture is a known gap, not a broken file: the message names the layers.
+        let e = TransformerSpec::from_json(r#"{"model_type":"qwen3_5_moe_text"}"#, "x").unwrap_err().to_string();
+        assert!(!e.contains("malformed") && e.contains("Gated DeltaNet"), "{e}");
         let e = TransformerSpec::from_json(r#"{"model_type":"gpt2","n_embd":"big"}"#, "x").unwrap_err().to_string();
+        assert!(e.starts_with("malformed model config x:"), "{e}");
         assert!(e.contains("'n_embd' must be a positive integer"), "{e}");
         let e = TransformerSpec::from_json(r#"{"model_type":"gpt2","n_embd":0}"#, "x").unwrap_err().to_string();
         assert!(e.contains("at least 1"), "{e}");

@@ -41,6 +41,9 @@ pub enum WorkloadError {
     Read { path: String, reason: String },
     #[error("malformed model config {origin}: {reason}")]
     Config { origin: String, reason: String },
+    /// A well-formed config of an architecture wavecast does not model (the reason names what).
+    #[error("unsupported model {origin}: {reason}")]
+    Unsupported { origin: String, reason: String },
     #[error("unknown model '{name}'{}", did_you_mean(.closest))]
     UnknownPreset { name: String, closest: String },
     #[error("{0}")]

@@ -103,8 +103,8 @@ fn nonsense_layouts_get_one_line_and_exit_2() {
         "does not divide the model's 20 attention heads",
     );
     assert_clear_error(
-        &with(&["--pp", "37"]),
-        "need at least 37 layers; the model has 36",
+        &with(&["--pp", "39"]),
+        "need at least 37 layers (the embedding and the loss count as one each); the model has 36",
     );
     assert_clear_error(
         &with(&["--dp", "4", "--nodes", "1"]),

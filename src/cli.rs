@@ -208,9 +208,10 @@ pub struct PredictArgs {
     pub seq: Option<u64>,
     #[arg(long, value_enum, default_value = "inference")]
     pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: fp32; bf16 in serve mode; in train mode for
-    /// transformers the config's torch_dtype, else bf16, and fp32 for the presets of NeuSight's
-    /// FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8); reports say which].
+    /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
+    /// bf16, and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
+    /// switch-base-8); bf16 in serve mode; fp32 for vision models and ONNX graphs; reports say
+    /// which].
     #[arg(long)]
     pub dtype: Option<String>,
     /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].

@@ -89,10 +89,11 @@ pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor)
 /// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let mut options = load_options(req)?;
-    // A transformer's training step takes the training route's default format, so one GPU
-    // and the layout dp = tp = pp = 1 answer alike.
+    // A transformer takes the one default-format rule (the config's torch_dtype, else bf16;
+    // fp32 for NeuSight's FP32 benchmark presets) in every mode, so one GPU and the layout
+    // dp = tp = pp = 1 answer alike and inference runs in the format the model was released in.
     let transformer = is_transformer_request(req);
-    if options.mode == Mode::Training && req.dtype.is_none() && transformer {
+    if req.dtype.is_none() && transformer {
         options.dtype = Some(crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref())?.0);
     }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
@@ -148,14 +149,15 @@ fn single_gpu_layout(req: &PredictRequest) -> crate::request::TrainRequest {
     }
 }
 
-/// Why a training request without `--dtype` trains in the format it does (`None` when a
-/// format was given or the request is not a transformer's training step).
-pub fn training_dtype_note(req: &PredictRequest) -> Option<String> {
-    let training = parse_mode(&req.mode).ok() == Some(Mode::Training);
-    if !training || req.dtype.is_some() || !is_transformer_request(req) {
+/// Why a transformer request without `--dtype` runs in the format it does (`None` when a
+/// format was given or the workload is not a transformer from a preset or config).
+pub fn default_dtype_note(req: &PredictRequest) -> Option<String> {
+    let mode = parse_mode(&req.mode).ok()?;
+    if req.dtype.is_some() || !is_transformer_request(req) {
         return None;
     }
-    crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref()).ok().map(|(_, why)| format!("training format {why} (--dtype to change)"))
+    let what = if mode == Mode::Training { "training" } else { "inference" };
+    crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref()).ok().map(|(_, why)| format!("{what} format {why} (--dtype to change)"))
 }
 
 pub(crate) fn parse_mode(mode: &str) -> Result<Mode> {

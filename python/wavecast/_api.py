@@ -202,7 +202,7 @@ def predict(
         gpu: GPU name or alias (see :func:`gpus`), e.g. ``"h100"``, ``"NVIDIA L4"``.
         batch: samples per step. seq: tokens per sample (ignored by image models).
         mode: ``"inference"`` (or ``"infer"``) or ``"train"`` (forward, backward, optimizer).
-        dtype: ``"fp32"`` (default), ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``.
+        dtype: ``"fp32"``, ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``; default: for transformers the config's ``torch_dtype``, else bf16 (fp32 for NeuSight's FP32 benchmark presets), fp32 for vision models and ONNX graphs.
         predictor: ``"wavecast"``, ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
         attention: ``"auto"``, ``"eager"`` or ``"fused"``.
         optimizer: ``"adam"``, ``"sgd"`` or ``"sgd-momentum"`` (training).

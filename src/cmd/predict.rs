@@ -10,7 +10,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
     let request = a.request();
     let p = wavecast::predict(&request)?;
-    for note in wavecast::training_dtype_note(&request).iter().chain(&p.notes) {
+    for note in wavecast::default_dtype_note(&request).iter().chain(&p.notes) {
         eprintln!("note: {note}");
     }
     write_html(&a.html, wavecast::html::Kind::Predict, Some(&request), &p)?;

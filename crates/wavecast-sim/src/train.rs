@@ -79,8 +79,9 @@ impl Axis {
         match self {
             Axis::Tensor => (s.tp, l.tp),
             Axis::Context => (s.cp, l.cp),
-            // Expert groups are consecutive data-parallel ranks.
-            Axis::Expert => (s.dp, l.ep),
+            // Expert groups are consecutive ranks of a stage, folded over the tensor-, context-
+            // and data-parallel ranks (Megatron-Core's MoE parallel folding).
+            Axis::Expert => (s.tp, l.ep),
             Axis::Pipeline => (s.pp, l.pp),
             Axis::Data => (s.dp, l.dp),
         }
@@ -526,8 +527,11 @@ pub fn train_step(
     if topo.gpus_per_node == 0 {
         return Err(SimError::Invalid("GPUs per node must be at least 1".into()));
     }
-    if l.tp > topo.gpus_per_node {
-        return Err(SimError::Invalid(format!("tensor parallelism {} exceeds the {} GPUs of a node; tensor-parallel groups stay inside a node", l.tp, topo.gpus_per_node)));
+    // An NVLink domain wider than a node (GB200 NVL72: trays of 4 in a rack of 72) holds
+    // tensor-parallel groups across its trays.
+    let domain = topo.gpus_per_node.max(gpu.interconnect.nvlink_domain);
+    if l.tp > domain {
+        return Err(SimError::Invalid(format!("tensor parallelism {} exceeds the {domain} GPUs of a node's NVLink domain; tensor-parallel groups stay inside it", l.tp)));
     }
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
@@ -920,6 +924,22 @@ mod tests {
         assert_eq!(s.recompute_per_layer(Recompute::SelectiveLayer), 0.5 * 20.0);
         assert_eq!(s.recompute_per_layer(Recompute::Selective), 1.0);
         assert_eq!(s.recompute_per_layer(Recompute::Full), 20.0);
+    }
+
+    /// Megatron-Bridge's Qwen3-235B on 64 B200s (tp1·pp8·dp8·ep8): with pipeline stages
+    /// outermost the expert group is the eight GPUs of one node, so its all-to-all runs over
+    /// NVLink; the pipeline's sends cross the network. Folded over TP (tp2·dp32·ep64) the
+    /// expert group is 64 consecutive ranks.
+    #[test]
+    fn expert_groups_fold_inside_a_stage_and_pipelines_cross_nodes() {
+        let l = Layout { dp: 8, pp: 8, ep: 8, ..Layout::default() };
+        let (stride, size) = Axis::Expert.group(&l);
+        assert_eq!((stride, size), (1, 8));
+        assert!(!Layout::spans_nodes(stride, size, 8));
+        let (stride, size) = Axis::Pipeline.group(&l);
+        assert!(Layout::spans_nodes(stride, size, 8));
+        let folded = Layout { tp: 2, dp: 32, ep: 64, ..Layout::default() };
+        assert_eq!(Axis::Expert.group(&folded), (1, 64));
     }
 
     #[test]

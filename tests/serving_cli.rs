@@ -202,7 +202,7 @@ fn eval_serving_predicts_what_it_can_and_names_the_rest() {
     let unpredicted = v["unpredicted"].as_array().unwrap();
     assert_eq!(unpredicted.len(), 2);
     let reasons: Vec<&str> = unpredicted.iter().map(|u| u["reason"].as_str().unwrap()).collect();
-    assert!(reasons.iter().any(|r| r.contains("no prefill worker count")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("prefill_num_workers and decode_num_workers empty")), "{reasons:?}");
     assert!(reasons.iter().any(|r| r.contains("qwen3_5")), "{reasons:?}");
     let groups: Vec<&str> = v["summary"].as_array().unwrap().iter().map(|g| g["group"].as_str().unwrap()).collect();
     for g in ["all", "system=h100_sxm", "backend=vllm", "backend=trtllm", "precision=fp8", "mode=agg"] {

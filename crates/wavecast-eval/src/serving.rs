@@ -109,11 +109,24 @@ fn parallel(l: &ServingLayout) -> Result<Parallel, String> {
     Ok(Parallel { tp: l.tp, attention_dp: l.attention_dp, moe_tp, ep, pp: l.pp })
 }
 
+/// A disaggregated run needs both pools' worker counts. No other column implies them: the
+/// file has no total GPU count, and the pools' batch sizes are missing exactly where the worker
+/// counts are (all 393 such rows of the shared file: DeepSeek-R1 on SGLang and TensorRT-LLM,
+/// which give each pool's parallel layout only). The reason names the empty columns.
+fn check_worker_counts(prefill: &wavecast_data::silicon::Pool, decode: &wavecast_data::silicon::Pool) -> Result<(), String> {
+    let missing: Vec<&str> = [(prefill.workers, "prefill_num_workers"), (decode.workers, "decode_num_workers")].into_iter().filter(|(w, _)| !w.is_some_and(|w| w > 0)).map(|(_, name)| name).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!("disaggregated run without worker counts: {} empty (no other column implies how many prefill and decode workers ran)", missing.join(" and ")))
+}
+
 fn layout(row: &SiliconRow) -> Result<Layout, String> {
     Ok(match row.deployment {
         Deployment::Agg { layout } => Layout::Agg { pool: Pool { workers: 1, parallel: parallel(&layout)?, max_seqs: None } },
         Deployment::Disagg { prefill, decode } => {
-            let workers = |p: &wavecast_data::silicon::Pool, which: &str| p.workers.filter(|&w| w > 0).ok_or_else(|| format!("the file gives no {which} worker count"));
+            check_worker_counts(&prefill, &decode)?;
+            let workers = |p: &wavecast_data::silicon::Pool, which: &str| p.workers.filter(|&w| w > 0).ok_or_else(|| format!("the file gives no {which}_num_workers"));
             // A pool's batch size is per attention-data-parallel rank, as the engines take it.
             let max_seqs = |p: &wavecast_data::silicon::Pool| p.batch.map(|b| b * p.layout.attention_dp);
             Layout::Disagg {

@@ -33,6 +33,13 @@ pub struct Backend {
     /// and µs per prompt token (tokenization).
     pub server_ms: f64,
     pub server_us_per_token: f64,
+    /// How far a benchmark's closed loop of identical requests stays in step, from 0 (users at
+    /// independent phases) to 1 (users released together and never drifting apart): the
+    /// reported latencies lie between the two simulated extremes, this far on a log scale (see
+    /// [`super::Prepared::run_steady`]). Prefill-first engines pause every decoding sequence
+    /// for each new prompt, so sequences that started together finish together and come back
+    /// together; decode-first engines let them drift.
+    pub client_sync: f64,
 }
 
 impl Backend {
@@ -48,15 +55,19 @@ impl Backend {
 /// page size 1, `mem_fraction_static` about 0.88; TensorRT-LLM `max_num_tokens` 8192,
 /// `max_batch_size` 2048, 32-token pages, 90 % of free memory for the cache).
 ///
+/// `client_sync` is fitted the same way, one value per admission policy over every predicted
+/// row of both measured GPUs (0.6 prefill first, 0.3 decode first; README, *Clients and
+/// engines*).
+///
 /// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
 /// neither depending on the GPU: `frontend_ms`, the median gap between measured and simulated
 /// time to first token of the runs with at most four users on one node (the HTTP server,
 /// tokenizer and router in front of the engine), and `iteration_overhead_ms`, the median gap of
 /// their time per output token.
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: true, frontend_ms: 200.0, server_ms: 1.9, server_us_per_token: 1.3 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, prefill_first: false, frontend_ms: 40.0, server_ms: 1.9, server_us_per_token: 1.3 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: true, frontend_ms: 200.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.6 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, prefill_first: false, frontend_ms: 40.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
 ];
 
 impl FromStr for Backend {

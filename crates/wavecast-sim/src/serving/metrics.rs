@@ -23,6 +23,37 @@ impl Latency {
     }
 }
 
+impl Latency {
+    /// `w` of the way from `self` to `other` on a log scale (each field; 0 gives `self`, 1
+    /// `other`). A field that is not positive in both is taken linearly.
+    pub fn toward(&self, other: &Latency, w: f64) -> Latency {
+        let w = w.clamp(0.0, 1.0);
+        let f = |a: f64, b: f64| match w {
+            0.0 => a,
+            1.0 => b,
+            _ if a > 0.0 && b > 0.0 => (a.ln() * (1.0 - w) + b.ln() * w).exp(),
+            _ => a + (b - a) * w,
+        };
+        Latency { mean: f(self.mean, other.mean), p50: f(self.p50, other.p50), p90: f(self.p90, other.p90), p99: f(self.p99, other.p99) }
+    }
+}
+
+impl Metrics {
+    /// These metrics with their latencies `w` of the way toward `other`'s (see
+    /// [`Latency::toward`]); the per-user token rate follows the TPOT, throughput and goodput
+    /// stay this run's.
+    pub fn latencies_toward(&self, other: &Metrics, w: f64) -> Metrics {
+        let tpot_ms = self.tpot_ms.toward(&other.tpot_ms, w);
+        Metrics {
+            ttft_ms: self.ttft_ms.toward(&other.ttft_ms, w),
+            e2e_ms: self.e2e_ms.toward(&other.e2e_ms, w),
+            tokens_per_s_per_user: if tpot_ms.mean > 0.0 { 1000.0 / tpot_ms.mean } else { self.tokens_per_s_per_user },
+            tpot_ms,
+            ..self.clone()
+        }
+    }
+}
+
 /// A latency target: a request meets it when both of its latencies are within.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Slo {
@@ -91,6 +122,19 @@ pub fn metrics(timelines: &[Timeline], gpus: u64, slo: Option<Slo>) -> Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_move_toward_the_lockstep_run_on_a_log_scale() {
+        let independent = Latency { mean: 100.0, p50: 80.0, p90: 200.0, p99: 0.0 };
+        let lockstep = Latency { mean: 400.0, p50: 320.0, p90: 200.0, p99: 10.0 };
+        assert_eq!(independent.toward(&lockstep, 0.0), independent);
+        assert_eq!(independent.toward(&lockstep, 1.0), lockstep);
+        let half = independent.toward(&lockstep, 0.5);
+        // Geometric means: √(100 · 400) = 200, √(80 · 320) = 160; a zero is taken linearly.
+        assert!((half.mean - 200.0).abs() < 1e-9 && (half.p50 - 160.0).abs() < 1e-9 && (half.p90 - 200.0).abs() < 1e-9, "{half:?}");
+        assert!((half.p99 - 5.0).abs() < 1e-9, "{half:?}");
+        assert_eq!(independent.toward(&lockstep, 7.0), lockstep, "weights are clamped to 0..=1");
+    }
 
     #[test]
     fn latencies_throughput_and_goodput_from_timelines() {

@@ -126,6 +126,12 @@ impl Fp32Rungs {
         Ok(rungs)
     }
 
+    /// The rungs for `tables` when they hold any NeuSight FP32 table (without one, FP32 ops
+    /// keep the physics rung: serving's few FP32 ops are priced as they always were).
+    pub fn for_tables(tables: &Tables, held_out: Option<&str>) -> Option<Fp32Rungs> {
+        tables.families().any(|f| f.source == Source::Neusight).then(|| Fp32Rungs::new(held_out).ok()).flatten()
+    }
+
     /// The learned model's time of `op` on `gpu`.
     fn learned(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Option<f64> {
         match self.learned.predict(op, gpu, ctx) {

@@ -23,8 +23,8 @@ pub struct LadderOps {
     ladder: Arc<Ladder>,
     /// The measured-data folder the tables came from (`None`: no tables, physics only).
     ops_data: Option<PathBuf>,
-    /// FP32 ops' rungs (the learned FP32 model in place of physics); `None` only if its
-    /// shipped weights could not be read, and FP32 ops then take the physics rung.
+    /// FP32 ops' rungs (the learned FP32 model in place of physics) when the tables hold
+    /// NeuSight's FP32 measurements; else FP32 ops take the physics rung as before.
     fp32: Option<Fp32Rungs>,
 }
 
@@ -34,14 +34,15 @@ type Built = Mutex<BTreeMap<(PathBuf, Option<String>), Arc<Ladder>>>;
 
 impl LadderOps {
     pub fn new(ladder: Ladder, ops_data: Option<PathBuf>) -> LadderOps {
-        LadderOps { ladder: Arc::new(ladder), ops_data, fp32: Fp32Rungs::new(None).ok() }
+        let fp32 = Fp32Rungs::for_tables(ladder.tables(), None);
+        LadderOps { ladder: Arc::new(ladder), ops_data, fp32 }
     }
 
     /// No measured tables: every op priced by the shipped physics numbers.
     pub fn physics_only() -> LadderOps {
         static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
         let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin())));
-        LadderOps { ladder: ladder.clone(), ops_data: None, fp32: Fp32Rungs::new(None).ok() }
+        LadderOps { ladder: ladder.clone(), ops_data: None, fp32: None }
     }
 
     /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_ladder_timings`
@@ -51,7 +52,7 @@ impl LadderOps {
         let key = (dir.to_path_buf(), held_out.map(str::to_string));
         let built = BUILT.get_or_init(Default::default);
         if let Some(ladder) = built.lock().map_err(|e| e.to_string())?.get(&key) {
-            return Ok(LadderOps { ladder: ladder.clone(), ops_data: Some(key.0), fp32: Fp32Rungs::new(held_out).ok() });
+            return Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder: ladder.clone(), ops_data: Some(key.0) });
         }
         let loaded = wavecast_data::load_ladder_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
         if loaded.rows.is_empty() {
@@ -59,7 +60,7 @@ impl LadderOps {
         }
         let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out));
         built.lock().map_err(|e| e.to_string())?.insert(key.clone(), ladder.clone());
-        Ok(LadderOps { ladder, ops_data: Some(key.0), fp32: Fp32Rungs::new(held_out).ok() })
+        Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0) })
     }
 
     /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::physics_only`].

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use wavecast_data::{load_neusight_dir, op_sets};
 use wavecast_predict::physics::Family;
 use wavecast_predict::sample::{samples, Sample};
+use wavecast_predict::ladder::fp32::Fp32Baselines;
 use wavecast_predict::ladder::LadderOps;
 use wavecast_predict::{Estimate, Predictor};
 
@@ -49,8 +50,8 @@ pub struct RowPrediction<'a> {
     pub set: &'a str,
     pub sample: &'a Sample,
     pub predicted_s: f64,
-    /// The naive transfers for the row (isolated seconds): from which GPU, copied, roofline ratio.
-    pub baselines: Option<(String, f64, f64)>,
+    /// The naive transfers for the row (isolated seconds).
+    pub baselines: Option<Fp32Baselines>,
 }
 
 /// The `--json` output of `eval ops`.
@@ -96,21 +97,21 @@ fn errors_of(preds: &[RowPrediction]) -> Vec<FamilyError> {
 
 /// The naive transfers on the rows of `v` that have them (`None` when none has).
 fn family_baselines(v: &[&RowPrediction]) -> Option<FamilyBaselines> {
-    let with: Vec<(&RowPrediction, &(String, f64, f64))> = v.iter().filter_map(|p| Some((*p, p.baselines.as_ref()?))).collect();
+    let with: Vec<(&RowPrediction, &Fp32Baselines)> = v.iter().filter_map(|p| Some((*p, p.baselines.as_ref()?))).collect();
     if with.is_empty() {
         return None;
     }
     let mut from: BTreeMap<&str, usize> = BTreeMap::new();
     for (_, b) in &with {
-        *from.entry(b.0.as_str()).or_default() += 1;
+        *from.entry(b.from.as_str()).or_default() += 1;
     }
-    let mape = |f: &dyn Fn(&RowPrediction, &(String, f64, f64)) -> f64| Summary::of(&with.iter().map(|(p, b)| ape(f(p, b), p.sample.latency_s)).collect::<Vec<_>>()).mean_ape;
+    let mape = |f: &dyn Fn(&RowPrediction, &Fp32Baselines) -> f64| Summary::of(&with.iter().map(|(p, b)| ape(f(p, b), p.sample.latency_s)).collect::<Vec<_>>()).mean_ape;
     Some(FamilyBaselines {
         from: from.into_iter().max_by_key(|(_, n)| *n).map(|(g, _)| g.to_string()).unwrap_or_default(),
         rows: with.len() as u32,
         mean_ape: mape(&|p, _| p.predicted_s),
-        copy_nearest_mape: mape(&|_, b| b.1),
-        roofline_ratio_mape: mape(&|_, b| b.2),
+        copy_nearest_mape: mape(&|_, b| b.copy),
+        roofline_ratio_mape: mape(&|_, b| b.roofline_ratio),
     })
 }
 
@@ -118,7 +119,7 @@ fn family_baselines(v: &[&RowPrediction]) -> Option<FamilyBaselines> {
 /// GPU's rows).
 fn with_baselines(preds: &mut [RowPrediction], ladder: &LadderOps) {
     for p in preds {
-        p.baselines = ladder.fp32_baselines(&p.sample.op, &p.sample.gpu).map(|b| (b.from, b.copy, b.roofline_ratio));
+        p.baselines = ladder.fp32_baselines(&p.sample.op, &p.sample.gpu);
     }
 }
 

@@ -181,7 +181,7 @@ impl Fp32Rungs {
 
     /// The isolated time of `op` on `gpu` from the tables, with its rung: its own table, else
     /// the nearest sibling's carried by the roofline ratio. `None`: no table answers.
-    fn from_tables(&self, tables: &Tables, catalog: &Catalog, op: &Op, gpu: &Gpu) -> Option<OpTime> {
+    fn priced_by_tables(&self, tables: &Tables, catalog: &Catalog, op: &Op, gpu: &Gpu) -> Option<OpTime> {
         let shape = neusight_shape(op)?;
         let family = Family::of(Source::Neusight, &shape, Precision::Fp32);
         if let Some(hit) = self.measured(tables, &family, &shape, gpu) {
@@ -198,7 +198,7 @@ impl Fp32Rungs {
     /// `op` (an FP32 op, [`is_fp32`]) on `gpu` in `ctx`, down the FP32 rungs; never below the
     /// op's physical floor.
     pub fn price(&self, tables: &Tables, catalog: &Catalog, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
-        let Some(isolated) = self.from_tables(tables, catalog, op, gpu) else { return self.learned.predict(op, gpu, ctx) };
+        let Some(isolated) = self.priced_by_tables(tables, catalog, op, gpu) else { return self.learned.predict(op, gpu, ctx) };
         let scale = if ctx.isolated { 1.0 } else { self.in_model_ratio(op, gpu) };
         let t = OpTime { seconds: isolated.seconds * scale, lo: isolated.lo * scale, hi: isolated.hi * scale, provenance: isolated.provenance };
         Estimate::Time(crate::bounds::at_least(t, crate::bounds::floor_seconds(op, gpu)))

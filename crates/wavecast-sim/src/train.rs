@@ -926,6 +926,22 @@ mod tests {
         assert_eq!(s.recompute_per_layer(Recompute::Full), 20.0);
     }
 
+    /// Megatron-Bridge's Qwen3-235B on 64 B200s (tp1·pp8·dp8·ep8): with pipeline stages
+    /// outermost the expert group is the eight GPUs of one node, so its all-to-all runs over
+    /// NVLink; the pipeline's sends cross the network. Folded over TP (tp2·dp32·ep64) the
+    /// expert group is 64 consecutive ranks.
+    #[test]
+    fn expert_groups_fold_inside_a_stage_and_pipelines_cross_nodes() {
+        let l = Layout { dp: 8, pp: 8, ep: 8, ..Layout::default() };
+        let (stride, size) = Axis::Expert.group(&l);
+        assert_eq!((stride, size), (1, 8));
+        assert!(!Layout::spans_nodes(stride, size, 8));
+        let (stride, size) = Axis::Pipeline.group(&l);
+        assert!(Layout::spans_nodes(stride, size, 8));
+        let folded = Layout { tp: 2, dp: 32, ep: 64, ..Layout::default() };
+        assert_eq!(Axis::Expert.group(&folded), (1, 64));
+    }
+
     #[test]
     fn layers_split_evenly_with_spares_in_the_middle() {
         assert_eq!(stage_layers(36, 4), vec![9, 9, 9, 9]);

@@ -508,6 +508,19 @@ mod tests {
         assert!(opts(l).validate(&spec, Some(64)).is_ok());
     }
 
+    /// Megatron-Core's MoE parallel folding: expert parallelism divides tp × cp × dp, not dp
+    /// alone (Qwen3-235B-A22B at tp2·dp32·ep64 ran); a degree that does not divide is named.
+    #[test]
+    fn expert_parallelism_folds_over_tensor_context_and_data_ranks() {
+        let cfg = r#"{"model_type":"qwen3_moe","hidden_size":512,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":4,"intermediate_size":1024,"moe_intermediate_size":256,"num_experts":128,"num_experts_per_tok":8,"vocab_size":1000}"#;
+        let spec = TransformerSpec::from_json(cfg, "tiny-moe").unwrap();
+        let o = |l: Layout| TrainOptions { global_batch: 64, seq: 256, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: l };
+        assert!(o(Layout { tp: 2, dp: 32, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
+        assert!(o(Layout { tp: 2, cp: 2, dp: 16, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
+        let e = o(Layout { tp: 2, dp: 16, ep: 64, ..Layout::default() }).validate(&spec, Some(32)).unwrap_err().to_string();
+        assert!(e.contains("must divide tp × cp × dp = 32"), "{e}");
+    }
+
     #[test]
     fn groups_span_nodes_by_stride() {
         let l = Layout { dp: 4, tp: 8, pp: 2, ..Layout::default() };

@@ -104,10 +104,15 @@ fn print_measured_rung(out: &wavecast::eval::ladder::LadderEval) {
 }
 
 pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
-    let mut t = new(&["set", "family", "n", "mean APE", "median", "max", "bias"]);
+    let baselines = sets.iter().flat_map(|s| &s.1).any(|e| e.baselines.is_some());
+    let mut header = vec!["set", "family", "n", "mean APE", "median", "max", "bias"];
+    if baselines {
+        header.extend(["copy nearest", "roofline ratio", "from"]);
+    }
+    let mut t = new(&header);
     for (name, errs) in sets {
         for e in errs {
-            t.add_row(vec![
+            let mut row = vec![
                 name.clone(),
                 e.family.as_str().to_string(),
                 e.stats.n.to_string(),
@@ -115,7 +120,15 @@ pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {
                 pct(e.stats.median_ape),
                 pct(e.stats.max_ape),
                 format!("{:+.1}%", e.median_bias),
-            ]);
+            ];
+            if baselines {
+                row.extend(match &e.baselines {
+                    Some(b) if b.rows == e.stats.n => vec![pct(b.copy_nearest_mape), pct(b.roofline_ratio_mape), b.from.clone()],
+                    Some(b) => vec![pct(b.copy_nearest_mape), pct(b.roofline_ratio_mape), format!("{} ({} rows: {} there)", b.from, b.rows, pct(b.mean_ape))],
+                    None => vec!["-".into(), "-".into(), "-".into()],
+                });
+            }
+            t.add_row(row);
         }
     }
     println!("{t}");

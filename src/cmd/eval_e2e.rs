@@ -3,7 +3,7 @@
 use super::{check_html, print_json, write_html, Result};
 use crate::cli::EvalE2eArgs;
 use crate::table;
-use wavecast::eval::e2e::{evaluate, EvalE2e};
+use wavecast::eval::e2e::{evaluate, is_transfer_baseline, BaselineStats, EvalE2e};
 use wavecast::{Catalog, Predictors};
 
 pub fn run(a: EvalE2eArgs) -> Result<()> {
@@ -17,6 +17,18 @@ pub fn run(a: EvalE2eArgs) -> Result<()> {
     }
     print_human(&r);
     Ok(())
+}
+
+fn print_baselines(r: &EvalE2e, rows: &[&BaselineStats], title: &str) {
+    if rows.is_empty() {
+        return;
+    }
+    let mut t = table::new(&["GPU", "method", "rows", "their mean APE", &format!("{} on same rows", r.predictor)]);
+    for b in rows {
+        t.add_row(vec![b.gpu.clone(), b.method.to_string(), b.n.to_string(), table::pct(b.mean_ape), table::pct(b.ours_mean_ape)]);
+    }
+    println!("{title}");
+    println!("{t}");
 }
 
 fn print_human(r: &EvalE2e) {
@@ -37,14 +49,9 @@ fn print_human(r: &EvalE2e) {
     let how = if r.holdout { "each GPU predicted by the model trained without its measurements" } else { "all-GPU model" };
     println!("predictor '{}' ({how}): absolute percentage error of end-to-end time", r.predictor);
     println!("{t}");
-    if !r.baselines.is_empty() {
-        let mut t = table::new(&["GPU", "method", "rows", "their mean APE", &format!("{} on same rows", r.predictor)]);
-        for b in &r.baselines {
-            t.add_row(vec![b.gpu.clone(), b.method.to_string(), b.n.to_string(), table::pct(b.mean_ape), table::pct(b.ours_mean_ape)]);
-        }
-        println!("published predictions (paper_predictions.csv) on the same workloads:");
-        println!("{t}");
-    }
+    let (transfers, published): (Vec<&BaselineStats>, Vec<&BaselineStats>) = r.baselines.iter().partition(|b| is_transfer_baseline(b.method));
+    print_baselines(r, &published, "published predictions (paper_predictions.csv) on the same workloads:");
+    print_baselines(r, &transfers, "naive transfers from the most similar other GPU with per-op measurements (its FP32 op times copied, or scaled by the roofline ratio; ops it has no table for as the ladder prices them), same workloads:");
     if !r.unpredicted.is_empty() {
         println!("not predicted ({}):", r.unpredicted.len());
         for u in &r.unpredicted {

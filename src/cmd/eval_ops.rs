@@ -28,7 +28,7 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
         wavecast::Predictors::without(&a.predictor, &gpu)?;
     }
     let sets = load_gpu_sets(&a.data, &cat, &gpu, &|line| eprintln!("{line}"))?;
-    let (out, rows) = evaluate(&a.predictor, &gpu, &sets, !a.no_holdout)?;
+    let (out, rows) = evaluate(&a.predictor, &gpu, &sets, !a.no_holdout, Some(a.data.as_path()))?;
     if let Some(path) = &a.rows {
         write_rows_csv(path, &rows)?;
         eprintln!("wrote {} predicted rows to {}", rows.len(), path.display());

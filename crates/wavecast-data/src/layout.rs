@@ -2,7 +2,7 @@
 
 use crate::table::LoadReport;
 use crate::timing::Timing;
-use crate::{aiconfigurator, pipeweave, vidur, DataError};
+use crate::{aiconfigurator, neusight_ops, pipeweave, vidur, DataError};
 use std::path::Path;
 use wavecast_gpu::Catalog;
 
@@ -60,6 +60,23 @@ pub fn load_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>
     }
     if !found {
         return Err(DataError::Read { path: root.display().to_string(), reason: "no AIConfigurator, Vidur or PipeWeave data here".into() });
+    }
+    Ok(report)
+}
+
+/// What the price ladder's tables are built from: every modern-GPU measurement under `root`
+/// ([`load_timings`]) and NeuSight's FP32 per-op measurements (`root` itself in NeuSight's
+/// layout, or its `neusight/` folder, as in `../shared/data`). Kept apart from
+/// [`load_timings`] so that the modern-GPU fits and evaluations never see FP32 rows.
+pub fn load_ladder_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let neusight: Vec<_> = [root.to_path_buf(), root.join("neusight")].into_iter().filter(|d| Layout::detect(d) == Some(Layout::NeuSight)).collect();
+    let mut report = match load_timings(root, catalog) {
+        Ok(modern) => modern,
+        Err(_) if !neusight.is_empty() => LoadReport::default(),
+        Err(e) => return Err(e),
+    };
+    for dir in neusight {
+        report.extend(neusight_ops::load_timings(&dir, catalog)?);
     }
     Ok(report)
 }

@@ -5,6 +5,7 @@
 
 use crate::measurement::{Kernel, Measurement, OpShape};
 use crate::table::{records, Columns, DeviceIds, LoadReport};
+use crate::timing::{Precision, Shape, Source, Timing};
 use crate::DataError;
 use std::path::{Path, PathBuf};
 use wavecast_gpu::{Catalog, Vendor};
@@ -179,6 +180,42 @@ pub fn op_sets(data: &Path) -> Vec<OpSet> {
         .map(|(name, model_shaped)| OpSet { name, dir: data.join(name), model_shaped })
         .filter(|s| s.dir.is_dir())
         .collect()
+}
+
+/// The kernel library every NeuSight row names in the ladder's tables: one PyTorch call per
+/// op, whatever its version (the random-shape and model-shaped sets then share one table).
+pub const LIBRARY: &str = "pytorch";
+
+/// A NeuSight measurement as the ladder's schema reads it (`None` for convolutions, which the
+/// schema has no shape for): linear layers as GEMMs, batched matmuls as such, softmax, layer
+/// norm and element-wise ops as vector ops named as NeuSight names them (`ln`, `addu`, …).
+pub fn timing(m: &Measurement) -> Option<Timing> {
+    let vector = |op: &str, b: u64, h: u64| Shape::Vector { op: op.to_string(), tokens: b, width: h };
+    let shape = match &m.shape {
+        OpShape::Linear { m, n, k } => Shape::Gemm { m: *m, n: *n, k: *k },
+        OpShape::Bmm { batch, m, n, k } => Shape::Bmm { batch: *batch, m: *m, n: *n, k: *k },
+        OpShape::Softmax { b, h } => vector("softmax", *b, *h),
+        OpShape::LayerNorm { b, h } => vector("ln", *b, *h),
+        OpShape::Vector { name, b, h } => vector(name, *b, *h),
+        OpShape::Conv2d { .. } => return None,
+    };
+    let precision = match m.dtype {
+        DType::Fp32 => Precision::Fp32,
+        _ => return None,
+    };
+    Some(Timing { source: Source::Neusight, gpu: m.gpu.clone(), shape, precision, kernel_source: LIBRARY.into(), latency_ms: m.latency_ms, provenance: m.provenance.clone() })
+}
+
+/// Every per-op measurement under a NeuSight data folder (all of [`op_sets`]) that the
+/// ladder's schema reads; convolutions are left to the learned models.
+pub fn load_timings(data: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    let mut report = LoadReport::default();
+    for set in op_sets(data) {
+        let loaded = load_neusight_dir(&set.dir, catalog)?;
+        report.skipped.extend(loaded.skipped);
+        report.rows.extend(loaded.rows.iter().filter_map(timing));
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

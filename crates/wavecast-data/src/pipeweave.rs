@@ -50,7 +50,12 @@ pub fn gemm_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport<
     let mut report = LoadReport::default();
     for (line, rec) in records {
         let row = rec.and_then(|rec| {
-            let gpu = devices.id(cols.get(&rec, "hardware").ok_or("missing value: column 'hardware' is empty")?)?;
+            let name = cols.get(&rec, "hardware").ok_or("missing value: column 'hardware' is empty")?;
+            // A family name ("NVIDIA H100") is told apart by the row's own figures.
+            let (gpu, note) = devices.by_figures(name, cols.opt_f64(&rec, "num_sms").map(|v| v as u32), cols.opt_f64(&rec, "mem_bandwidth"))?;
+            if let Some(note) = note.filter(|n| !report.notes.contains(n)) {
+                report.notes.push(note);
+            }
             let latency_ms = measured_ms("avg_duration", cols.num::<f64>(&rec, "avg_duration")? / 1e3)?;
             let shape = Shape::Gemm { m: cols.dim(&rec, "M")?, n: cols.dim(&rec, "N")?, k: cols.dim(&rec, "K")? };
             Ok(Timing { source: Source::Pipeweave, gpu, shape, precision: Precision::Fp8, kernel_source: "pipeweave_fp8_gemm".into(), latency_ms, provenance: format!("{file}:{line}") })
@@ -58,4 +63,24 @@ pub fn gemm_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport<
         report.push(file, line, row);
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row naming just "NVIDIA H100" is read by its SM count and bandwidth, and the load
+    /// report says which entry was chosen.
+    #[test]
+    fn a_family_name_is_resolved_by_the_rows_figures_and_reported() {
+        let text = "M,N,K,avg_duration,hardware,num_sms,mem_bandwidth\n\
+                    128,4096,4096,20.0,NVIDIA H100,114,2000.0\n\
+                    256,4096,4096,30.0,NVIDIA H100,114,2000.0\n\
+                    128,4096,4096,12.0,NVIDIA H100,132,3352.0\n";
+        let r = gemm_csv(text, "h100.csv", &Catalog::builtin()).unwrap();
+        let gpus: Vec<&str> = r.rows.iter().map(|t| t.gpu.as_str()).collect();
+        assert_eq!(gpus, ["h100-pcie", "h100-pcie", "h100-sxm"]);
+        assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+        assert!(r.summary().contains("read as h100-pcie"), "{}", r.summary());
+    }
 }

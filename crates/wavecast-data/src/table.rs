@@ -18,11 +18,14 @@ pub struct Skipped {
 pub struct LoadReport<T = Measurement> {
     pub rows: Vec<T>,
     pub skipped: Vec<Skipped>,
+    /// Judgements the reader made, once each (which catalog entry an ambiguous GPU name was
+    /// read as, from the figures its rows carry).
+    pub notes: Vec<String>,
 }
 
 impl<T> Default for LoadReport<T> {
     fn default() -> Self {
-        LoadReport { rows: Vec::new(), skipped: Vec::new() }
+        LoadReport { rows: Vec::new(), skipped: Vec::new(), notes: Vec::new() }
     }
 }
 
@@ -30,6 +33,11 @@ impl<T> LoadReport<T> {
     pub fn extend(&mut self, other: LoadReport<T>) {
         self.rows.extend(other.rows);
         self.skipped.extend(other.skipped);
+        for n in other.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
     }
 
     /// Keeps a row, or records why row `line` of `file` was skipped.
@@ -42,8 +50,9 @@ impl<T> LoadReport<T> {
 
     /// One line: how many rows were read and skipped, and why (most common reasons first).
     pub fn summary(&self) -> String {
+        let notes: String = self.notes.iter().map(|n| format!("; {n}")).collect();
         if self.skipped.is_empty() {
-            return format!("{} rows loaded, none skipped", self.rows.len());
+            return format!("{} rows loaded, none skipped{notes}", self.rows.len());
         }
         let mut reasons: HashMap<&str, usize> = HashMap::new();
         for s in &self.skipped {
@@ -52,7 +61,7 @@ impl<T> LoadReport<T> {
         let mut r: Vec<_> = reasons.into_iter().collect();
         r.sort_by_key(|a| std::cmp::Reverse(a.1));
         let top: Vec<String> = r.iter().take(3).map(|(k, n)| format!("{n}× {k}")).collect();
-        format!("{} rows loaded, {} skipped ({})", self.rows.len(), self.skipped.len(), top.join("; "))
+        format!("{} rows loaded, {} skipped ({}){notes}", self.rows.len(), self.skipped.len(), top.join("; "))
     }
 }
 
@@ -129,6 +138,12 @@ impl<'c> DeviceIds<'c> {
     /// The catalog id of the GPU `name` names, or why there is none.
     pub(crate) fn id(&mut self, name: &str) -> Result<String, String> {
         self.gpu(name).map(|(id, _)| id)
+    }
+
+    /// The catalog id of the GPU `name` names with `sm_count` SMs and `bandwidth_gbs` of memory
+    /// bandwidth (see `Catalog::resolve`), and the note saying so when the figures decided.
+    pub(crate) fn by_figures(&mut self, name: &str, sm_count: Option<u32>, bandwidth_gbs: Option<f64>) -> Result<(String, Option<String>), String> {
+        self.catalog.resolve(name, sm_count, bandwidth_gbs).map(|(g, note)| (g.id.clone(), note)).map_err(|e| format!("unknown device: {e}"))
     }
 
     /// The catalog id and vendor of the GPU `name` names, or why there is none.

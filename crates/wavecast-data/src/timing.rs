@@ -13,6 +13,9 @@ pub enum Source {
     Aiconfigurator,
     Vidur,
     Pipeweave,
+    /// NeuSight's FP32 per-op microbenchmarks (PyTorch calls timed with CUDA events, host
+    /// launch included).
+    Neusight,
 }
 
 impl Source {
@@ -21,6 +24,7 @@ impl Source {
             Source::Aiconfigurator => "aiconfigurator",
             Source::Vidur => "vidur",
             Source::Pipeweave => "pipeweave",
+            Source::Neusight => "neusight",
         }
     }
 }
@@ -155,6 +159,8 @@ impl Collective {
 pub enum Shape {
     /// (m × k) · (k × n): m tokens, n output features, k input features.
     Gemm { m: u64, n: u64, k: u64 },
+    /// `batch` independent (m × k) · (k × n) products of activations (attention scores).
+    Bmm { batch: u64, m: u64, n: u64, k: u64 },
     /// Prefill attention over `isl` new tokens per sequence (causal), after `past` cached ones.
     AttentionPrefill { batch: u64, isl: u64, past: u64, heads: u64, kv_heads: u64, head_dim: u64, window: u64, kv_precision: Precision },
     /// One decode step per sequence against `kv_len` cached tokens.
@@ -181,6 +187,7 @@ impl Shape {
     pub fn family(&self) -> String {
         match self {
             Shape::Gemm { .. } => "gemm".into(),
+            Shape::Bmm { .. } => "bmm".into(),
             Shape::AttentionPrefill { .. } => "attention_prefill".into(),
             Shape::AttentionDecode { .. } => "attention_decode".into(),
             Shape::Moe { .. } => "moe".into(),

@@ -7,7 +7,10 @@ use std::path::Path;
 use wavecast_data::{load_labels, load_paper_predictions, Label, PaperRow};
 use wavecast_gpu::Catalog;
 use wavecast_ir::OpClass;
+use wavecast_predict::bounds::Bounded;
 use wavecast_predict::comm::CommModel;
+use wavecast_predict::ladder::fp32::{Baseline, Fp32Baseline};
+use wavecast_predict::ladder::LadderOps;
 use wavecast_predict::Predictor;
 use wavecast_sim::train::GraphLayout;
 use wavecast_stats::{ape, Summary};
@@ -134,10 +137,25 @@ fn predict_parallel(data: &Path, text: &str, name: &WorkloadName, label: &Label,
     Ok(ms)
 }
 
-/// The predictor for one label's GPU: the leave-that-GPU-out model unless `all_gpus`.
-fn predictor_for(name: &str, gpu: &str, cat: &Catalog, all_gpus: bool) -> Result<Box<dyn Predictor>, EvalError> {
-    let holdout = if all_gpus { None } else { cat.get(gpu).ok().map(|g| g.id.clone()) };
-    Ok(wavecast_predict::by_name_holdout(name, holdout.as_deref())?)
+/// The GPU a label's predictor leaves out: the label's own, unless `all_gpus`.
+fn holdout_of(gpu: &str, cat: &Catalog, all_gpus: bool) -> Option<String> {
+    if all_gpus {
+        None
+    } else {
+        cat.get(gpu).ok().map(|g| g.id.clone())
+    }
+}
+
+/// The predictor for one label's GPU: the leave-that-GPU-out model unless `all_gpus`; the
+/// price ladder reads its tables from `ops_data` (without the left-out GPU's rows).
+fn predictor_for(name: &str, gpu: &str, cat: &Catalog, all_gpus: bool, ops_data: Option<&Path>) -> Result<Box<dyn Predictor>, EvalError> {
+    Ok(wavecast_predict::by_name_with(name, holdout_of(gpu, cat, all_gpus).as_deref(), ops_data)?)
+}
+
+/// `data` when it holds NeuSight's per-op measurements: the tables the ladder and the naive
+/// transfer baselines read.
+fn per_op_tables(data: &Path) -> Option<&Path> {
+    (!wavecast_data::op_sets(data).is_empty()).then_some(data)
 }
 
 /// Predicts every label under `data` with predictor `predictor_name`: each GPU by the model
@@ -151,7 +169,7 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
     let mut unpredicted = Vec::new();
     for l in &labels {
         let mode = if l.workload.contains("-train-") { "training" } else { "inference" };
-        let predictor = predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus)?;
+        let predictor = predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus, per_op_tables(data))?;
         match predict_label(data, l, cat, predictor.as_ref()) {
             Ok(p) => workloads.push(WorkloadResult {
                 gpu: l.gpu_dir.clone(),
@@ -189,11 +207,47 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
         })
         .collect();
     let all: Vec<f64> = workloads.iter().map(|w| w.ape).collect();
-    let baselines = match load_paper_predictions(data)? {
+    let mut baselines = match load_paper_predictions(data)? {
         Some(rows) => baselines(&rows, &workloads),
         None => Vec::new(),
     };
+    if let Some(tables) = per_op_tables(data) {
+        baselines.extend(transfer_baselines(data, tables, &labels, cat, all_gpus, &workloads)?);
+    }
     Ok(EvalE2e { predictor: predictor_name.to_string(), holdout: !all_gpus, workloads, per_gpu, overall: Summary::of(&all), per_mode, baselines, unpredicted })
+}
+
+/// The naive transfers ([`Baseline`]) on the labels we predicted: each label's FP32 ops with a
+/// table on another GPU priced from the most similar such GPU's measured time (copied, or
+/// scaled by the roofline ratio), the rest as the ladder prices them; per GPU and over all.
+fn transfer_baselines(data: &Path, tables: &Path, labels: &[Label], cat: &Catalog, all_gpus: bool, ours: &[WorkloadResult]) -> Result<Vec<BaselineStats>, EvalError> {
+    let mut out = Vec::new();
+    for kind in Baseline::ALL {
+        let mut rows: Vec<(&str, f64, f64)> = Vec::new();
+        for w in ours {
+            let Some(l) = labels.iter().find(|l| l.gpu_dir == w.gpu && l.workload == w.workload) else { continue };
+            let ops = LadderOps::load(Some(tables), holdout_of(&l.gpu_dir, cat, all_gpus).as_deref()).map_err(EvalError::Invalid)?;
+            let predictor = Bounded(Box::new(Fp32Baseline { ops, kind }));
+            if let Ok(p) = predict_label(data, l, cat, &predictor) {
+                rows.push((w.gpu.as_str(), ape(p, l.e2e_ms), w.ape));
+            }
+        }
+        let mut gpus: Vec<&str> = rows.iter().map(|r| r.0).collect();
+        gpus.dedup();
+        for gpu in gpus.into_iter().chain(std::iter::once("all")) {
+            let on: Vec<&(&str, f64, f64)> = rows.iter().filter(|r| gpu == "all" || r.0 == gpu).collect();
+            let of = |f: fn(&(&str, f64, f64)) -> f64| Summary::of(&on.iter().map(|r| f(r)).collect::<Vec<_>>()).mean_ape;
+            if !on.is_empty() {
+                out.push(BaselineStats { gpu: gpu.to_string(), method: kind.as_str(), n: on.len() as u32, mean_ape: of(|r| r.1), ours_mean_ape: of(|r| r.2) });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The methods [`transfer_baselines`] reports (the others are NeuSight's published ones).
+pub fn is_transfer_baseline(method: &str) -> bool {
+    Baseline::ALL.iter().any(|b| b.as_str() == method)
 }
 
 fn baselines(rows: &[PaperRow], ours: &[WorkloadResult]) -> Vec<BaselineStats> {

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use wavecast_data::{load_neusight_dir, op_sets};
 use wavecast_predict::physics::Family;
 use wavecast_predict::sample::{samples, Sample};
+use wavecast_predict::ladder::fp32::Fp32Baselines;
+use wavecast_predict::ladder::LadderOps;
 use wavecast_predict::{Estimate, Predictor};
 
 #[derive(Serialize)]
@@ -23,6 +25,24 @@ pub struct FamilyError {
     /// Median of predicted / measured − 1, in percent: the systematic part of the error
     /// (positive = predicted too slow).
     pub median_bias: f64,
+    /// The naive transfers from the most similar other measured GPU, on the rows they price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baselines: Option<FamilyBaselines>,
+}
+
+/// The naive transfers beside one family's figure (`eval ops --data NEUSIGHT_DIR`).
+#[derive(Serialize)]
+pub struct FamilyBaselines {
+    /// The GPU most of the rows were copied from.
+    pub from: String,
+    /// Rows every method priced.
+    pub rows: u32,
+    /// The predictor's mean APE on those rows.
+    pub mean_ape: f64,
+    /// That GPU's measured (interpolated) time copied.
+    pub copy_nearest_mape: f64,
+    /// That time times roofline(test GPU) / roofline(that GPU).
+    pub roofline_ratio_mape: f64,
 }
 
 /// One predicted measurement (the rows `eval ops --rows FILE` writes).
@@ -30,6 +50,8 @@ pub struct RowPrediction<'a> {
     pub set: &'a str,
     pub sample: &'a Sample,
     pub predicted_s: f64,
+    /// The naive transfers for the row (isolated seconds).
+    pub baselines: Option<Fp32Baselines>,
 }
 
 /// The `--json` output of `eval ops`.
@@ -53,7 +75,7 @@ pub fn family_errors(rows: &[&Sample], predictor: &dyn Predictor) -> Vec<FamilyE
 pub fn predictions<'a>(set: &'a str, rows: &[&'a Sample], predictor: &dyn Predictor) -> Vec<RowPrediction<'a>> {
     rows.iter()
         .filter_map(|s| match predictor.predict(&s.op, &s.gpu, &wavecast_predict::Context::ISOLATED) {
-            Estimate::Time(t) => Some(RowPrediction { set, sample: s, predicted_s: t.seconds }),
+            Estimate::Time(t) => Some(RowPrediction { set, sample: s, predicted_s: t.seconds, baselines: None }),
             Estimate::Unpriced(_) => None,
         })
         .collect()
@@ -68,9 +90,37 @@ fn errors_of(preds: &[RowPrediction]) -> Vec<FamilyError> {
         .map(|((family, dtype), v)| {
             let apes: Vec<f64> = v.iter().map(|p| ape(p.predicted_s, p.sample.latency_s)).collect();
             let ratios = sorted(&v.iter().map(|p| p.predicted_s / p.sample.latency_s).collect::<Vec<_>>());
-            FamilyError { family, dtype: dtype.to_string(), stats: Summary::of(&apes), median_bias: (rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0 }
+            FamilyError { family, dtype: dtype.to_string(), stats: Summary::of(&apes), median_bias: (rank_sorted(&ratios, 0.5).unwrap_or(1.0) - 1.0) * 100.0, baselines: family_baselines(&v) }
         })
         .collect()
+}
+
+/// The naive transfers on the rows of `v` that have them (`None` when none has).
+fn family_baselines(v: &[&RowPrediction]) -> Option<FamilyBaselines> {
+    let with: Vec<(&RowPrediction, &Fp32Baselines)> = v.iter().filter_map(|p| Some((*p, p.baselines.as_ref()?))).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let mut from: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, b) in &with {
+        *from.entry(b.from.as_str()).or_default() += 1;
+    }
+    let mape = |f: &dyn Fn(&RowPrediction, &Fp32Baselines) -> f64| Summary::of(&with.iter().map(|(p, b)| ape(f(p, b), p.sample.latency_s)).collect::<Vec<_>>()).mean_ape;
+    Some(FamilyBaselines {
+        from: from.into_iter().max_by_key(|(_, n)| *n).map(|(g, _)| g.to_string()).unwrap_or_default(),
+        rows: with.len() as u32,
+        mean_ape: mape(&|p, _| p.predicted_s),
+        copy_nearest_mape: mape(&|_, b| b.copy),
+        roofline_ratio_mape: mape(&|_, b| b.roofline_ratio),
+    })
+}
+
+/// Sets each prediction's naive transfers from `ladder`'s tables (which never hold the test
+/// GPU's rows).
+fn with_baselines(preds: &mut [RowPrediction], ladder: &LadderOps) {
+    for p in preds {
+        p.baselines = ladder.fp32_baselines(&p.sample.op, &p.sample.gpu);
+    }
 }
 
 /// Writes every predicted measurement as one CSV row.
@@ -120,14 +170,20 @@ pub fn load_gpu_sets(data: &Path, cat: &Catalog, gpu: &str, log: &dyn Fn(&str)) 
 
 /// Per-op accuracy on `test_gpu` of predictor `name` — its model trained without that GPU, or
 /// when `holdout` is false its all-GPU model (which may have learned from these very rows) —
-/// and every prediction made, per set.
-pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)], holdout: bool) -> Result<(EvalOps, Vec<RowPrediction<'a>>), EvalError> {
-    let predictor = wavecast_predict::by_name_holdout(name, holdout.then_some(test_gpu))?;
+/// and every prediction made, per set. With `tables` (a NeuSight data folder), the price
+/// ladder reads its tables there (never the test GPU's rows when `holdout`), and every family
+/// gets the naive transfers from the most similar other GPU beside it.
+pub fn evaluate<'a>(name: &str, test_gpu: &str, sets: &'a [(String, Vec<Sample>)], holdout: bool, tables: Option<&Path>) -> Result<(EvalOps, Vec<RowPrediction<'a>>), EvalError> {
+    let predictor = wavecast_predict::by_name_with(name, holdout.then_some(test_gpu), tables)?;
+    let transfers = tables.map(|t| LadderOps::load(Some(t), Some(test_gpu))).transpose().map_err(EvalError::Invalid)?;
     let mut out = BTreeMap::new();
     let mut all_preds = Vec::new();
     for (set, rows) in sets {
         let refs: Vec<&Sample> = rows.iter().collect();
-        let preds = predictions(set, &refs, predictor.as_ref());
+        let mut preds = predictions(set, &refs, predictor.as_ref());
+        if let Some(ladder) = &transfers {
+            with_baselines(&mut preds, ladder);
+        }
         out.insert(set.clone(), errors_of(&preds));
         all_preds.extend(preds);
     }
@@ -142,7 +198,7 @@ pub fn held_out_intervals(data: &Path, cat: &Catalog, name: &str, log: &dyn Fn(&
     for gpu in measured_gpus(data, cat)? {
         log(&format!("{name}: predicting {gpu} without its measurements"));
         let sets = load_gpu_sets(data, cat, &gpu, &|_| {})?;
-        let (_, preds) = evaluate(name, &gpu, &sets, true)?;
+        let (_, preds) = evaluate(name, &gpu, &sets, true, None)?;
         for p in preds.iter().filter(|p| p.predicted_s > 0.0) {
             residuals.entry(p.sample.family).or_default().push((p.sample.latency_s / p.predicted_s).ln());
         }

@@ -176,6 +176,27 @@ impl Catalog {
             .ok_or_else(|| CatalogError::Unknown { name: name.to_string(), closest: self.closest(name, 3) })
     }
 
+    /// The GPU a measurement names, told apart by the figures it recorded with the name: where
+    /// `name` is a family name several entries share (`NVIDIA H100`: SXM and PCIe boards), the
+    /// entry with `sm_count` SMs whose bandwidth is nearest `bandwidth_gbs`. Also the entry an
+    /// exact name picks when its figures contradict the row's. Returns the entry and, when the
+    /// figures decided, one line saying which entry was chosen from what.
+    pub fn resolve(&self, name: &str, sm_count: Option<u32>, bandwidth_gbs: Option<f64>) -> Result<(&Gpu, Option<String>), CatalogError> {
+        let named = self.get(name);
+        let Some(sms) = sm_count else { return named.map(|g| (g, None)) };
+        let off = |g: &Gpu| bandwidth_gbs.filter(|b| *b > 0.0).map_or(0.0, |b| (g.memory_bandwidth_gbs / b).ln().abs());
+        if let Ok(g) = named {
+            if g.sm_count == sms && off(g) < 0.1 {
+                return Ok((g, None));
+            }
+        }
+        let key = normalize(name);
+        let family = self.gpus.iter().filter(|g| !key.is_empty() && g.names().any(|n| normalize(n).starts_with(&key)));
+        let Some(g) = family.filter(|g| g.sm_count == sms).min_by(|a, b| off(a).total_cmp(&off(b))) else { return named.map(|g| (g, None)) };
+        let bandwidth = bandwidth_gbs.map_or(String::new(), |b| format!(", {b:.0} GB/s"));
+        Ok((g, Some(format!("'{name}' ({sms} SMs{bandwidth}) read as {} ({} SMs, {:.0} GB/s)", g.id, g.sm_count, g.memory_bandwidth_gbs))))
+    }
+
     /// The built-in catalog, or the built-in one with `user_file` merged over it.
     pub fn load(user_file: Option<&Path>) -> Result<Catalog, CatalogError> {
         match user_file {
@@ -263,6 +284,18 @@ mod tests {
     /// Names other tools print or use for a GPU: `nvidia-smi` / `torch.cuda.get_device_name`,
     /// short names, AIConfigurator's system folders and `device` column, Vidur's and PipeWeave's
     /// folder names, PipeWeave's `hardware` column and NeuSight's folder names.
+    #[test]
+    fn a_family_name_is_resolved_by_its_sm_count_and_bandwidth_and_says_so() {
+        let cat = Catalog::builtin();
+        let (pcie, note) = cat.resolve("NVIDIA H100", Some(114), Some(2000.0)).unwrap();
+        assert_eq!(pcie.id, "h100-pcie");
+        assert!(note.unwrap().contains("read as h100-pcie"));
+        assert_eq!(cat.resolve("NVIDIA H100", Some(132), Some(3350.0)).unwrap().0.id, "h100-sxm");
+        assert!(cat.resolve("NVIDIA H100", None, None).is_err(), "a family name alone names no one GPU");
+        let (exact, note) = cat.resolve("NVIDIA H20", Some(78), Some(4022.8)).unwrap();
+        assert_eq!((exact.id.as_str(), note), ("h20", None), "agreeing figures change nothing");
+    }
+
     #[test]
     fn names_from_tools_and_data_sets_resolve_to_the_right_gpu() {
         let cat = Catalog::builtin();

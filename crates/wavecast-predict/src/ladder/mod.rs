@@ -10,7 +10,11 @@
 //!    ([`crate::sustained`]).
 //!
 //! Every answer carries its [`Provenance`] and an interval that widens down the ladder.
+//!
+//! FP32 ops (NeuSight's measurements) take the same rungs with the learned FP32 model in place
+//! of physics ([`fp32`]).
 
+pub mod fp32;
 pub mod ops;
 pub mod tables;
 pub mod transfer;
@@ -100,6 +104,10 @@ impl Ladder {
 
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The physics model's seconds for `shape` of `q` on `gpu`.

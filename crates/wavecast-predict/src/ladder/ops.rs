@@ -6,6 +6,7 @@
 //! between kernels, not a host launch, so every rung is scaled by the physics model's ratio of
 //! in-model to stand-alone time for the same shape (1 for large kernels).
 
+use super::fp32::{self, Fp32Rungs};
 use super::{Ladder, Priced, Query, Tables};
 use crate::sustained::{op_shape, Model, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor, Roofline};
@@ -22,6 +23,9 @@ pub struct LadderOps {
     ladder: Arc<Ladder>,
     /// The measured-data folder the tables came from (`None`: no tables, physics only).
     ops_data: Option<PathBuf>,
+    /// FP32 ops' rungs (the learned FP32 model in place of physics) when the tables hold
+    /// NeuSight's FP32 measurements; else FP32 ops take the physics rung as before.
+    fp32: Option<Fp32Rungs>,
 }
 
 /// Ladders already built in this process, by data folder and left-out GPU: loading and
@@ -30,32 +34,33 @@ type Built = Mutex<BTreeMap<(PathBuf, Option<String>), Arc<Ladder>>>;
 
 impl LadderOps {
     pub fn new(ladder: Ladder, ops_data: Option<PathBuf>) -> LadderOps {
-        LadderOps { ladder: Arc::new(ladder), ops_data }
+        let fp32 = Fp32Rungs::for_tables(ladder.tables(), None);
+        LadderOps { ladder: Arc::new(ladder), ops_data, fp32 }
     }
 
     /// No measured tables: every op priced by the shipped physics numbers.
     pub fn physics_only() -> LadderOps {
         static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
         let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin())));
-        LadderOps { ladder: ladder.clone(), ops_data: None }
+        LadderOps { ladder: ladder.clone(), ops_data: None, fp32: None }
     }
 
-    /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_timings`
+    /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_ladder_timings`
     /// reads), every row of `held_out` left out; built once per process.
     pub fn from_dir(dir: &Path, catalog: &Catalog, held_out: Option<&str>) -> Result<LadderOps, String> {
         static BUILT: OnceLock<Built> = OnceLock::new();
         let key = (dir.to_path_buf(), held_out.map(str::to_string));
         let built = BUILT.get_or_init(Default::default);
         if let Some(ladder) = built.lock().map_err(|e| e.to_string())?.get(&key) {
-            return Ok(LadderOps { ladder: ladder.clone(), ops_data: Some(key.0) });
+            return Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder: ladder.clone(), ops_data: Some(key.0) });
         }
-        let loaded = wavecast_data::load_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
+        let loaded = wavecast_data::load_ladder_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
         if loaded.rows.is_empty() {
             return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
         }
         let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out));
         built.lock().map_err(|e| e.to_string())?.insert(key.clone(), ladder.clone());
-        Ok(LadderOps { ladder, ops_data: Some(key.0) })
+        Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0) })
     }
 
     /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::physics_only`].
@@ -72,6 +77,16 @@ impl LadderOps {
 
     pub fn ops_data(&self) -> Option<&Path> {
         self.ops_data.as_deref()
+    }
+
+    /// The FP32 rungs, when the learned FP32 model could be read.
+    pub fn fp32(&self) -> Option<&Fp32Rungs> {
+        self.fp32.as_ref()
+    }
+
+    /// The FP32 rungs' naive baselines for `op` on `gpu` (see [`Fp32Rungs::baselines`]).
+    pub fn fp32_baselines(&self, op: &Op, gpu: &Gpu) -> Option<fp32::Fp32Baselines> {
+        self.fp32.as_ref()?.baselines(self.ladder.tables(), self.ladder.catalog(), op, gpu)
     }
 
     /// A measured-style shape priced inside a running model, down the ladder.
@@ -108,6 +123,9 @@ impl Predictor for LadderOps {
     }
 
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
+            return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
+        }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         if let Shape::Collective { gpus: 1, .. } = shape {
             return Estimate::Time(OpTime::exact(0.0));

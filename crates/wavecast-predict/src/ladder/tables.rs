@@ -35,6 +35,7 @@ impl Family {
 fn class(shape: &Shape) -> String {
     match shape {
         Shape::Gemm { .. } => "gemm".into(),
+        Shape::Bmm { .. } => "bmm".into(),
         Shape::AttentionPrefill { head_dim, window, kv_precision, .. } => format!("attention_prefill/hd{head_dim}/kv:{}/w{}", kv_precision.as_str(), u8::from(*window > 0)),
         Shape::AttentionDecode { head_dim, window, kv_precision, .. } => format!("attention_decode/hd{head_dim}/kv:{}/w{}", kv_precision.as_str(), u8::from(*window > 0)),
         Shape::Moe { balanced, .. } => format!("moe/{}", if *balanced { "balanced" } else { "skewed" }),
@@ -52,6 +53,7 @@ fn class(shape: &Shape) -> String {
 pub fn coordinates(shape: &Shape) -> Vec<f64> {
     let raw: Vec<u64> = match *shape {
         Shape::Gemm { m, n, k } => vec![m, n, k],
+        Shape::Bmm { batch, m, n, k } => vec![batch, m, n, k],
         Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, .. } => vec![batch, isl, past, heads, heads / kv_heads.max(1)],
         Shape::AttentionDecode { batch, kv_len, heads, kv_heads, .. } => vec![batch, kv_len, heads, heads / kv_heads.max(1)],
         Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => vec![tokens, hidden, inter, topk, experts, tp, ep],

@@ -175,6 +175,11 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
     Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
+/// `batch` independent copies of one GEMM's work in one launch (a batched matmul).
+fn batched(one: KernelWork, batch: f64) -> KernelWork {
+    KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
+}
+
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
 /// IR's attention op, KV bytes at the cache's precision.
 fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padded: f64, tiles: f64, gpu: &Gpu) -> Result<KernelWork, String> {
@@ -279,6 +284,7 @@ impl Work {
         let attention_math = if precision == Precision::Fp16 { Precision::Fp16 } else { Precision::Bf16 };
         Ok(match *shape {
             Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
+            Shape::Bmm { batch, m, n, k } => Work::Kernel(batched(gemm(m, n, k, precision, gpu)?, batch as f64)),
             Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
                 let kv_len = if window > 0 { isl.saturating_add(past).min(window) } else { isl.saturating_add(past) };
                 let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };

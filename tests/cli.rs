@@ -46,7 +46,7 @@ fn readme_example_prints_a_table_and_json_parses() {
 
 #[test]
 fn output_into_a_closed_pipe_ends_quietly() {
-    for args in [&["gpus"][..], &["predict", "--model", "gpt2", "--gpu", "h100"][..], &["models", "--json"][..]] {
+    for args in [&["gpus"][..], &["predict", "--model", "gpt2", "--gpu", "h100", "--dtype", "fp32"][..], &["models", "--json"][..]] {
         // The reader is gone before wavecast writes a byte.
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);

@@ -70,6 +70,9 @@ pub struct Fitted {
 
 type Key = (Family, String, String);
 
+/// Per GPU, family name and format: held-out APEs and whether each was inside its interval.
+type ByFamily = BTreeMap<(String, String, String), (Vec<f64>, Vec<f64>)>;
+
 /// Every table of `rows` reduced to a surface against `model` (the shipped sustained physics).
 pub fn fit(rows: &[Timing], catalog: &Catalog, model: &Model) -> Fitted {
     let mut groups: BTreeMap<Key, Vec<Point>> = BTreeMap::new();
@@ -91,7 +94,7 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, model: &Model) -> Fitted {
     }
     let pooled = pooled_half_widths(&errors);
     let mut surfaces = Vec::new();
-    let mut by_family: BTreeMap<(String, String, String), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut by_family: ByFamily = BTreeMap::new();
     for ((family, gpu, library), points) in groups {
         let key = (family, gpu, library);
         let errs = &errors[&key];

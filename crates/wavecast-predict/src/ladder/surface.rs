@@ -46,7 +46,7 @@ impl Surface {
     /// knot; `None` for an empty surface or coordinates of another dimension.
     pub fn correction(&self, at: &[f64]) -> Option<(f64, f64)> {
         let width = at.len() + 1;
-        if self.knots.is_empty() || self.knots.len() % width != 0 {
+        if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
             return None;
         }
         let mut near: Vec<(f64, f64)> = self.knots.chunks_exact(width).map(|k| (distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();

@@ -67,177 +67,22 @@ pub enum PlanCommand {
     Serve(PlanServeArgs),
 }
 
-/// Formats and engine of a serving deployment.
-#[derive(Args, Debug, Clone)]
-pub struct ServingFormatFlags {
-    /// Activations: bf16 or fp16.
-    #[arg(long, default_value = "bf16")]
-    pub dtype: String,
-    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also vLLM's
-    /// --quantization).
-    #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
-    pub quant: Option<String>,
-    /// Routed-expert weights when they differ from --quant.
-    #[arg(long)]
-    pub moe_quant: Option<String>,
-    /// KV cache type (default: --dtype), e.g. fp8 (also vLLM's --kv-cache-dtype).
-    #[arg(long, alias = "kv-cache-dtype", value_name = "DTYPE")]
-    pub kv_dtype: Option<String>,
-    /// Serving engine whose scheduler defaults and per-iteration overhead apply: vllm, sglang
-    /// or trtllm.
-    #[arg(long, default_value = "vllm")]
-    pub backend: String,
-}
-
-impl ServingFormatFlags {
-    pub fn args(&self) -> wavecast::ServingFormatArgs {
-        wavecast::ServingFormatArgs { dtype: self.dtype.clone(), quant: self.quant.clone(), moe_quant: self.moe_quant.clone(), kv_dtype: self.kv_dtype.clone(), backend: self.backend.clone() }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct ServeSimArgs {
-    /// Built-in model preset (see `wavecast models`).
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
-    pub model: Option<String>,
-    /// A Hugging Face config.json (MoE, MLA, sliding-window models included).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[arg(long)]
-    pub gpu: String,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
-    /// Aggregated workers: tp8, tp1,dp8,ep8 (attention data parallel, expert parallel),
-    /// 2xtp4 (two workers), tp4,ep4,etp1 (expert tensor parallelism) [default: tp1].
-    #[arg(long, conflicts_with_all = ["prefill", "decode"])]
-    pub layout: Option<String>,
-    /// Disaggregated serving: the prefill pool, e.g. 2xtp4 (needs --decode).
-    #[arg(long, requires = "decode")]
-    pub prefill: Option<String>,
-    /// Disaggregated serving: the decode pool, e.g. tp1,dp8,ep8 (needs --prefill).
-    #[arg(long, requires = "prefill")]
-    pub decode: Option<String>,
-    /// Closed loop: this many users, each sending its next request when the last completes.
-    #[arg(long, conflicts_with_all = ["rate", "trace"])]
-    pub concurrency: Option<u64>,
-    /// Open loop: Poisson arrivals, requests per second.
-    #[arg(long, conflicts_with = "trace")]
-    pub rate: Option<f64>,
-    /// A CSV trace with columns arrival_s, input_len, output_len.
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
-    #[arg(long = "input-len", visible_alias = "input", value_name = "TOKENS")]
-    pub input: Option<String>,
-    /// Output tokens per request, same forms [default: 256].
-    #[arg(long = "output-len", visible_alias = "output", value_name = "TOKENS")]
-    pub output: Option<String>,
-    /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
-    #[arg(long)]
-    pub requests: Option<u64>,
-    #[command(flatten)]
-    pub formats: ServingFormatFlags,
-    #[command(flatten)]
-    pub ops_data: OpsDataArg,
-    /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
-    /// --max-num-batched-tokens, SGLang's --chunked-prefill-size).
-    #[arg(long, aliases = ["max-num-batched-tokens", "chunked-prefill-size"])]
-    pub max_batched_tokens: Option<u64>,
-    /// Most running sequences per worker [default: the backend's] (also vLLM's --max-num-seqs,
-    /// SGLang's --max-running-requests).
-    #[arg(long, aliases = ["max-num-seqs", "max-running-requests"])]
-    pub max_seqs: Option<u64>,
-    /// Prefill each prompt whole instead of in chunks.
-    #[arg(long)]
-    pub no_chunked_prefill: bool,
-    /// Reuse the cached pages of the shared prompt prefix (--shared-prefix).
-    #[arg(long)]
-    pub prefix_caching: bool,
-    /// Prompt tokens every request shares (a system prompt).
-    #[arg(long, default_value_t = 0)]
-    pub shared_prefix: u64,
-    /// Latency target for goodput: time to first token, ms.
-    #[arg(long)]
-    pub slo_ttft: Option<f64>,
-    /// Latency target for goodput: time per output token, ms.
-    #[arg(long)]
-    pub slo_tpot: Option<f64>,
-    /// Seed of drawn lengths and arrivals.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    pub req: wavecast::ServeSimRequest,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub html: HtmlArg,
 }
 
-impl ServeSimArgs {
-    pub fn request(&self) -> wavecast::ServeSimRequest {
-        wavecast::ServeSimRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            layout: self.layout.clone(),
-            prefill: self.prefill.clone(),
-            decode: self.decode.clone(),
-            concurrency: self.concurrency,
-            rate: self.rate,
-            trace: self.trace.clone(),
-            input: self.input.clone(),
-            output: self.output.clone(),
-            requests: self.requests,
-            formats: self.formats.args(),
-            ops_data: self.ops_data.ops_data.clone(),
-            max_batched_tokens: self.max_batched_tokens,
-            max_seqs: self.max_seqs,
-            chunked_prefill: !self.no_chunked_prefill,
-            prefix_caching: self.prefix_caching,
-            shared_prefix: self.shared_prefix,
-            slo_ttft_ms: self.slo_ttft,
-            slo_tpot_ms: self.slo_tpot,
-            seed: self.seed,
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct PlanServeArgs {
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
-    pub model: Option<String>,
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[arg(long)]
-    pub gpu: String,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
-    /// GPUs to serve on.
-    #[arg(long)]
-    pub gpus: u64,
-    /// Prompt tokens per request.
-    #[arg(long, default_value_t = 1024, visible_alias = "input")]
-    pub input_len: u64,
-    /// Output tokens per request.
-    #[arg(long, default_value_t = 256, visible_alias = "output")]
-    pub output_len: u64,
-    /// Time-to-first-token target, ms.
-    #[arg(long)]
-    pub slo_ttft: Option<f64>,
-    /// Time-per-output-token target, ms.
-    #[arg(long)]
-    pub slo_tpot: Option<f64>,
-    #[command(flatten)]
-    pub formats: ServingFormatFlags,
-    #[command(flatten)]
-    pub ops_data: OpsDataArg,
-    /// Users per worker to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = wavecast_sim::serving::DEFAULT_USERS_PER_WORKER)]
-    pub concurrency: Vec<u64>,
-    /// Search aggregated workers only.
-    #[arg(long)]
-    pub no_disagg: bool,
+    pub req: wavecast::PlanServeRequest,
     /// Layouts to list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = wavecast::defaults::TOP)]
     pub top: usize,
     /// Write the Pareto chart (tokens/s/GPU against tokens/s/user) as SVG.
     #[arg(long, value_name = "FILE")]
@@ -248,94 +93,14 @@ pub struct PlanServeArgs {
     pub html: HtmlArg,
 }
 
-impl PlanServeArgs {
-    pub fn request(&self) -> wavecast::PlanServeRequest {
-        wavecast::PlanServeRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            gpus: self.gpus,
-            input_len: self.input_len,
-            output_len: self.output_len,
-            slo_ttft_ms: self.slo_ttft,
-            slo_tpot_ms: self.slo_tpot,
-            formats: self.formats.args(),
-            ops_data: self.ops_data.ops_data.clone(),
-            concurrency: self.concurrency.clone(),
-            disaggregated: !self.no_disagg,
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct PlanTrainArgs {
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
-    pub model: Option<String>,
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[arg(long)]
-    pub gpu: String,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
-    /// GPUs to spread the run over.
-    #[arg(long)]
-    pub gpus: u64,
-    /// Global batch in sequences per optimizer step.
-    #[arg(long)]
-    pub batch: u64,
-    #[arg(long, default_value_t = 1024)]
-    pub seq: u64,
-    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
-    /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
-    #[arg(long)]
-    pub dtype: Option<String>,
-    #[arg(long, value_enum, default_value = "adam")]
-    pub optimizer: OptimizerArg,
-    #[arg(long, default_value_t = 8)]
-    pub gpus_per_node: u64,
-    /// Scale-out NIC per GPU in Gbit/s [default: the catalog's].
-    #[arg(long)]
-    pub nic_gbps: Option<f64>,
-    /// Tokens to train on (days and cost columns).
-    #[arg(long, default_value_t = 1e12)]
-    pub tokens: f64,
-    #[command(flatten)]
-    pub ops_data: OpsDataArg,
-    #[command(flatten)]
-    pub price: PriceArg,
-    /// Layouts to list.
-    #[arg(long, default_value_t = 10)]
-    pub top: usize,
-    #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
-    pub predictor: String,
+    pub req: wavecast::PlanTrainRequest,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub html: HtmlArg,
-}
-
-impl PlanTrainArgs {
-    pub fn request(&self) -> wavecast::PlanTrainRequest {
-        wavecast::PlanTrainRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            gpus: self.gpus,
-            batch: self.batch,
-            seq: self.seq,
-            dtype: self.dtype.clone(),
-            optimizer: value_name(self.optimizer),
-            gpus_per_node: self.gpus_per_node,
-            nic_gbps: self.nic_gbps,
-            tokens: self.tokens,
-            top: self.top,
-            predictor: self.predictor.clone(),
-            ops_data: self.ops_data.ops_data.clone(),
-            price: self.price.price.clone(),
-        }
-    }
 }
 
 #[derive(Args, Debug)]
@@ -410,12 +175,6 @@ pub enum AttentionArg {
     Fused,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptimizerArg {
-    Adam,
-    Sgd,
-    SgdMomentum,
-}
 
 /// The name a flag value has in a library request (clap's own spelling of it).
 fn value_name<T: ValueEnum>(v: T) -> String {
@@ -459,7 +218,7 @@ pub struct PredictArgs {
     pub attention: Option<AttentionArg>,
     /// Optimizer of the training step [default: adam].
     #[arg(long, value_enum)]
-    pub optimizer: Option<OptimizerArg>,
+    pub optimizer: Option<wavecast::OptimizerChoice>,
     #[arg(long, help = wavecast_predict::registry::help_by_mode())]
     pub predictor: Option<String>,
     #[command(flatten)]
@@ -576,7 +335,7 @@ impl PredictArgs {
             batch: self.batch,
             seq: self.seq.unwrap_or(1024),
             dtype: self.dtype.clone(),
-            optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
+            optimizer: value_name(self.optimizer.unwrap_or(wavecast::OptimizerChoice::Adam)),
             layout: self.layout.layout(self.serve.tp),
             nodes: self.layout.nodes,
             gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
@@ -601,7 +360,7 @@ impl PredictArgs {
             mode: value_name(self.mode),
             dtype: self.dtype.clone(),
             attention: value_name(self.attention.unwrap_or(AttentionArg::Auto)),
-            optimizer: value_name(self.optimizer.unwrap_or(OptimizerArg::Adam)),
+            optimizer: value_name(self.optimizer.unwrap_or(wavecast::OptimizerChoice::Adam)),
             predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
             ops_data: self.ops_data.ops_data.clone(),
             image_size: self.image_size,
@@ -695,79 +454,15 @@ impl ServeArgs {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Built-in model preset (see `wavecast models`).
-    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
-    pub model: Option<String>,
-    /// A Hugging Face config.json.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// GPUs to compare, comma-separated (names or aliases).
-    #[arg(long, value_delimiter = ',', required = true)]
-    pub gpus: Vec<String>,
-    /// Tensor-parallel degrees to try on every GPU, comma-separated (also
-    /// --tensor-parallel-size, --tp-size).
-    #[arg(long, value_delimiter = ',', default_value = "1", aliases = ["tensor-parallel-size", "tp-size"])]
-    pub tp: Vec<u64>,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
-    #[arg(long, default_value_t = 1)]
-    pub batch: u64,
-    /// Prompt tokens per request.
-    #[arg(long, value_name = "I", visible_alias = "input")]
-    pub input_len: u64,
-    /// Generated tokens per request.
-    #[arg(long, value_name = "O", visible_alias = "output")]
-    pub output_len: u64,
-    #[arg(long, default_value = "bf16")]
-    pub dtype: String,
-    /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
-    /// (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
-    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
-    pub weights: Option<String>,
-    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype] (also vLLM's
-    /// --kv-cache-dtype).
-    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
-    pub kv_dtype: Option<String>,
-    #[arg(long, default_value = wavecast::Predictors::DEFAULT_SERVE, help = wavecast_predict::registry::help())]
-    pub predictor: String,
+    pub req: wavecast::CompareRequest,
     /// Also write an SVG bar chart (tokens/s and tokens per dollar) to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    #[command(flatten)]
-    pub ops_data: OpsDataArg,
-    #[command(flatten)]
-    pub price: PriceArg,
-    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
-    /// error.
-    #[arg(long)]
-    pub allow_partial: bool,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub html: HtmlArg,
-}
-
-impl CompareArgs {
-    /// The library request these flags make (the plot stays with the CLI).
-    pub fn request(&self) -> wavecast::CompareRequest {
-        wavecast::CompareRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpus: self.gpus.clone(),
-            tp: self.tp.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            batch: self.batch,
-            input_len: self.input_len,
-            output_len: self.output_len,
-            dtype: self.dtype.clone(),
-            weights: self.weights.clone(),
-            kv_dtype: self.kv_dtype.clone(),
-            predictor: self.predictor.clone(),
-            ops_data: self.ops_data.ops_data.clone(),
-            price: self.price.price.clone(),
-            allow_partial: self.allow_partial,
-        }
-    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -959,69 +654,12 @@ pub struct EvalE2eArgs {
     pub html: HtmlArg,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScaleMethod {
-    /// Wave scaling for every kernel.
-    Wave,
-    /// GEMM, BMM and attention ops through --predictor as a ratio; wave scaling for the rest.
-    Hybrid,
-}
-
 #[derive(Args, Debug)]
 pub struct ScaleArgs {
-    /// Trace exported by torch.profiler (Chrome-trace JSON, plain or gzipped).
-    #[arg(long, value_name = "FILE")]
-    pub trace: PathBuf,
-    /// Destination GPU; repeat or comma-separate for a comparison table.
-    #[arg(long = "to", required = true, value_delimiter = ',', value_name = "GPU")]
-    pub to: Vec<String>,
-    /// GPU the trace was recorded on [default: the trace's deviceProperties].
-    #[arg(long, value_name = "GPU")]
-    pub from: Option<String>,
-    #[arg(long, value_enum, default_value = "hybrid")]
-    pub method: ScaleMethod,
-    /// Wave-scaling equation: wavecast, eq1, eq2 (Habitat's paper) or habitat-code.
-    #[arg(long, default_value = "wavecast")]
-    pub wave_form: String,
-    /// Per-op predictor for the hybrid [default: wavecast's default predictor].
-    #[arg(long)]
-    pub predictor: Option<String>,
-    /// γ (memory-boundedness): wavecast (analytic, dtype-aware) or habitat (1 without counters).
-    #[arg(long, value_enum, default_value = "wavecast")]
-    pub gamma: GammaArg,
-    /// Also list the N longest kernels one by one (name, library tile, time on every GPU).
-    #[arg(long, value_name = "N")]
-    pub kernels: Option<usize>,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
+    pub req: wavecast::ScaleRequest,
     #[arg(long)]
     pub json: bool,
-}
-
-impl ScaleArgs {
-    /// The library request these flags make.
-    pub fn request(&self) -> wavecast::ScaleRequest {
-        wavecast::ScaleRequest {
-            trace: self.trace.clone(),
-            to: self.to.iter().map(|g| g.trim().to_string()).collect(),
-            from: self.from.clone(),
-            method: Some(value_name(self.method)),
-            wave_form: Some(self.wave_form.clone()),
-            gamma: Some(value_name(self.gamma)),
-            predictor: self.predictor.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            kernels: self.kernels,
-        }
-    }
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GammaArg {
-    /// Counters if the trace has them, else the op's FLOPs and bytes against the destination's
-    /// ridge for its dtype, else a prior by kernel family.
-    Wavecast,
-    /// Habitat: FP32 counters if present, else 1 (memory-bound).
-    Habitat,
 }
 
 #[derive(Args, Debug)]
@@ -1052,21 +690,42 @@ pub struct EvalPairsArgs {
     pub html: HtmlArg,
 }
 
-/// Every option is declared once and reachable everywhere it belongs: no flag name (or alias)
-/// twice in a command, every field of a library request settable from its command's flags and
-/// from its Python function's keywords. Request fields are read from their serde declaration
-/// (the error that lists them), Python's keys from `python/wavecast/_api.py`.
+/// Every option is declared once and reachable everywhere it belongs. The request structs
+/// (`src/request.rs`) are the declaration: each field carries its flag (clap) beside its serde
+/// form, and the commands flatten them. These tests walk that declaration: every request field
+/// is one flag of its own and every flag one field (the serde fields are read from the error
+/// that lists them), each command takes its request whole plus only its CLI-only flags, a
+/// request parsed from the fewest flags equals the one deserialized from the fewest JSON keys
+/// (the defaults agree), no flag name is used twice, and every field is a keyword of the Python
+/// function (`python/wavecast/_api.py`) with the same default. `predict` still fills three
+/// requests from one set of flags by hand (`PredictArgs::request` and its siblings); its fields
+/// are checked by name.
 #[cfg(test)]
 mod declared_once {
     use super::*;
     use clap::CommandFactory;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
 
     /// The fields of request type `Q` (its `deny_unknown_fields` error lists them).
     fn fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
         let e = serde_json::from_str::<Q>(r#"{"__probe__": 0}"#).unwrap_err().to_string();
         let list = e.split("expected one of").nth(1).unwrap_or_else(|| panic!("no field list in: {e}"));
         list.split(',').map(|f| f.trim().trim_matches(|c: char| c == '`' || c == ' ').split('`').next().unwrap_or("").to_string()).filter(|f| !f.is_empty()).collect()
+    }
+
+    /// A request's fields with a nested group (`formats`) replaced by the group's own fields,
+    /// as its flags are flattened into the command.
+    fn flat_fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
+        let mut out = fields::<Q>();
+        if out.remove("formats") {
+            out.extend(fields::<wavecast::ServingFormatArgs>());
+        }
+        out
+    }
+
+    /// The argument ids (= field names) a derived request declares.
+    fn declared<Q: clap::Args>() -> BTreeSet<String> {
+        Q::augment_args(clap::Command::new("probe")).get_arguments().map(|a| a.get_id().to_string()).collect()
     }
 
     fn subcommand<'a>(path: &[&str], root: &'a clap::Command) -> &'a clap::Command {
@@ -1092,18 +751,88 @@ mod declared_once {
         walk(&Cli::command(), "wavecast".into());
     }
 
-    /// Request fields whose flag is spelled otherwise: (field, flag).
-    const RENAMED: &[(&str, &str)] = &[
-        ("slo_ttft_ms", "slo-ttft"),
-        ("slo_tpot_ms", "slo-tpot"),
-        ("chunked_prefill", "no-chunked-prefill"),
-        ("disaggregated", "no-disagg"),
-        ("input", "input-len"),
-        ("output", "output-len"),
-        ("weights", "quant"),
-    ];
-    /// Fields set from several flags (a flattened group) or by the command itself.
-    const GROUPS: &[&str] = &["formats", "layout", "mode"];
+    /// The derived requests: every serde field is a flag of the same struct and every flag a
+    /// field, so neither can be added without the other.
+    fn assert_one_declaration<Q: clap::Args + serde::de::DeserializeOwned + std::fmt::Debug>(name: &str) {
+        assert_eq!(flat_fields::<Q>(), declared::<Q>(), "{name}: its serde fields and its flags differ");
+        let command = Q::augment_args(clap::Command::new("probe"));
+        let positional: Vec<&str> = command.get_arguments().filter(|a| a.get_long().is_none()).map(|a| a.get_id().as_str()).collect();
+        assert!(positional.is_empty(), "{name}: fields without a flag (clap made them positional; give them #[arg(long)]): {positional:?}");
+    }
+
+    #[test]
+    fn every_request_field_is_a_flag_of_the_same_declaration() {
+        assert_one_declaration::<wavecast::CompareRequest>("CompareRequest");
+        assert_one_declaration::<wavecast::ScaleRequest>("ScaleRequest");
+        assert_one_declaration::<wavecast::PlanTrainRequest>("PlanTrainRequest");
+        assert_one_declaration::<wavecast::ServeSimRequest>("ServeSimRequest");
+        assert_one_declaration::<wavecast::PlanServeRequest>("PlanServeRequest");
+        assert_one_declaration::<wavecast::ServingFormatArgs>("ServingFormatArgs");
+    }
+
+    /// Flags a command has beside its request: how the answer is shown, never what is asked.
+    const CLI_ONLY: &[&str] = &["json", "html", "svg", "plot", "top"];
+
+    fn assert_takes_request_whole<Q: clap::Args>(path: &[&str]) {
+        let root = Cli::command();
+        let have: BTreeSet<String> = subcommand(path, &root).get_arguments().map(|a| a.get_id().to_string()).collect();
+        let want = declared::<Q>();
+        assert!(want.is_subset(&have), "{path:?} lacks request flags {:?}", want.difference(&have).collect::<Vec<_>>());
+        let extra: Vec<&String> = have.difference(&want).filter(|id| !CLI_ONLY.contains(&id.as_str()) && id.as_str() != "help").collect();
+        assert!(extra.is_empty(), "{path:?} declares flags outside its request (declare them on the request): {extra:?}");
+    }
+
+    #[test]
+    fn every_command_takes_its_request_whole() {
+        assert_takes_request_whole::<wavecast::CompareRequest>(&["compare"]);
+        assert_takes_request_whole::<wavecast::ScaleRequest>(&["scale"]);
+        assert_takes_request_whole::<wavecast::PlanTrainRequest>(&["plan", "train"]);
+        assert_takes_request_whole::<wavecast::ServeSimRequest>(&["serve-sim"]);
+        assert_takes_request_whole::<wavecast::PlanServeRequest>(&["plan", "serve"]);
+    }
+
+    /// The request the CLI makes from `args` equals the one serde makes from `json`: every
+    /// field left out takes the same default on both sides.
+    fn assert_defaults_agree<Q: serde::Serialize + serde::de::DeserializeOwned>(args: &[&str], json: serde_json::Value, from_cli: impl Fn(Command) -> Q) {
+        let cli = Cli::try_parse_from(std::iter::once("wavecast").chain(args.iter().copied())).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let mut by_flags = serde_json::to_value(from_cli(cli.command)).unwrap();
+        let mut by_serde = serde_json::to_value(serde_json::from_value::<Q>(json).unwrap()).unwrap();
+        // The environment may name the ops data for the CLI; serde never reads it.
+        for v in [&mut by_flags, &mut by_serde] {
+            v.as_object_mut().unwrap().remove("ops_data");
+        }
+        assert_eq!(by_flags, by_serde, "{args:?}: the CLI's defaults and the request's serde defaults differ");
+    }
+
+    #[test]
+    fn flag_defaults_are_the_serde_defaults() {
+        use serde_json::json;
+        assert_defaults_agree(&["compare", "--model", "m", "--gpus", "h100", "--input-len", "8", "--output-len", "4"], json!({"model": "m", "gpus": ["h100"], "input_len": 8, "output_len": 4}), |c| match c {
+            Command::Compare(a) => a.req,
+            _ => unreachable!(),
+        });
+        assert_defaults_agree(&["scale", "--trace", "t.json", "--to", "h100"], json!({"trace": "t.json", "to": ["h100"], "method": "hybrid", "wave_form": "wavecast", "gamma": "wavecast"}), |c| match c {
+            Command::Scale(a) => a.req,
+            _ => unreachable!(),
+        });
+        assert_defaults_agree(&["plan", "train", "--model", "m", "--gpu", "h100", "--gpus", "8", "--batch", "64"], json!({"model": "m", "gpu": "h100", "gpus": 8, "batch": 64}), |c| match c {
+            Command::Plan(PlanCommand::Train(a)) => a.req,
+            _ => unreachable!(),
+        });
+        assert_defaults_agree(&["serve-sim", "--model", "m", "--gpu", "h100"], json!({"model": "m", "gpu": "h100"}), |c| match c {
+            Command::ServeSim(a) => a.req,
+            _ => unreachable!(),
+        });
+        assert_defaults_agree(&["plan", "serve", "--model", "m", "--gpu", "h100", "--gpus", "8"], json!({"model": "m", "gpu": "h100", "gpus": 8}), |c| match c {
+            Command::Plan(PlanCommand::Serve(a)) => a.req,
+            _ => unreachable!(),
+        });
+    }
+
+    /// `predict`'s fields whose flag is spelled otherwise (field, flag).
+    const RENAMED: &[(&str, &str)] = &[("weights", "weights")];
+    /// `predict`'s fields set from several flags (a flattened group) or by the command itself.
+    const GROUPS: &[&str] = &["layout", "mode"];
 
     fn assert_flags_cover<Q: serde::de::DeserializeOwned + std::fmt::Debug>(path: &[&str]) {
         let root = Cli::command();
@@ -1115,37 +844,89 @@ mod declared_once {
     }
 
     #[test]
-    fn every_request_field_has_a_flag() {
+    fn every_predict_request_field_has_a_flag() {
         assert_flags_cover::<wavecast::PredictRequest>(&["predict"]);
         assert_flags_cover::<wavecast::ServeRequest>(&["predict"]);
         assert_flags_cover::<wavecast::TrainRequest>(&["predict"]);
-        assert_flags_cover::<wavecast::CompareRequest>(&["compare"]);
-        assert_flags_cover::<wavecast::ScaleRequest>(&["scale"]);
-        assert_flags_cover::<wavecast::PlanTrainRequest>(&["plan", "train"]);
-        assert_flags_cover::<wavecast::ServeSimRequest>(&["serve-sim"]);
-        assert_flags_cover::<wavecast::PlanServeRequest>(&["plan", "serve"]);
-        assert_flags_cover::<wavecast::ServingFormatArgs>(&["serve-sim"]);
         assert_flags_cover::<wavecast::LayoutArgs>(&["predict"]);
+    }
+
+    fn python_api() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/python/wavecast/_api.py")).unwrap()
+    }
+
+    /// The top-level keys (`"name":`) of the dict literal whose `{` is the first at or after
+    /// `start` in `_api.py`.
+    fn dict_keys(api: &str, start: usize) -> BTreeSet<String> {
+        let text = &api[start + api[start..].find('{').unwrap()..];
+        let (mut keys, mut depth, mut parens) = (BTreeSet::new(), 0, 0);
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                '(' | '[' => parens += 1,
+                ')' | ']' => parens -= 1,
+                '"' => {
+                    let close = rest[1..].find('"').unwrap() + 1;
+                    if depth == 1 && parens == 0 && rest[close + 1..].starts_with(':') {
+                        keys.insert(rest[1..close].to_string());
+                    }
+                    rest = &rest[close + 1..];
+                    continue;
+                }
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        keys
     }
 
     /// The top-level keys of the request dict each Python function sends (`_request("name", {`
     /// or `_report(Class, "name", {`).
     fn python_keys(function: &str) -> BTreeSet<String> {
-        let api = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/python/wavecast/_api.py")).unwrap();
+        let api = python_api();
         let start = api.find(&format!("(\"{function}\", {{")).or_else(|| api.find(&format!(", \"{function}\", {{"))).unwrap_or_else(|| panic!("no request of {function}"));
-        let (mut keys, mut depth) = (BTreeSet::new(), 1);
-        for line in api[start..].lines().skip(1) {
-            if depth == 1 {
-                if let Some(rest) = line.trim_start().strip_prefix('"') {
-                    keys.insert(rest.split('"').next().unwrap().to_string());
-                }
-            }
-            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
-            if depth <= 0 {
+        dict_keys(&api, start)
+    }
+
+    /// A Python function's keywords and their defaults as written (`None` when it has none).
+    fn python_signature(function: &str) -> BTreeMap<String, Option<String>> {
+        let api = python_api();
+        let start = api.find(&format!("\ndef {function}(")).unwrap_or_else(|| panic!("no def {function}")) + function.len() + 6;
+        let (mut depth, mut end) = (1, start);
+        for (i, c) in api[start..].char_indices() {
+            depth += match c {
+                '(' | '[' => 1,
+                ')' | ']' => -1,
+                _ => 0,
+            };
+            if depth == 0 {
+                end = start + i;
                 break;
             }
         }
-        keys
+        let (mut params, mut depth, mut current) = (BTreeMap::new(), 0, String::new());
+        for c in api[start..end].chars().chain(std::iter::once(',')) {
+            match c {
+                '[' | '(' => depth += 1,
+                ']' | ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    let p = std::mem::take(&mut current);
+                    let name = p.split([':', '=']).next().unwrap().trim().to_string();
+                    if !name.is_empty() && name != "*" {
+                        params.insert(name, p.split_once('=').map(|(_, d)| d.trim().to_string()));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            current.push(c);
+        }
+        params
     }
 
     fn assert_python_covers<Q: serde::de::DeserializeOwned + std::fmt::Debug>(function: &str) {
@@ -1153,22 +934,97 @@ mod declared_once {
         assert_eq!(want, sent, "Python's {function}() and the request's fields differ");
     }
 
-    /// Markdown table of every flag of every command, generated from the declaration.
+    #[test]
+    fn every_request_field_has_a_python_keyword() {
+        assert_python_covers::<wavecast::PredictRequest>("predict");
+        assert_python_covers::<wavecast::ServeRequest>("serve");
+        assert_python_covers::<wavecast::CompareRequest>("compare");
+        assert_python_covers::<wavecast::ScaleRequest>("scale");
+        assert_python_covers::<wavecast::TrainRequest>("train");
+        assert_python_covers::<wavecast::PlanTrainRequest>("plan_train");
+        assert_python_covers::<wavecast::ServeSimRequest>("serve_sim");
+        assert_python_covers::<wavecast::PlanServeRequest>("plan_serve");
+        let api = python_api();
+        let formats = dict_keys(&api, api.find("\ndef _formats(").unwrap());
+        assert_eq!(formats, fields::<wavecast::ServingFormatArgs>(), "Python's _formats() and ServingFormatArgs differ");
+    }
+
+    /// Each Python keyword of a derived request's function names one of its flags (the field,
+    /// or the flag's long name or an alias, as `input_len=` is serve-sim's `--input-len`), and
+    /// where both give a default it is the flag's.
+    fn assert_python_matches<Q: clap::Args>(function: &str) {
+        let command = Q::augment_args(clap::Command::new("probe"));
+        for (keyword, default) in python_signature(function) {
+            // `from_=`: Python's spelling of a name that is a keyword of the language.
+            let keyword = keyword.trim_end_matches('_').to_string();
+            let flag = keyword.replace('_', "-");
+            let names = |a: &clap::Arg| a.get_long().into_iter().chain(a.get_all_aliases().unwrap_or_default()).any(|n| n == flag);
+            let arg = command.get_arguments().find(|a| a.get_id() == keyword.as_str() || names(a));
+            let arg = arg.unwrap_or_else(|| panic!("Python's {function}({keyword}=) names no flag of its request"));
+            let flag_default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+            let Some(default) = default.filter(|d| d != "None" && !flag_default.is_empty()) else { continue };
+            let (default, flag_default) = (default.trim_matches('"').to_lowercase(), flag_default.join(","));
+            let same = default == flag_default || matches!((default.parse::<f64>(), flag_default.parse::<f64>()), (Ok(a), Ok(b)) if a == b);
+            assert!(same, "Python's {function}({keyword}={default}) and the flag's default {flag_default} differ");
+        }
+    }
+
+    #[test]
+    fn python_keywords_are_request_fields_with_the_flags_defaults() {
+        assert_python_matches::<wavecast::CompareRequest>("compare");
+        assert_python_matches::<wavecast::ScaleRequest>("scale");
+        assert_python_matches::<wavecast::PlanTrainRequest>("plan_train");
+        assert_python_matches::<wavecast::ServeSimRequest>("serve_sim");
+        assert_python_matches::<wavecast::PlanServeRequest>("plan_serve");
+    }
+
+    /// The request fields and Python functions behind each command's flags, for the table.
+    fn request_of(command: &str) -> Option<(BTreeSet<String>, Vec<&'static str>)> {
+        Some(match command {
+            "predict" => {
+                let mut f = fields::<wavecast::PredictRequest>();
+                f.extend(fields::<wavecast::ServeRequest>());
+                f.extend(fields::<wavecast::TrainRequest>());
+                f.extend(fields::<wavecast::LayoutArgs>());
+                (f, vec!["predict", "serve", "train"])
+            }
+            "compare" => (flat_fields::<wavecast::CompareRequest>(), vec!["compare"]),
+            "scale" => (flat_fields::<wavecast::ScaleRequest>(), vec!["scale"]),
+            "serve-sim" => (flat_fields::<wavecast::ServeSimRequest>(), vec!["serve_sim"]),
+            "plan train" => (flat_fields::<wavecast::PlanTrainRequest>(), vec!["plan_train"]),
+            "plan serve" => (flat_fields::<wavecast::PlanServeRequest>(), vec!["plan_serve"]),
+            _ => return None,
+        })
+    }
+
+    /// Markdown table of every flag of every command with its request field and Python
+    /// keyword, generated from the declaration.
     fn options_table() -> String {
         fn rows(c: &clap::Command, path: &str, out: &mut String) {
+            let request = request_of(path);
+            // Keyed by the flag's id: `from_=` is Python's spelling of a name the language reserves.
+            let python: BTreeMap<String, String> = request.iter().flat_map(|(_, fns)| fns.iter().flat_map(|f| python_signature(f).into_keys())).map(|k| (k.trim_end_matches('_').to_string(), k)).collect();
             for a in c.get_arguments().filter(|a| !a.is_hide_set()) {
                 let Some(long) = a.get_long() else { continue };
+                let id = a.get_id().to_string();
                 let aliases: Vec<String> = a.get_all_aliases().unwrap_or_default().iter().map(|n| format!("`--{n}`")).collect();
                 let help = a.get_help().map(|h| h.to_string().replace('\n', " ").replace('|', "\\|")).unwrap_or_default();
                 let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
                 let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
-                out.push_str(&format!("| `{path}` | `--{long}` | {} | {default} | {help} |\n", aliases.join(" ")));
+                let nested = matches!(path, "serve-sim" | "plan serve") && fields::<wavecast::ServingFormatArgs>().contains(&id);
+                let field = match request.as_ref().filter(|(f, _)| f.contains(&id)) {
+                    Some(_) if nested => format!("`formats.{id}`"),
+                    Some(_) => format!("`{id}`"),
+                    None => String::new(),
+                };
+                let keyword = python.get(&id).map_or(String::new(), |k| format!("`{k}=`"));
+                out.push_str(&format!("| `{path}` | `--{long}` | {} | {field} | {keyword} | {default} | {help} |\n", aliases.join(" ")));
             }
             for sub in c.get_subcommands() {
                 rows(sub, &format!("{path} {}", sub.get_name()), out);
             }
         }
-        let mut out = String::from("# Every command-line option\n\nGenerated from the CLI's declaration (`src/cli.rs`) by its test `options_table_is_up_to_date`;\nregenerate with `WAVECAST_BLESS=1 cargo test --release --bin wavecast`. The Python functions take\nthe same options as keywords (`--input-len` is `input_len=`), checked by\n`every_request_field_has_a_python_keyword`.\n\n| command | flag | also | default | what |\n|---|---|---|---|---|\n");
+        let mut out = String::from("# Every command-line option\n\nGenerated from the declaration (the request structs of `src/request.rs`, which the commands of\n`src/cli.rs` flatten) by the test `options_table_is_up_to_date`; regenerate with\n`WAVECAST_BLESS=1 cargo test --release --bin wavecast`. Each row is one flag, the request field it\nsets (the JSON key Python sends) and the Python keyword that sets it, checked by\n`every_request_field_has_a_python_keyword`; an empty field is a flag that shapes the output only.\n\n| command | flag | also | request field | Python keyword | default | what |\n|---|---|---|---|---|---|---|\n");
         let root = Cli::command();
         for sub in root.get_subcommands() {
             rows(sub, sub.get_name(), &mut out);
@@ -1190,8 +1046,8 @@ mod declared_once {
     /// Flags the README names that belong to other tools (cargo, pip, pytest, maturin, git…).
     const OTHER_TOOLS_FLAGS: &[&str] = &["release", "workspace", "features", "no-default-features", "all-targets", "bench", "test", "lib", "bin", "manifest-path", "interpreter", "out", "quiet", "disable-pip-version-check", "no-index", "target", "verbose", "help", "version", "force", "locked", "offline", "package"];
 
-    #[test]
-    fn every_flag_the_readme_names_exists() {
+    /// Flags named in `text` (`--name`, not inside a word) that no command has.
+    fn unknown_flags(text: &str) -> BTreeSet<String> {
         fn walk(c: &clap::Command, all: &mut BTreeSet<String>) {
             all.extend(flags(c));
             for sub in c.get_subcommands() {
@@ -1200,11 +1056,10 @@ mod declared_once {
         }
         let mut known = BTreeSet::new();
         walk(&Cli::command(), &mut known);
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
         let mut unknown = BTreeSet::new();
-        for (i, _) in readme.match_indices("--") {
-            let before = readme[..i].chars().last().unwrap_or(' ');
-            let name: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-').collect();
+        for (i, _) in text.match_indices("--") {
+            let before = text[..i].chars().last().unwrap_or(' ');
+            let name: String = text[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-').collect();
             if before.is_alphanumeric() || before == '-' || name.is_empty() || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
                 continue;
             }
@@ -1213,18 +1068,19 @@ mod declared_once {
                 unknown.insert(name);
             }
         }
+        unknown
+    }
+
+    #[test]
+    fn every_flag_the_readme_names_exists() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let unknown = unknown_flags(&readme);
         assert!(unknown.is_empty(), "README.md names flags no command has: {unknown:?}");
     }
 
     #[test]
-    fn every_request_field_has_a_python_keyword() {
-        assert_python_covers::<wavecast::PredictRequest>("predict");
-        assert_python_covers::<wavecast::ServeRequest>("serve");
-        assert_python_covers::<wavecast::CompareRequest>("compare");
-        assert_python_covers::<wavecast::ScaleRequest>("scale");
-        assert_python_covers::<wavecast::TrainRequest>("train");
-        assert_python_covers::<wavecast::PlanTrainRequest>("plan_train");
-        assert_python_covers::<wavecast::ServeSimRequest>("serve_sim");
-        assert_python_covers::<wavecast::PlanServeRequest>("plan_serve");
+    fn the_readme_check_fails_on_a_flag_no_command_has() {
+        assert_eq!(unknown_flags("run `wavecast predict --gpu h100 --no-such-flag`"), BTreeSet::from(["no-such-flag".to_string()]));
+        assert!(unknown_flags("`wavecast serve-sim --max-num-seqs 8 --input-len 512`").is_empty());
     }
 }

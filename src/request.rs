@@ -2,9 +2,130 @@
 //! package from keyword arguments (as JSON); field names and defaults are the CLI's.
 
 use crate::{Error, Result};
+use clap::builder::{EnumValueParser, TypedValueParser};
+use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use wavecast_workload::Source;
+
+/// Every default a request field has, read by both its flag (`default_value_t = defaults::X`)
+/// and its serde form (`#[serde(default = "defaults::x")]`), so that the CLI and Python cannot
+/// disagree on what an absent option means.
+pub mod defaults {
+    pub const BATCH: u64 = 1;
+    pub const SEQ: u64 = 1024;
+    pub const TP: u64 = 1;
+    /// Prompt and output tokens of `plan serve`.
+    pub const INPUT_LEN: u64 = 1024;
+    pub const OUTPUT_LEN: u64 = 256;
+    /// Activations of LLM serving.
+    pub const SERVE_DTYPE: &str = "bf16";
+    pub const BACKEND: &str = "vllm";
+    pub const OPTIMIZER: &str = "adam";
+    pub const GPUS_PER_NODE: u64 = 8;
+    /// Tokens of a training run (`plan train`'s days and cost columns).
+    pub const TOKENS: f64 = 1e12;
+    /// Rows a plan lists.
+    pub const TOP: usize = 10;
+    pub const SCALE_METHOD: &str = "hybrid";
+    pub const WAVE_FORM: &str = "wavecast";
+    pub const GAMMA: &str = "wavecast";
+    pub const PREDICTOR: &str = wavecast_predict::DEFAULT_PREDICTOR;
+    pub const SERVE_PREDICTOR: &str = wavecast_predict::DEFAULT_SERVE_PREDICTOR;
+    pub const USERS_PER_WORKER: [u64; 9] = wavecast_sim::serving::DEFAULT_USERS_PER_WORKER;
+
+    pub fn batch() -> u64 {
+        BATCH
+    }
+    pub fn seq() -> u64 {
+        SEQ
+    }
+    pub fn tp() -> u64 {
+        TP
+    }
+    pub fn tp_list() -> Vec<u64> {
+        vec![TP]
+    }
+    pub fn input_len() -> u64 {
+        INPUT_LEN
+    }
+    pub fn output_len() -> u64 {
+        OUTPUT_LEN
+    }
+    pub fn serve_dtype() -> String {
+        SERVE_DTYPE.into()
+    }
+    pub fn backend() -> String {
+        BACKEND.into()
+    }
+    pub fn optimizer() -> String {
+        OPTIMIZER.into()
+    }
+    pub fn gpus_per_node() -> u64 {
+        GPUS_PER_NODE
+    }
+    pub fn tokens() -> f64 {
+        TOKENS
+    }
+    pub fn top() -> usize {
+        TOP
+    }
+    pub fn predictor() -> String {
+        PREDICTOR.into()
+    }
+    pub fn serve_predictor() -> String {
+        SERVE_PREDICTOR.into()
+    }
+    pub fn users_per_worker() -> Vec<u64> {
+        USERS_PER_WORKER.to_vec()
+    }
+    pub fn yes() -> bool {
+        true
+    }
+}
+
+/// The choices of a flag whose request field is a name: checked (and listed in `--help`) by
+/// clap, handed on as the spelling the library reads.
+fn choice<E: ValueEnum + Clone + Send + Sync + 'static>() -> impl TypedValueParser<Value = String> {
+    EnumValueParser::<E>::new().map(|v: E| v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default())
+}
+
+/// `--config FILE`: on the command line a config is always a file.
+fn config_file(path: &str) -> std::result::Result<ConfigArg, String> {
+    Ok(ConfigArg::Path(path.into()))
+}
+
+/// A GPU name as typed in a comma-separated list (`--to h100, a100`).
+fn trimmed(name: &str) -> std::result::Result<String, String> {
+    Ok(name.trim().to_string())
+}
+
+/// Optimizers of a training step.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerChoice {
+    Adam,
+    Sgd,
+    SgdMomentum,
+}
+
+/// `scale --method`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleMethodChoice {
+    /// Wave scaling for every kernel.
+    Wave,
+    /// GEMM, BMM and attention ops through --predictor as a ratio; wave scaling for the rest.
+    Hybrid,
+}
+
+/// `scale --gamma`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GammaChoice {
+    /// Counters if the trace has them, else the op's FLOPs and bytes against the destination's
+    /// ridge for its dtype, else a prior by kernel family.
+    Wavecast,
+    /// Habitat: FP32 counters if present, else 1 (memory-bound).
+    Habitat,
+}
 
 /// A Hugging Face `config.json`: a path to the file, or the config itself.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -37,29 +158,11 @@ pub(crate) fn with_source<T>(model: Option<&str>, config: Option<&ConfigArg>, on
 fn one() -> u64 {
     1
 }
-fn default_seq() -> u64 {
-    1024
-}
 fn default_mode() -> String {
     "inference".into()
 }
 fn auto() -> String {
     "auto".into()
-}
-fn adam() -> String {
-    "adam".into()
-}
-fn bf16() -> String {
-    "bf16".into()
-}
-fn default_predictor() -> String {
-    wavecast_predict::DEFAULT_PREDICTOR.into()
-}
-fn default_serve_predictor() -> String {
-    wavecast_predict::DEFAULT_SERVE_PREDICTOR.into()
-}
-fn tp_one() -> Vec<u64> {
-    vec![1]
 }
 
 /// One workload on one GPU (`wavecast predict`).
@@ -78,9 +181,9 @@ pub struct PredictRequest {
     /// Extra GPU catalog (TOML) whose entries override the built-in ones.
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
-    #[serde(default = "one")]
+    #[serde(default = "defaults::batch")]
     pub batch: u64,
-    #[serde(default = "default_seq")]
+    #[serde(default = "defaults::seq")]
     pub seq: u64,
     /// "inference" ("infer") or "train" ("training").
     #[serde(default = "default_mode")]
@@ -92,9 +195,9 @@ pub struct PredictRequest {
     #[serde(default = "auto")]
     pub attention: String,
     /// "adam", "sgd" or "sgd-momentum".
-    #[serde(default = "adam")]
+    #[serde(default = "defaults::optimizer")]
     pub optimizer: String,
-    #[serde(default = "default_predictor")]
+    #[serde(default = "defaults::predictor")]
     pub predictor: String,
     /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
     /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
@@ -121,13 +224,13 @@ impl PredictRequest {
             onnx: None,
             gpu: gpu.into(),
             gpu_file: None,
-            batch: 1,
-            seq: default_seq(),
+            batch: defaults::BATCH,
+            seq: defaults::SEQ,
             mode: default_mode(),
             dtype: None,
             attention: auto(),
-            optimizer: adam(),
-            predictor: default_predictor(),
+            optimizer: defaults::optimizer(),
+            predictor: defaults::predictor(),
             ops_data: None,
             image_size: None,
             price: Vec::new(),
@@ -147,16 +250,16 @@ pub struct ServeRequest {
     pub gpu: String,
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
-    #[serde(default = "one")]
+    #[serde(default = "defaults::batch")]
     pub batch: u64,
     /// Prompt tokens per request.
     pub input_len: u64,
     /// Generated tokens per request.
     pub output_len: u64,
     /// Tensor-parallel degree.
-    #[serde(default = "one")]
+    #[serde(default = "defaults::tp")]
     pub tp: u64,
-    #[serde(default = "bf16")]
+    #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
     /// Weight storage when it differs from `dtype`: "fp8", or a quantized format
     /// ("fp8_block", "nvfp4", "mxfp4", "int4").
@@ -165,7 +268,7 @@ pub struct ServeRequest {
     /// KV cache type: `dtype` by default, or "fp8".
     #[serde(default)]
     pub kv_dtype: Option<String>,
-    #[serde(default = "default_serve_predictor")]
+    #[serde(default = "defaults::serve_predictor")]
     pub predictor: String,
     /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
     /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
@@ -182,75 +285,114 @@ pub struct ServeRequest {
 }
 
 /// One serving workload over several GPUs and TP degrees (`wavecast compare`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct CompareRequest {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
     #[serde(default)]
     pub model: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long, value_name = "FILE", value_parser = config_file)]
     #[serde(default)]
     pub config: Option<ConfigArg>,
+    /// GPUs to compare, comma-separated (names or aliases).
+    #[arg(long, value_delimiter = ',', required = true)]
     pub gpus: Vec<String>,
-    #[serde(default = "tp_one")]
+    /// Tensor-parallel degrees to try on every GPU, comma-separated (also
+    /// --tensor-parallel-size, --tp-size).
+    #[arg(long, value_delimiter = ',', default_values_t = defaults::tp_list(), aliases = ["tensor-parallel-size", "tp-size"])]
+    #[serde(default = "defaults::tp_list")]
     pub tp: Vec<u64>,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
-    #[serde(default = "one")]
+    /// Concurrent requests, prefilled together and decoded together.
+    #[arg(long, default_value_t = defaults::BATCH)]
+    #[serde(default = "defaults::batch")]
     pub batch: u64,
+    /// Prompt tokens per request.
+    #[arg(long, value_name = "I", visible_alias = "input")]
     pub input_len: u64,
+    /// Generated tokens per request.
+    #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: u64,
-    #[serde(default = "bf16")]
+    /// Activations: bf16 or fp16.
+    #[arg(long, default_value = defaults::SERVE_DTYPE)]
+    #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
+    /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
+    /// (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     #[serde(default)]
     pub weights: Option<String>,
+    /// KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype] (also vLLM's
+    /// --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     #[serde(default)]
     pub kv_dtype: Option<String>,
-    #[serde(default = "default_serve_predictor")]
+    #[arg(long, default_value = defaults::SERVE_PREDICTOR, help = wavecast_predict::registry::help())]
+    #[serde(default = "defaults::serve_predictor")]
     pub predictor: String,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
+    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
-    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
-    /// an error.
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
     #[serde(default)]
     pub allow_partial: bool,
 }
 
 /// A profiler trace carried to other GPUs (`wavecast scale`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ScaleRequest {
+    /// Trace exported by torch.profiler (Chrome-trace JSON, plain or gzipped).
+    #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
+    /// Destination GPU; repeat or comma-separate for a comparison table.
+    #[arg(long = "to", required = true, value_delimiter = ',', value_name = "GPU", value_parser = trimmed)]
     pub to: Vec<String>,
-    /// The GPU the trace was recorded on, when the trace does not say.
+    /// GPU the trace was recorded on [default: the trace's deviceProperties].
+    #[arg(long, value_name = "GPU")]
     #[serde(default)]
     pub from: Option<String>,
-    /// "hybrid" (default) or "wave".
+    /// How kernels are carried to the destination.
+    #[arg(long, default_value = defaults::SCALE_METHOD, value_parser = choice::<ScaleMethodChoice>())]
     #[serde(default)]
     pub method: Option<String>,
-    /// "wavecast" (default), "eq1", "eq2" or "habitat-code".
+    /// Wave-scaling equation: wavecast, eq1, eq2 (Habitat's paper) or habitat-code.
+    #[arg(long, default_value = defaults::WAVE_FORM)]
     #[serde(default)]
     pub wave_form: Option<String>,
-    /// "wavecast" (default) or "habitat".
+    /// γ (memory-boundedness): wavecast (analytic, dtype-aware) or habitat (1 without counters).
+    #[arg(long, default_value = defaults::GAMMA, value_parser = choice::<GammaChoice>())]
     #[serde(default)]
     pub gamma: Option<String>,
-    /// Per-op predictor of the hybrid method.
+    /// Per-op predictor for the hybrid [default: wavecast's default predictor].
+    #[arg(long)]
     #[serde(default)]
     pub predictor: Option<String>,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
-    /// Also report this many of the longest kernels one by one.
+    /// Also list the N longest kernels one by one (name, library tile, time on every GPU).
+    #[arg(long, value_name = "N")]
     #[serde(default)]
     pub kernels: Option<usize>,
 }
 
-fn eight() -> u64 {
-    8
-}
 fn none() -> String {
     "none".into()
 }
@@ -262,7 +404,7 @@ fn none() -> String {
 pub struct LayoutArgs {
     #[serde(default = "one")]
     pub dp: u64,
-    #[serde(default = "one")]
+    #[serde(default = "defaults::tp")]
     pub tp: u64,
     #[serde(default = "one")]
     pub pp: u64,
@@ -305,26 +447,26 @@ pub struct TrainRequest {
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
     /// Sequences per optimizer step over all GPUs.
-    #[serde(default = "one")]
+    #[serde(default = "defaults::batch")]
     pub batch: u64,
-    #[serde(default = "default_seq")]
+    #[serde(default = "defaults::seq")]
     pub seq: u64,
     /// Compute format [default: the training rule, `wavecast_workload::presets::DTYPE_RULE`].
     #[serde(default)]
     pub dtype: Option<String>,
-    #[serde(default = "adam")]
+    #[serde(default = "defaults::optimizer")]
     pub optimizer: String,
     #[serde(default)]
     pub layout: LayoutArgs,
     /// Nodes the GPUs sit in; when given, the layout must use nodes × gpus_per_node GPUs.
     #[serde(default)]
     pub nodes: Option<u64>,
-    #[serde(default = "eight")]
+    #[serde(default = "defaults::gpus_per_node")]
     pub gpus_per_node: u64,
     /// Scale-out NIC per GPU, Gbit/s [default: the catalog's].
     #[serde(default)]
     pub nic_gbps: Option<f64>,
-    #[serde(default = "default_predictor")]
+    #[serde(default = "defaults::predictor")]
     pub predictor: String,
     /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
     /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
@@ -340,188 +482,264 @@ pub struct TrainRequest {
     pub allow_partial: bool,
 }
 
-fn trillion() -> f64 {
-    1e12
-}
-fn ten() -> usize {
-    10
-}
-
 /// Ranking layouts for a training run (`wavecast plan train`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PlanTrainRequest {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
     #[serde(default)]
     pub model: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long, value_name = "FILE", value_parser = config_file)]
     #[serde(default)]
     pub config: Option<ConfigArg>,
+    /// Target GPU (name or alias, see `wavecast gpus`).
+    #[arg(long)]
     pub gpu: String,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
     /// GPUs to spread the run over.
+    #[arg(long)]
     pub gpus: u64,
-    /// Sequences per optimizer step.
+    /// Global batch in sequences per optimizer step.
+    #[arg(long)]
     pub batch: u64,
-    #[serde(default = "default_seq")]
+    /// Sequence length in tokens.
+    #[arg(long, default_value_t = defaults::SEQ)]
+    #[serde(default = "defaults::seq")]
     pub seq: u64,
-    /// Compute format [default: the training rule, as for [`TrainRequest`]].
+    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
+    /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
+    #[arg(long)]
     #[serde(default)]
     pub dtype: Option<String>,
-    #[serde(default = "adam")]
+    /// Optimizer of the training step.
+    #[arg(long, default_value = defaults::OPTIMIZER, value_parser = choice::<OptimizerChoice>())]
+    #[serde(default = "defaults::optimizer")]
     pub optimizer: String,
-    #[serde(default = "eight")]
+    /// GPUs per node.
+    #[arg(long, default_value_t = defaults::GPUS_PER_NODE)]
+    #[serde(default = "defaults::gpus_per_node")]
     pub gpus_per_node: u64,
+    /// Scale-out NIC per GPU in Gbit/s [default: the catalog's].
+    #[arg(long)]
     #[serde(default)]
     pub nic_gbps: Option<f64>,
-    /// Tokens to train on, for the days and cost columns.
-    #[serde(default = "trillion")]
+    /// Tokens to train on (days and cost columns).
+    #[arg(long, default_value_t = defaults::TOKENS)]
+    #[serde(default = "defaults::tokens")]
     pub tokens: f64,
     /// Layouts to list.
-    #[serde(default = "ten")]
+    #[arg(long, default_value_t = defaults::TOP)]
+    #[serde(default = "defaults::top")]
     pub top: usize,
-    #[serde(default = "default_predictor")]
+    #[arg(long, default_value = defaults::PREDICTOR, help = wavecast_predict::registry::help())]
+    #[serde(default = "defaults::predictor")]
     pub predictor: String,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
+    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
 }
 
-fn vllm() -> String {
-    "vllm".into()
-}
-fn yes() -> bool {
-    true
-}
-
 /// A deployment's shape shared by `serve-sim` and `plan serve`: formats and engine.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ServingFormatArgs {
-    /// Activations: "bf16" or "fp16".
-    #[serde(default = "bf16")]
+    /// Activations: bf16 or fp16.
+    #[arg(long, default_value = defaults::SERVE_DTYPE)]
+    #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
-    /// Quantized layer weights: "fp8", "fp8_block", "nvfp4", "mxfp4", "int4".
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also vLLM's
+    /// --quantization).
+    #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
     #[serde(default)]
     pub quant: Option<String>,
-    /// Routed-expert weights when they differ from `quant`.
+    /// Routed-expert weights when they differ from --quant.
+    #[arg(long)]
     #[serde(default)]
     pub moe_quant: Option<String>,
-    /// KV cache type: `dtype` by default, or "fp8".
+    /// KV cache type (default: --dtype), e.g. fp8 (also vLLM's --kv-cache-dtype).
+    #[arg(long, alias = "kv-cache-dtype", value_name = "DTYPE")]
     #[serde(default)]
     pub kv_dtype: Option<String>,
-    /// "vllm", "sglang" or "trtllm": scheduler defaults and per-iteration overhead.
-    #[serde(default = "vllm")]
+    /// Serving engine whose scheduler defaults and per-iteration overhead apply: vllm, sglang
+    /// or trtllm.
+    #[arg(long, default_value = defaults::BACKEND)]
+    #[serde(default = "defaults::backend")]
     pub backend: String,
 }
 
 impl Default for ServingFormatArgs {
     fn default() -> ServingFormatArgs {
-        ServingFormatArgs { dtype: bf16(), quant: None, moe_quant: None, kv_dtype: None, backend: vllm() }
+        ServingFormatArgs { dtype: defaults::serve_dtype(), quant: None, moe_quant: None, kv_dtype: None, backend: defaults::backend() }
     }
 }
 
 /// LLM serving under load (`wavecast serve-sim`): a continuous-batching simulation.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ServeSimRequest {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
     #[serde(default)]
     pub model: Option<String>,
+    /// A Hugging Face config.json (MoE, MLA, sliding-window models included).
+    #[arg(long, value_name = "FILE", value_parser = config_file)]
     #[serde(default)]
     pub config: Option<ConfigArg>,
+    /// Target GPU (name or alias, see `wavecast gpus`).
+    #[arg(long)]
     pub gpu: String,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
-    /// Aggregated workers, e.g. "tp8", "tp1,dp8,ep8", "2xtp4" (default "tp1").
+    /// Aggregated workers: tp8, tp1,dp8,ep8 (attention data parallel, expert parallel),
+    /// 2xtp4 (two workers), tp4,ep4,etp1 (expert tensor parallelism) [default: tp1].
+    #[arg(long, conflicts_with_all = ["prefill", "decode"])]
     #[serde(default)]
     pub layout: Option<String>,
-    /// Disaggregated serving: the prefill and decode pools (both or neither).
+    /// Disaggregated serving: the prefill pool, e.g. 2xtp4 (needs --decode).
+    #[arg(long, requires = "decode")]
     #[serde(default)]
     pub prefill: Option<String>,
+    /// Disaggregated serving: the decode pool, e.g. tp1,dp8,ep8 (needs --prefill).
+    #[arg(long, requires = "prefill")]
     #[serde(default)]
     pub decode: Option<String>,
     /// Closed loop: this many users, each sending its next request when the last completes.
+    #[arg(long, conflicts_with_all = ["rate", "trace"])]
     #[serde(default)]
     pub concurrency: Option<u64>,
-    /// Open loop: Poisson arrivals at this many requests per second.
+    /// Open loop: Poisson arrivals, requests per second.
+    #[arg(long, conflicts_with = "trace")]
     #[serde(default)]
     pub rate: Option<f64>,
-    /// A CSV trace of arrival_s, input_len, output_len.
+    /// A CSV trace with columns arrival_s, input_len, output_len.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub trace: Option<PathBuf>,
-    /// Prompt tokens: "1024", "uniform:512:2048" or "lognormal:1024:0.5".
+    /// Prompt tokens per request: 1024, uniform:512:2048 or lognormal:MEAN:CV [default: 1024].
+    #[arg(long = "input-len", visible_alias = "input", value_name = "TOKENS")]
     #[serde(default)]
     pub input: Option<String>,
-    /// Output tokens, same forms.
+    /// Output tokens per request, same forms [default: 256].
+    #[arg(long = "output-len", visible_alias = "output", value_name = "TOKENS")]
     #[serde(default)]
     pub output: Option<String>,
-    /// Requests to simulate (default: 4 per user, at least 32; 500 for a rate).
+    /// Requests to simulate [default: 4 per user (at least 32); 500 with --rate].
+    #[arg(long)]
     #[serde(default)]
     pub requests: Option<u64>,
+    #[command(flatten)]
     #[serde(default)]
     pub formats: ServingFormatArgs,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
+    /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
+    /// --max-num-batched-tokens, SGLang's --chunked-prefill-size).
+    #[arg(long, aliases = ["max-num-batched-tokens", "chunked-prefill-size"])]
     #[serde(default)]
     pub max_batched_tokens: Option<u64>,
-    /// Most running sequences per worker.
+    /// Most running sequences per worker [default: the backend's] (also vLLM's --max-num-seqs,
+    /// SGLang's --max-running-requests).
+    #[arg(long, aliases = ["max-num-seqs", "max-running-requests"])]
     #[serde(default)]
     pub max_seqs: Option<u64>,
-    #[serde(default = "yes")]
+    /// Prefill each prompt whole instead of in chunks.
+    #[arg(long = "no-chunked-prefill", action = clap::ArgAction::SetFalse)]
+    #[serde(default = "defaults::yes")]
     pub chunked_prefill: bool,
+    /// Reuse the cached pages of the shared prompt prefix (--shared-prefix).
+    #[arg(long)]
     #[serde(default)]
     pub prefix_caching: bool,
     /// Prompt tokens every request shares (a system prompt).
+    #[arg(long, default_value_t = 0)]
     #[serde(default)]
     pub shared_prefix: u64,
+    /// Latency target for goodput: time to first token, ms.
+    #[arg(long = "slo-ttft")]
     #[serde(default)]
     pub slo_ttft_ms: Option<f64>,
+    /// Latency target for goodput: time per output token, ms.
+    #[arg(long = "slo-tpot")]
     #[serde(default)]
     pub slo_tpot_ms: Option<f64>,
+    /// Seed of drawn lengths and arrivals.
+    #[arg(long, default_value_t = 0)]
     #[serde(default)]
     pub seed: u64,
 }
 
-fn concurrencies() -> Vec<u64> {
-    wavecast_sim::serving::DEFAULT_USERS_PER_WORKER.to_vec()
-}
-
 /// Ranking serving deployments on N GPUs (`wavecast plan serve`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PlanServeRequest {
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
     #[serde(default)]
     pub model: Option<String>,
+    /// A Hugging Face config.json (MoE, MLA, sliding-window models included).
+    #[arg(long, value_name = "FILE", value_parser = config_file)]
     #[serde(default)]
     pub config: Option<ConfigArg>,
+    /// Target GPU (name or alias, see `wavecast gpus`).
+    #[arg(long)]
     pub gpu: String,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
+    /// GPUs to serve on.
+    #[arg(long)]
     pub gpus: u64,
+    /// Prompt tokens per request.
+    #[arg(long, default_value_t = defaults::INPUT_LEN, visible_alias = "input")]
+    #[serde(default = "defaults::input_len")]
     pub input_len: u64,
+    /// Output tokens per request.
+    #[arg(long, default_value_t = defaults::OUTPUT_LEN, visible_alias = "output")]
+    #[serde(default = "defaults::output_len")]
     pub output_len: u64,
+    /// Time-to-first-token target, ms.
+    #[arg(long = "slo-ttft")]
     #[serde(default)]
     pub slo_ttft_ms: Option<f64>,
+    /// Time-per-output-token target, ms.
+    #[arg(long = "slo-tpot")]
     #[serde(default)]
     pub slo_tpot_ms: Option<f64>,
+    #[command(flatten)]
     #[serde(default)]
     pub formats: ServingFormatArgs,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Users per worker to try.
-    #[serde(default = "concurrencies")]
+    /// Users per worker to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = defaults::USERS_PER_WORKER)]
+    #[serde(default = "defaults::users_per_worker")]
     pub concurrency: Vec<u64>,
-    /// Also search disaggregated prefill and decode pools.
-    #[serde(default = "yes")]
+    /// Search aggregated workers only.
+    #[arg(long = "no-disagg", action = clap::ArgAction::SetFalse)]
+    #[serde(default = "defaults::yes")]
     pub disaggregated: bool,
 }

@@ -103,8 +103,8 @@ fn nonsense_layouts_get_one_line_and_exit_2() {
         "does not divide the model's 20 attention heads",
     );
     assert_clear_error(
-        &with(&["--pp", "37"]),
-        "need at least 37 layers; the model has 36",
+        &with(&["--pp", "39"]),
+        "need at least 37 layers (the embedding and the loss count as one each); the model has 36",
     );
     assert_clear_error(
         &with(&["--dp", "4", "--nodes", "1"]),
@@ -256,4 +256,32 @@ fn one_gpu_refuses_what_the_trivial_layout_refuses() {
     let layout: serde_json::Value = serde_json::from_slice(&wavecast(&args).stdout).unwrap();
     let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
     assert!((a / b - 1.0).abs() < 1e-9, "single GPU {a} ms, layout dp1 {b} ms");
+}
+
+/// A config's `torch_dtype` is the training format on one GPU and with a layout alike, and the
+/// run says which format it used (the single-GPU step once trained in FP32 whatever the config
+/// said, and a layout flag switched the default).
+#[test]
+fn a_configs_torch_dtype_is_the_training_format_with_or_without_a_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4,
+            "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "torch_dtype": "float16"}"#,
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for layout in [&[][..], &["--dp", "2"][..]] {
+        let mut args = vec!["predict", "--config", config, "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "512", "--json"];
+        args.extend_from_slice(layout);
+        let o = wavecast(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{layout:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["dtype"], "fp16", "{layout:?}");
+        // One GPU says it on stderr beside the JSON, a layout in its report's dtype_source.
+        let says = err.contains("training format fp16: the config's torch_dtype") || v["dtype_source"].as_str().is_some_and(|s| s.contains("fp16: the config's torch_dtype"));
+        assert!(says, "{layout:?}: the run does not say its format and why: {err} / {}", v["dtype_source"]);
+    }
 }

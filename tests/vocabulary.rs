@@ -118,3 +118,20 @@ fn fp16_serving_on_a_gpu_without_bf16_prices_its_attention() {
     assert!(row["unpriced"].as_array().unwrap().is_empty(), "{row}");
     assert!(row["decode_classes"]["fused_attention"].as_f64().is_some_and(|ms| ms > 0.0), "{}", row["decode_classes"]);
 }
+
+/// The set-up the README promises exists: its Python example's pandas and the tests' pytest are
+/// extras of the package it tells to install (once neither was written down).
+#[test]
+fn the_python_extras_the_readme_names_are_declared() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let pyproject = std::fs::read_to_string(format!("{root}/python/pyproject.toml")).unwrap();
+    let extras = pyproject.split("[project.optional-dependencies]").nth(1).expect("no extras in python/pyproject.toml");
+    let extras = extras.split("\n[").next().unwrap();
+    let extra = |name: &str| extras.lines().find(|l| l.starts_with(&format!("{name} = "))).unwrap_or_else(|| panic!("no extra {name}")).to_string();
+    for name in ["pandas", "test"] {
+        assert!(readme.contains(&format!("\"./python[{name}]\"")), "the README does not name the {name} extra");
+    }
+    assert!(extra("pandas").contains("\"pandas\""));
+    assert!(extra("test").contains("pytest") && extra("test").contains("pandas"), "{}", extra("test"));
+}

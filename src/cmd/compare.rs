@@ -8,9 +8,9 @@ use wavecast::CompareReport;
 
 pub fn run(a: CompareArgs) -> Result<()> {
     check_html(&a.html)?;
-    let request = a.request();
-    let out = wavecast::compare(&request)?;
-    write_html(&a.html, wavecast::html::Kind::Compare, Some(&request), &out)?;
+    let request = &a.req;
+    let out = wavecast::compare(request)?;
+    write_html(&a.html, wavecast::html::Kind::Compare, Some(request), &out)?;
     if let Some(path) = &a.plot {
         plot::compare(&out, path)?;
     }

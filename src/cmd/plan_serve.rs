@@ -17,9 +17,9 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
             }
         }
     };
-    let request = a.request();
-    let r = wavecast::plan_serve(&request, &progress)?;
-    write_html(&a.html, wavecast::html::Kind::PlanServe, Some(&request), &r)?;
+    let request = &a.req;
+    let r = wavecast::plan_serve(request, &progress)?;
+    write_html(&a.html, wavecast::html::Kind::PlanServe, Some(request), &r)?;
     if let Some(path) = &a.svg {
         plot::pareto(&r, path)?;
         eprintln!("wrote {}", path.display());

@@ -6,9 +6,9 @@ use crate::table;
 
 pub fn run(a: PlanTrainArgs) -> Result<()> {
     check_html(&a.html)?;
-    let request = a.request();
-    let r = wavecast::plan_train(&request)?;
-    write_html(&a.html, wavecast::html::Kind::PlanTrain, Some(&request), &r)?;
+    let request = &a.req;
+    let r = wavecast::plan_train(request)?;
+    write_html(&a.html, wavecast::html::Kind::PlanTrain, Some(request), &r)?;
     if a.json {
         return print_json(&r);
     }

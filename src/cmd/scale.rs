@@ -7,7 +7,7 @@ use wavecast::ScaleReport;
 use wavecast_trace::scale::{GammaSource, ScalePath};
 
 pub fn run(a: ScaleArgs) -> Result<()> {
-    let report = wavecast::scale(&a.request())?;
+    let report = wavecast::scale(&a.req)?;
     if a.json {
         return print_json(&report);
     }

@@ -8,9 +8,9 @@ use wavecast_sim::serving::Latency;
 
 pub fn run(a: ServeSimArgs) -> Result<()> {
     check_html(&a.html)?;
-    let request = a.request();
-    let r = wavecast::serve_sim(&request)?;
-    write_html(&a.html, wavecast::html::Kind::ServeSim, Some(&request), &r)?;
+    let request = &a.req;
+    let r = wavecast::serve_sim(request)?;
+    write_html(&a.html, wavecast::html::Kind::ServeSim, Some(request), &r)?;
     if a.json {
         return print_json(&r);
     }

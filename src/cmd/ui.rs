@@ -123,6 +123,9 @@ const INPUT_LEN: Field = f("input_len", "prompt tokens", Ty::Int, "1024");
 const OUTPUT_LEN: Field = f("output_len", "generated tokens", Ty::Int, "256");
 const HALF_DTYPE: Ty = Ty::Choice(&["bf16", "fp16"]);
 const SERVE_DTYPE: Field = f("dtype", "precision", HALF_DTYPE, "bf16");
+// Empty: the request's own default (a training run's format rule, FP32 for inference), as the
+// CLI without --dtype; a pre-filled bf16 would override the rule.
+const DTYPE: Field = f("dtype", "precision (fp32, tf32, fp16, bf16, fp8)", Ty::Text, "");
 const SLO_TTFT: Field = f("slo_ttft_ms", "TTFT target, ms", Ty::Float, "");
 const FORMATS_DTYPE: Field = f("formats.dtype", "precision", HALF_DTYPE, "bf16");
 const WEIGHTS: Field = f("weights", "weight format (fp8, fp8_block, nvfp4, mxfp4, int4)", Ty::Text, "");
@@ -141,7 +144,7 @@ const QUESTIONS: &[Question] = &[
             f("mode", "mode", Ty::Choice(&["inference", "train"]), "inference"),
             f("batch", "batch", Ty::Int, "1"),
             SEQ,
-            f("dtype", "precision (fp32, tf32, fp16, bf16, fp8)", Ty::Text, ""),
+            DTYPE,
             f("predictor", "predictor", Ty::Text, ""),
         ],
     },
@@ -209,7 +212,7 @@ const QUESTIONS: &[Question] = &[
             GPU_COUNT,
             f("batch", "global batch (sequences)", Ty::Int, "64"),
             SEQ,
-            f("dtype", "precision", Ty::Text, "bf16"),
+            DTYPE,
             f("top", "layouts to list", Ty::Int, "10"),
         ],
     },

@@ -16,7 +16,7 @@ use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
-use wavecast_sim::{train_step, Topology, TrainReport};
+use wavecast_sim::{train_step, SdpaFlashAttention, Topology, TrainReport};
 use wavecast_stats::{ape, mean, median};
 use wavecast_workload::{Layout, Recompute, TrainOptions, TransformerSpec};
 
@@ -218,6 +218,15 @@ fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &d
     let seq = row.seq_len.ok_or("the source does not state the sequence length")?;
     let global_batch = row.global_batch_seqs.ok_or("the source does not state the global batch")?;
     let topo = Topology { gpus_per_node: row.gpus_per_node.unwrap_or(8), nic_gbps: None };
+    // torchtitan calls PyTorch's scaled_dot_product_attention, whose first choice on Hopper is
+    // the FlashAttention-2 kernel; Megatron and NeMo run cuDNN's through Transformer Engine.
+    let flash;
+    let predictor: &dyn Predictor = if runs_torchtitan(&row.source_id) {
+        flash = SdpaFlashAttention::new(predictor);
+        &flash
+    } else {
+        predictor
+    };
     let mut last = String::new();
     for recompute in recompute_policies(&row.source_id, row.recompute.as_deref())? {
         let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)? };

@@ -158,6 +158,14 @@ impl CommModel {
             CommKind::AllGather | CommKind::ReduceScatter | CommKind::AllToAll => (n - 1.0, (n - 1.0) / n),
             CommKind::SendRecv => (1.0, 1.0),
         };
+        // An all-to-all across nodes aggregates nothing: each member's share for the other
+        // nodes leaves through its own NIC, so the group's bus bandwidth (all the node's NICs
+        // together) is shared by the node's members, each sending (n − local)/n of its bytes.
+        if comm.kind == CommKind::AllToAll && link.kind == LinkKind::Network && link.nodes > 1 {
+            let local = (n / f64::from(link.nodes)).ceil().max(1.0);
+            let off_node = (n - local) / n;
+            return self.launch_s + steps * link.alpha + off_node * comm.bytes * local / link.bandwidth;
+        }
         self.launch_s + steps * link.alpha + volume * comm.bytes / link.bandwidth
     }
 }
@@ -170,6 +178,26 @@ mod tests {
 
     fn ar(bytes: f64, group: u32) -> Comm {
         Comm { kind: CommKind::AllReduce, bytes, group, dtype: DType::Bf16, overlappable: false }
+    }
+
+    /// ep16 over two DGX H100 nodes: each GPU sends 8/16 of its bytes off the node through its
+    /// own 400 Gb/s NIC (η 0.8: 40 GB/s), not through the node's eight NICs at once.
+    #[test]
+    fn all_to_all_across_nodes_crosses_one_nic_per_gpu() {
+        let cat = Catalog::builtin();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let m = CommModel::default();
+        let link = m.group_link(h100, 1, 16, 8, None);
+        assert_eq!(link.nodes, 2);
+        let bytes = 256.0 * 1024.0 * 1024.0;
+        let a2a = Comm { kind: CommKind::AllToAll, bytes, group: 16, dtype: DType::Bf16, overlappable: false };
+        let t = m.seconds_over(&a2a, &link);
+        let nic = link.bandwidth / 8.0;
+        let wire = t - m.launch_s - 15.0 * link.alpha;
+        assert!((wire - 0.5 * bytes / nic).abs() < 1e-12, "{wire} vs {}", 0.5 * bytes / nic);
+        // A reduce-scatter of the same bytes uses all of the node's NICs.
+        let rs = Comm { kind: CommKind::ReduceScatter, ..a2a };
+        assert!(m.seconds_over(&rs, &link) < t / 4.0);
     }
 
     #[test]

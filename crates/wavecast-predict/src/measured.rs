@@ -18,8 +18,24 @@ const ATTENTION_CSV: &str = include_str!("../../../data/measurements/h200/physic
 const GEMM_CSV: &str = include_str!("../../../data/measurements/h200/physics/gemm.csv");
 /// The catalog id of the GPU the CSVs were measured on.
 const MEASURED_ON: &str = "h200";
-/// The attention backend whose curve is used: cuDNN's fused kernel.
-const ATTENTION_BACKEND: &str = "cudnn";
+/// A fused-attention kernel family with a measured curve in `attention.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionKernel {
+    /// cuDNN's fused kernel: what Transformer Engine (Megatron, NeMo) runs on Hopper.
+    Cudnn,
+    /// PyTorch SDPA's `flash` backend (FlashAttention-2), SDPA's first choice on Hopper: what a
+    /// PyTorch-native stack calling `scaled_dot_product_attention` (torchtitan) runs.
+    SdpaFlash,
+}
+
+impl AttentionKernel {
+    fn backend(self) -> &'static str {
+        match self {
+            AttentionKernel::Cudnn => "cudnn",
+            AttentionKernel::SdpaFlash => "flash",
+        }
+    }
+}
 
 /// One measured point of the attention curve: (head dim, sequence, forward, backward) with the
 /// two efficiencies as fractions of the dense 16-bit peak.
@@ -56,15 +72,29 @@ fn number(cell: Option<&str>) -> Option<f64> {
 /// GQA groups were measured at a point, the grouped (8 query heads per KV head) row is used:
 /// the Llama-style models trained today group their heads, and the two differ by a few percent.
 pub fn attention_curve() -> &'static [AttentionPoint] {
-    static CURVE: OnceLock<Vec<AttentionPoint>> = OnceLock::new();
-    CURVE.get_or_init(|| {
+    attention_curve_of(AttentionKernel::Cudnn)
+}
+
+/// The measured curve of `kernel` (see [`attention_curve`]).
+pub fn attention_curve_of(kernel: AttentionKernel) -> &'static [AttentionPoint] {
+    static CUDNN: OnceLock<Vec<AttentionPoint>> = OnceLock::new();
+    static FLASH: OnceLock<Vec<AttentionPoint>> = OnceLock::new();
+    let cell = match kernel {
+        AttentionKernel::Cudnn => &CUDNN,
+        AttentionKernel::SdpaFlash => &FLASH,
+    };
+    cell.get_or_init(|| read_attention_curve(kernel.backend()))
+}
+
+fn read_attention_curve(backend: &str) -> Vec<AttentionPoint> {
+    {
         let peak = measured_gpu().peak_flops(OpClass::FusedAttention, DType::Bf16) / 1e12;
         let mut lines = ATTENTION_CSV.lines();
         let header = lines.next().unwrap_or_default();
         let mut points: Vec<(u64, AttentionPoint)> = Vec::new();
         for line in lines {
             let col = columns(header, line);
-            if col("backend") != Some(ATTENTION_BACKEND) {
+            if col("backend") != Some(backend) {
                 continue;
             }
             let (Some(d), Some(s), Some(g), Some(f), Some(b)) = (
@@ -86,7 +116,7 @@ pub fn attention_curve() -> &'static [AttentionPoint] {
         let mut curve: Vec<AttentionPoint> = points.into_iter().map(|(_, p)| p).collect();
         curve.sort_by(|a, b| a.head_dim.total_cmp(&b.head_dim).then(a.seq.total_cmp(&b.seq)));
         curve
-    })
+    }
 }
 
 /// Linear interpolation of `pts` (x, y) sorted by x at `x`, in log2(x), clamped to the ends.
@@ -110,7 +140,12 @@ fn interpolate_log2(pts: &[(f64, f64)], x: f64) -> Option<f64> {
 /// log2(sequence) and linearly in head dim, clamped at the measured ends (below 1K tokens the
 /// 1K figure, past 64K the 64K one; head dims past 128 take 128's).
 pub fn attention_efficiency(head_dim: f64, kv_len: f64, backward: bool) -> f64 {
-    let curve = attention_curve();
+    attention_efficiency_of(AttentionKernel::Cudnn, head_dim, kv_len, backward)
+}
+
+/// [`attention_efficiency`] of `kernel`'s measured curve.
+pub fn attention_efficiency_of(kernel: AttentionKernel, head_dim: f64, kv_len: f64, backward: bool) -> f64 {
+    let curve = attention_curve_of(kernel);
     let mut dims: Vec<f64> = curve.iter().map(|p| p.head_dim).collect();
     dims.dedup();
     let at_dim = |d: f64| {

@@ -96,7 +96,7 @@ pub fn candidates(spec: &TransformerSpec, req: &PlanRequest) -> Vec<Layout> {
             {
                 let dp = n / (tp * cp * pp);
                 let eps: Vec<u64> = match spec.moe {
-                    Some(m) => divisors(dp)
+                    Some(m) => divisors(tp * cp * dp)
                         .into_iter()
                         .filter(|e| m.experts.is_multiple_of(*e))
                         .collect(),
@@ -255,7 +255,7 @@ fn price(
     // The graph's collectives run over links that depend on where the groups sit.
     let spans: Vec<u64> = {
         let s = layout.strides();
-        vec![s.cp * layout.cp, s.dp * layout.ep]
+        vec![s.cp * layout.cp, s.tp * layout.ep]
     };
     let key = (
         layout.tp,

@@ -79,8 +79,9 @@ impl Axis {
         match self {
             Axis::Tensor => (s.tp, l.tp),
             Axis::Context => (s.cp, l.cp),
-            // Expert groups are consecutive data-parallel ranks.
-            Axis::Expert => (s.dp, l.ep),
+            // Expert groups are consecutive ranks of a stage, folded over the tensor-, context-
+            // and data-parallel ranks (Megatron-Core's MoE parallel folding).
+            Axis::Expert => (s.tp, l.ep),
             Axis::Pipeline => (s.pp, l.pp),
             Axis::Data => (s.dp, l.dp),
         }
@@ -526,8 +527,11 @@ pub fn train_step(
     if topo.gpus_per_node == 0 {
         return Err(SimError::Invalid("GPUs per node must be at least 1".into()));
     }
-    if l.tp > topo.gpus_per_node {
-        return Err(SimError::Invalid(format!("tensor parallelism {} exceeds the {} GPUs of a node; tensor-parallel groups stay inside a node", l.tp, topo.gpus_per_node)));
+    // An NVLink domain wider than a node (GB200 NVL72: trays of 4 in a rack of 72) holds
+    // tensor-parallel groups across its trays.
+    let domain = topo.gpus_per_node.max(gpu.interconnect.nvlink_domain);
+    if l.tp > domain {
+        return Err(SimError::Invalid(format!("tensor parallelism {} exceeds the {domain} GPUs of a node's NVLink domain; tensor-parallel groups stay inside it", l.tp)));
     }
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;

@@ -11,7 +11,7 @@
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, Gemm, GemmKind};
 use wavecast_ir::{DType, Op, Quant};
-use wavecast_predict::measured::{attention_efficiency, fp8_gemm_efficiency_ratio};
+use wavecast_predict::measured::{attention_efficiency, attention_efficiency_of, fp8_gemm_efficiency_ratio, AttentionKernel};
 use wavecast_predict::{Context, Estimate, OpTime, Predictor};
 
 /// `inner` with the training-kernel physics above.
@@ -36,11 +36,19 @@ fn rescaled(t: OpTime, seconds: f64) -> OpTime {
 
 /// Seconds a fused attention op takes at best: its FLOPs at the measured share of the peak.
 pub fn attention_floor_seconds(a: &Attention, op: &Op, gpu: &Gpu) -> Option<f64> {
+    attention_floor_seconds_of(AttentionKernel::Cudnn, a, op, gpu)
+}
+
+/// [`attention_floor_seconds`] for `kernel`'s measured curve.
+pub fn attention_floor_seconds_of(kernel: AttentionKernel, a: &Attention, op: &Op, gpu: &Gpu) -> Option<f64> {
     if !matches!(a.dtype, DType::Bf16 | DType::Fp16) {
         return None;
     }
     let keys = a.window.map_or(a.kv_len, |w| w.min(a.kv_len)) as f64;
-    let share = attention_efficiency(a.head_dim as f64, keys, a.backward);
+    let share = match kernel {
+        AttentionKernel::Cudnn => attention_efficiency(a.head_dim as f64, keys, a.backward),
+        other => attention_efficiency_of(other, a.head_dim as f64, keys, a.backward),
+    };
     let peak = gpu.peak_flops(op.class(), a.dtype);
     (peak > 0.0).then(|| op.flops() / (share * peak))
 }
@@ -50,6 +58,40 @@ pub fn fp8_speedup(gpu: &Gpu) -> f64 {
     let class = wavecast_ir::OpClass::Gemm;
     let ratio = gpu.peak_flops(class, DType::Fp8) / gpu.peak_flops(class, DType::Bf16);
     (ratio * fp8_gemm_efficiency_ratio()).max(1.0)
+}
+
+/// `inner` with fused attention no faster than PyTorch SDPA's `flash` backend (FlashAttention-2)
+/// reaches on the measuring GPU, as a share of the peak: the kernel a PyTorch-native training
+/// stack (torchtitan) runs where Megatron runs cuDNN's through Transformer Engine. Wrapped in
+/// [`TrainingKernels`], whose cuDNN floor is the faster of the two, this floor is the one that
+/// holds. FlashAttention-2 falls short on Hopper because it does not use Hopper's asynchronous
+/// tensor-core instructions (wgmma, TMA); on Ampere and older it is the native kernel, so there
+/// the floor is not applied. On Blackwell it does not use the new instructions either, and the
+/// share transferred through the peak is an upper bound on its speed.
+pub struct SdpaFlashAttention<'a> {
+    inner: &'a dyn Predictor,
+}
+
+impl<'a> SdpaFlashAttention<'a> {
+    pub fn new(inner: &'a dyn Predictor) -> SdpaFlashAttention<'a> {
+        SdpaFlashAttention { inner }
+    }
+}
+
+impl Predictor for SdpaFlashAttention<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
+        match op {
+            Op::Attention(a) if gpu.compute_major() >= 9 => match (self.inner.predict(op, gpu, ctx), attention_floor_seconds_of(AttentionKernel::SdpaFlash, a, op, gpu)) {
+                (Estimate::Time(t), Some(floor)) if t.seconds < floor => Estimate::Time(rescaled(t, floor)),
+                (e, _) => e,
+            },
+            _ => self.inner.predict(op, gpu, ctx),
+        }
+    }
 }
 
 impl Predictor for TrainingKernels<'_> {
@@ -116,6 +158,22 @@ mod tests {
         let b = k.predict(&attention(1024, 128, true), &gpu, &Context::IN_MODEL);
         let (Estimate::Time(f), Estimate::Time(b)) = (f, b) else { panic!() };
         assert!(b.seconds > 2.5 * f.seconds, "bwd {} vs fwd {}", b.seconds, f.seconds);
+    }
+
+    #[test]
+    fn sdpa_flash_attention_is_slower_than_cudnn_and_holds_under_training_kernels() {
+        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let roof = Roofline;
+        let flash = SdpaFlashAttention::new(&roof);
+        let both = TrainingKernels::new(&flash);
+        let cudnn = TrainingKernels::new(&roof);
+        for (seq, backward) in [(8192, false), (8192, true), (65536, false)] {
+            let op = attention(seq, 128, backward);
+            let (Estimate::Time(f), Estimate::Time(c)) = (both.predict(&op, &gpu, &Context::IN_MODEL), cudnn.predict(&op, &gpu, &Context::IN_MODEL)) else { panic!() };
+            assert!(f.seconds > 1.2 * c.seconds, "seq {seq}: flash {} vs cudnn {}", f.seconds, c.seconds);
+            let achieved = op.flops() / f.seconds / gpu.peak_flops(op.class(), DType::Bf16);
+            assert!((achieved - attention_efficiency_of(AttentionKernel::SdpaFlash, 128.0, seq as f64, backward)).abs() < 1e-9);
+        }
     }
 
     #[test]

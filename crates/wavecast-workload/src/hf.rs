@@ -344,6 +344,7 @@ impl TransformerSpec {
             "llama" | "mistral" | "qwen2" | "qwen3" | "mixtral" | "qwen2_moe" | "qwen3_moe" | "minimax_m2" => {
                 Self::llama(cfg, origin, name, model_type)?
             }
+            "nemotron" => Self::nemotron(cfg, origin, name)?,
             "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm_moe_dsa" => Self::deepseek(cfg, origin, name)?,
             "gpt_oss" => Self::gpt_oss(cfg, origin, name)?,
             "switch_transformers" => Self::switch(cfg, origin, name)?,
@@ -376,11 +377,12 @@ impl TransformerSpec {
     }
 
     /// The `model_type`s [`TransformerSpec::from_json`] reads.
-    pub const SUPPORTED: [&'static str; 18] = [
+    pub const SUPPORTED: [&'static str; 19] = [
         "gpt2",
         "opt",
         "bert",
         "llama",
+        "nemotron",
         "mistral",
         "qwen2",
         "qwen3",
@@ -567,6 +569,21 @@ impl TransformerSpec {
             sliding_window: None,
             checkpoint_quant: None,
         })
+    }
+
+    /// Nemotron-3/4: a Llama-shaped decoder (rotary, GQA, no biases) whose MLP is not gated —
+    /// up-projection, squared ReLU, down-projection — with LayerNorm. Squared ReLU is priced as
+    /// one element-wise pass like ReLU (same bytes), and the rotary kernel over whole heads
+    /// (`partial_rotary_factor` rotates half of each: a few element-wise bytes more).
+    fn nemotron(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
+        match cfg.get("hidden_act").and_then(|v| v.as_str()) {
+            None | Some("relu2") => {}
+            Some(other) => return Err(WorkloadError::Unsupported { origin: origin.into(), reason: format!("nemotron hidden_act '{other}' is not modelled (relu2)") }),
+        }
+        let mut spec = Self::llama(cfg, origin, name, "nemotron")?;
+        spec.activation = Activation::Relu;
+        spec.norm = NormKind::LayerNorm;
+        Ok(spec)
     }
 
     fn llama(cfg: &Value, origin: &str, name: String, model_type: &str) -> Result<TransformerSpec, WorkloadError> {
@@ -966,5 +983,22 @@ mod tests {
         let mut nulls = base.clone();
         nulls["num_key_value_heads"] = serde_json::Value::Null;
         assert_eq!(TransformerSpec::from_json(&nulls.to_string(), "x").unwrap().kv_heads, 8, "null means the default");
+    }
+
+    /// Nemotron-4 15B (NVIDIA's report: 12.5 B non-embedding and 3.2 B embedding parameters):
+    /// a non-gated squared-ReLU MLP with LayerNorm, counted from its config.
+    #[test]
+    fn nemotron_is_a_llama_shape_with_a_non_gated_mlp() {
+        let cfg = serde_json::json!({"model_type": "nemotron", "hidden_size": 6144, "num_hidden_layers": 32,
+            "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 24576,
+            "vocab_size": 256000, "hidden_act": "relu2", "partial_rotary_factor": 0.5, "tie_word_embeddings": false});
+        let spec = TransformerSpec::from_json(&cfg.to_string(), "nemotron4-15b").unwrap();
+        assert_eq!(spec.activation, Activation::Relu);
+        assert_eq!(spec.norm, NormKind::LayerNorm);
+        let total = spec.params().total as f64;
+        assert!((total / 15.7e9 - 1.0).abs() < 0.01, "{total}");
+        let mut gelu = cfg.clone();
+        gelu["hidden_act"] = "gelu".into();
+        assert!(TransformerSpec::from_json(&gelu.to_string(), "x").unwrap_err().to_string().contains("hidden_act 'gelu'"));
     }
 }

@@ -91,9 +91,13 @@ impl Layout {
         size > 1 && stride.saturating_mul(size) > gpus_per_node
     }
 
-    /// Stride of each group in the rank order TP → CP → PP → DP.
+    /// Stride of each group in the rank order TP → CP → DP → PP: Megatron-Core's default
+    /// (`tp-cp-ep-dp-pp`, experts folded inside the data-parallel ranks) and torchtitan's device
+    /// mesh (`pp, dp_replicate, dp_shard, cp, tp`, outermost first) both put pipeline stages
+    /// outermost, so a node fills with tensor, context and data-parallel ranks (and the expert
+    /// groups carved out of them) before a pipeline boundary crosses the network.
     pub fn strides(&self) -> GroupStrides {
-        GroupStrides { tp: 1, cp: self.tp, pp: self.tp * self.cp, dp: self.tp * self.cp * self.pp }
+        GroupStrides { tp: 1, cp: self.tp, dp: self.tp * self.cp, pp: self.tp * self.cp * self.dp }
     }
 
     /// A short label, e.g. `dp2·tp4·pp2 zero1 mb2 sel`.
@@ -165,9 +169,18 @@ impl TrainOptions {
         if l.zero > 3 {
             return invalid(format!("ZeRO stage {} does not exist (0, 1, 2 or 3)", l.zero));
         }
+        // The embedding and the loss may take a chunk's place each (Megatron's
+        // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split):
+        // Llama 3.1 405B's 126 layers run as 16 stages × 8 chunks.
         let chunks = l.pp.saturating_mul(l.interleave);
-        if chunks > spec.layers {
-            return invalid(format!("{} pipeline stages × {} chunks need at least {chunks} layers; the model has {}", l.pp, l.interleave, spec.layers));
+        if chunks > spec.layers + 2 {
+            return invalid(format!(
+                "{} pipeline stages × {} chunks need at least {} layers (the embedding and the loss count as one each); the model has {}",
+                l.pp,
+                l.interleave,
+                chunks - 2,
+                spec.layers
+            ));
         }
         if l.interleave > 1 && l.pp == 1 {
             return invalid("interleaved chunks need pipeline parallelism (--pp 2 or more)".into());
@@ -179,8 +192,12 @@ impl TrainOptions {
             return invalid(format!("sequence parallelism needs the sequence share {} divisible by tensor parallelism {}", self.seq / l.cp, l.tp));
         }
         crate::transformer::check_expert_parallel(spec, l.ep)?;
-        if l.ep > 1 && !l.dp.is_multiple_of(l.ep) {
-            return invalid(format!("expert parallelism {} must divide the data-parallel degree {} (experts are spread over data-parallel ranks)", l.ep, l.dp));
+        // Megatron-Core's MoE parallel folding: the expert-parallel group is carved out of the
+        // tensor-, context- and data-parallel ranks of a pipeline stage (expert tensor
+        // parallelism 1).
+        let folded = l.tp * l.cp * l.dp;
+        if l.ep > 1 && !folded.is_multiple_of(l.ep) {
+            return invalid(format!("expert parallelism {} must divide tp × cp × dp = {folded} (the GPUs of a pipeline stage the experts are spread over)", l.ep));
         }
         let per_step = l.dp.saturating_mul(l.micro_batch);
         if !self.global_batch.is_multiple_of(per_step) {
@@ -478,7 +495,9 @@ mod tests {
         let spec = gpt3_like();
         let e = |l: Layout| opts(l).validate(&spec, None).unwrap_err().to_string();
         assert!(e(Layout { tp: 7, ..Layout::default() }).contains("does not divide the model's 96 attention heads"));
-        assert!(e(Layout { pp: 97, ..Layout::default() }).contains("need at least 97 layers"));
+        assert!(e(Layout { pp: 99, ..Layout::default() }).contains("need at least 97 layers"));
+        // 96 layers with the embedding and the loss in chunks of their own fill 98 stages.
+        assert!(opts(Layout { pp: 98, dp: 1, ..Layout::default() }).validate(&spec, None).is_ok());
         assert!(e(Layout { dp: 3, ..Layout::default() }).contains("global batch 64 is not a multiple"));
         assert!(e(Layout { ep: 2, dp: 2, ..Layout::default() }).contains("no experts"));
         assert!(e(Layout { zero: 4, ..Layout::default() }).contains("ZeRO stage 4"));
@@ -496,6 +515,13 @@ mod tests {
         assert!(!Layout::spans_nodes(s.tp, l.tp, 8));
         assert!(Layout::spans_nodes(s.pp, l.pp, 8));
         assert!(Layout::spans_nodes(s.dp, l.dp, 8));
+        // Pipeline stages outermost: with tp1, eight data-parallel ranks share a node and the
+        // stages are a node apart.
+        let l = Layout { dp: 8, tp: 1, pp: 8, ..Layout::default() };
+        let s = l.strides();
+        assert!(!Layout::spans_nodes(s.dp, l.dp, 8));
+        assert_eq!(s.pp, 8);
+        assert!(Layout::spans_nodes(s.pp, l.pp, 8));
         assert!(!Layout::spans_nodes(s.dp, 1, 8));
         assert!(!Layout::spans_nodes(2, 4, 8));
     }

@@ -705,15 +705,23 @@ fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<()
 }
 
 /// Mixture of experts under balanced routing: each expert processes tokens·top_k/experts rows.
+///
+/// Training with tensor parallelism folds the experts the way Megatron-Core does (MoE parallel
+/// folding, with expert tensor parallelism 1 as the Megatron-Bridge MoE recipes set it): the
+/// expert-parallel group spans the tensor-parallel ranks too, each GPU routes its own share of
+/// the tokens and runs its experts at full width; only attention (and shared experts) are split
+/// over `tp`. Otherwise every expert's MLP is split over the GPUs like a dense MLP.
 fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     if cx.layout.serving {
         return moe_block_serving(cx, e);
     }
     let s = cx.spec;
     let moe = s.moe.expect("called for MoE models only");
-    // Every expert's MLP is split over the GPUs like a dense MLP (columns, then rows).
-    let (t, h, f) = (cx.tokens, s.hidden, cx.shard.ffn);
-    cx.gather_sequence(e, "moe_all_gather");
+    let folded = cx.train && cx.shard.tp > 1;
+    let (t, h, f) = if folded { (cx.tokens.div_ceil(cx.shard.tp), s.hidden, s.ffn) } else { (cx.tokens, s.hidden, cx.shard.ffn) };
+    if !folded {
+        cx.gather_sequence(e, "moe_all_gather");
+    }
     e.op("router", cx.linear_unquantised(t, h, moe.experts, false)?);
     e.op("router_softmax", Op::Softmax(Softmax::new(t, moe.experts, cx.dt())));
     let routed = checked_mul("routed tokens", &[t, moe.top_k])?;
@@ -729,10 +737,22 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
     cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, routed * h, ep, false);
     e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
-    if moe.shared_ffn > 0 {
-        shared_experts(cx, e, t, moe.shared_ffn.div_ceil(cx.shard.tp))?;
+    if folded && !cx.sequence_parallel() {
+        // Without sequence parallelism every tensor-parallel rank needs every token's output.
+        cx.collective(e, "moe_all_gather_out", CommKind::AllGather, cx.tokens * h);
     }
-    cx.join_partial_sums(e, if cx.sequence_parallel() { "moe_reduce_scatter" } else { "moe_all_reduce" });
+    if moe.shared_ffn > 0 {
+        if folded {
+            cx.gather_sequence(e, "shared_all_gather");
+        }
+        shared_experts(cx, e, cx.tokens, moe.shared_ffn.div_ceil(cx.shard.tp))?;
+        if folded {
+            cx.join_partial_sums(e, if cx.sequence_parallel() { "shared_reduce_scatter" } else { "shared_all_reduce" });
+        }
+    }
+    if !folded {
+        cx.join_partial_sums(e, if cx.sequence_parallel() { "moe_reduce_scatter" } else { "moe_all_reduce" });
+    }
     Ok(())
 }
 

@@ -83,11 +83,11 @@ pub fn print_ladder_families(out: &wavecast::eval::ladder::LadderEval) {
 }
 
 fn print_ladder_table(out: &wavecast::eval::ladder::LadderEval) {
-    let mut t = new(&["source", "family", "dtype", "n", "ladder", "median", "copy sibling", "roofline ratio", "physics", "in interval", "sibling"]);
+    let mut t = new(&["source", "family", "dtype", "n", "ladder", "median", "shipped", "copy sibling", "roofline ratio", "physics", "in interval", "shipped in", "sibling"]);
     for f in &out.families {
-        t.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.rows.to_string(), pct(f.ladder.mean_ape), pct(f.ladder.median_ape), pct(f.copy_sibling_mape), pct(f.roofline_ratio_mape), pct(f.physics_mape), pct(f.coverage), f.main_sibling.clone()]);
+        t.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.rows.to_string(), pct(f.ladder.mean_ape), pct(f.ladder.median_ape), pct(f.shipped_mape), pct(f.copy_sibling_mape), pct(f.roofline_ratio_mape), pct(f.physics_mape), pct(f.coverage), pct(f.shipped_coverage), f.main_sibling.clone()]);
     }
-    t.add_row(vec!["mean of families".into(), String::new(), String::new(), String::new(), pct(out.mean_ladder), String::new(), pct(out.mean_copy_sibling), pct(out.mean_roofline_ratio), pct(out.mean_physics), String::new(), String::new()]);
+    t.add_row(vec!["mean of families".into(), String::new(), String::new(), String::new(), pct(out.mean_ladder), String::new(), pct(out.mean_shipped), pct(out.mean_copy_sibling), pct(out.mean_roofline_ratio), pct(out.mean_physics), String::new(), String::new(), String::new()]);
     println!("{t}");
 }
 
@@ -101,6 +101,16 @@ fn print_measured_rung(out: &wavecast::eval::ladder::LadderEval) {
         m.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.stats.n.to_string(), pct(f.stats.mean_ape), pct(f.stats.median_ape), pct(f.coverage)]);
     }
     println!("{m}");
+}
+
+/// `fit --predictor ladder`: each GPU's held-out tenth priced from its surface fitted on the rest.
+#[cfg(feature = "train")]
+pub fn print_surface_errors(rows: &[wavecast_train::ladder::HeldOut]) {
+    let mut t = new(&["gpu", "family", "dtype", "n", "mean APE", "median", "in interval"]);
+    for r in rows {
+        t.add_row(vec![r.gpu.clone(), r.family.clone(), r.dtype.clone(), r.stats.n.to_string(), pct(r.stats.mean_ape), pct(r.stats.median_ape), pct(r.coverage)]);
+    }
+    println!("{t}");
 }
 
 pub fn print_family_errors(sets: &[(String, Vec<FamilyError>)]) {

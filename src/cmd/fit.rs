@@ -13,6 +13,9 @@ pub fn run(a: FitArgs) -> Result<()> {
     if a.predictor == "sustained" {
         return sustained(&a, &cat);
     }
+    if a.predictor == "ladder" {
+        return ladder(&a, &cat);
+    }
     let kind = wavecast_train::trainable(&a.predictor)?;
     let samples = wavecast_train::load_samples(&a.data, &cat, &|line| eprintln!("{line}"))?;
     let trained = wavecast_train::train(kind, &samples, &a.data, &cat, a.seed, !a.no_holdout, true)?;
@@ -33,5 +36,23 @@ fn sustained(a: &FitArgs, cat: &Catalog) -> Result<()> {
     let model = wavecast_predict::sustained::fit(&loaded.rows, cat, None, &Default::default())?;
     write_atomically(&a.out, &serde_json::to_string_pretty(&model)?)?;
     eprintln!("wrote {} ({} keys, fitted on {})", a.out.display(), model.keys.len(), model.trained_on.join(", "));
+    Ok(())
+}
+
+/// The price ladder's shipped surfaces on modern-GPU measurements: every measured table
+/// reduced against the shipped sustained numbers, with each surface's held-out error.
+fn ladder(a: &FitArgs, cat: &Catalog) -> Result<()> {
+    let loaded = wavecast_data::load_timings(&a.data, cat)?;
+    eprintln!("{}: {}", a.data.display(), loaded.summary());
+    let fitted = wavecast_train::ladder::fit(&loaded.rows, cat, &wavecast_predict::sustained::Model::shipped());
+    for (reason, n) in &fitted.skipped {
+        eprintln!("  {n} rows skipped: {reason}");
+    }
+    let text = serde_json::to_string(&fitted.surfaces)?;
+    write_atomically(&a.out, &text)?;
+    let knots: usize = fitted.surfaces.surfaces.iter().map(|s| s.knots.len()).sum();
+    eprintln!("wrote {} ({} surfaces, {knots} numbers, {} bytes; fitted on {})", a.out.display(), fitted.surfaces.surfaces.len(), text.len(), fitted.surfaces.trained_on.join(", "));
+    println!("held-out tenth of each GPU's shapes, priced from its surface fitted on the rest");
+    table::print_surface_errors(&fitted.held_out);
     Ok(())
 }

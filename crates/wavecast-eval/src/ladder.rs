@@ -4,13 +4,17 @@
 //! baselines: the most similar measured GPU's time copied as is, and scaled by the roofline's
 //! ratio. A second pass checks the measured rung: a tenth of the test GPU's own shapes is held
 //! out of its tables and interpolated from the rest.
+//!
+//! Beside the ladder on full tables, the ladder a user without the measured-data folder gets:
+//! the shipped surfaces of every GPU but the test GPU (`weights/ladder.json`), with the same
+//! refitted physics below them.
 
 use crate::EvalError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_data::Timing;
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_predict::ladder::{Family, Ladder, Query, Tables};
+use wavecast_predict::ladder::{Family, Ladder, Query, Surfaces, Tables};
 use wavecast_predict::sustained::{self, FitOptions, Model};
 use wavecast_stats::{ape, mean, Summary};
 
@@ -23,6 +27,10 @@ pub struct LadderFamily {
     /// Rows priced by every method compared.
     pub rows: u32,
     pub ladder: Summary,
+    /// The same ladder from the shipped surfaces (never the test GPU's) instead of full tables.
+    pub shipped_mape: f64,
+    /// Share of rows inside the shipped-surface ladder's interval, %.
+    pub shipped_coverage: f64,
     /// The most similar measured GPU's time, copied.
     pub copy_sibling_mape: f64,
     /// That time times roofline(test) / roofline(sibling).
@@ -55,6 +63,7 @@ pub struct LadderEval {
     pub families: Vec<LadderFamily>,
     /// Mean of the families' ladder / copy / roofline-ratio / physics mean APEs.
     pub mean_ladder: f64,
+    pub mean_shipped: f64,
     pub mean_copy_sibling: f64,
     pub mean_roofline_ratio: f64,
     pub mean_physics: f64,
@@ -66,7 +75,7 @@ pub struct LadderEval {
 
 /// Whether a measured shape belongs to the held-out tenth (a hash of its sizes, so the split is
 /// the same on every run and for every library that timed it).
-fn held_out_tenth(t: &Timing) -> bool {
+pub fn held_out_tenth(t: &Timing) -> bool {
     let text = format!("{:?}{}", t.shape, t.precision.as_str());
     let h = text.bytes().fold(0xcbf29ce484222325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
     h % 10 == 0
@@ -77,6 +86,7 @@ struct Row<'a> {
     ladder: f64,
     lo: f64,
     hi: f64,
+    shipped: wavecast_predict::ladder::Priced,
     copy: f64,
     roofline: f64,
     physics: f64,
@@ -93,13 +103,14 @@ pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn
     say(&format!("fitting the physics numbers without {}", gpu.id));
     let model = sustained::fit(rows, catalog, Some(&gpu.id), &FitOptions::default())?;
     let ladder = Ladder::from_rows(model.clone(), rows, catalog, Some(&gpu.id));
+    let shipped = Ladder::new(model.clone(), Tables::default(), catalog.clone()).with_surfaces(Surfaces::shipped_without(Some(&gpu.id)));
     let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     let mut priced: Vec<Row> = Vec::new();
     for t in &test_rows {
         let q = Query::of(t);
         let physics = model.predict(t, &gpu);
-        match (ladder.price(&q, &gpu), ladder.baselines(&q, &gpu), physics) {
-            (Ok(p), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, from: b.from }),
+        match (ladder.price(&q, &gpu).and_then(|p| Ok((p, shipped.price(&q, &gpu)?))), ladder.baselines(&q, &gpu), physics) {
+            (Ok((p, from_surfaces)), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, shipped: from_surfaces, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, from: b.from }),
             (Err(e), _, _) | (_, _, Err(e)) => *unpriced.entry(e).or_default() += 1,
             (Ok(_), None, Ok(_)) => *unpriced.entry(format!("no other GPU measured {}", t.shape.family())).or_default() += 1,
         }
@@ -111,6 +122,7 @@ pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn
         test_gpu: gpu.id.clone(),
         measured_gpus: ladder.tables().gpus().into_iter().map(str::to_string).collect(),
         mean_ladder: family_mean(|f| f.ladder.mean_ape),
+        mean_shipped: family_mean(|f| f.shipped_mape),
         mean_copy_sibling: family_mean(|f| f.copy_sibling_mape),
         mean_roofline_ratio: family_mean(|f| f.roofline_ratio_mape),
         mean_physics: family_mean(|f| f.physics_mape),
@@ -154,6 +166,8 @@ fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
                 dtype,
                 rows: v.len() as u32,
                 ladder: Summary::of(&v.iter().map(|r| ape(r.ladder, measured(r))).collect::<Vec<_>>()),
+                shipped_mape: mape(|r| r.shipped.seconds),
+                shipped_coverage: mean(&v.iter().map(|r| covered(measured(r), r.shipped.lo, r.shipped.hi)).collect::<Vec<_>>()),
                 copy_sibling_mape: mape(|r| r.copy),
                 roofline_ratio_mape: mape(|r| r.roofline),
                 physics_mape: mape(|r| r.physics),

@@ -247,10 +247,16 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
         });
     }
     let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
-    let shipped = LadderOps::physics_only();
+    // Without the folder: the shipped surfaces less the row's GPU's own (leave-one-GPU-out
+    // for the measured rung; the physics numbers below them are the shipped ones).
+    let shipped: BTreeMap<String, LadderOps> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| (g.id.clone(), LadderOps::shipped(Some(&g.id)))).collect();
+    let physics = LadderOps::physics_only();
     let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
         Some((m, gpu)) => (m, format!("without {gpu}")),
-        None => (&shipped, "physics".to_string()),
+        None => match catalog.get(&r.system).ok().and_then(|g| shipped.get(&g.id).map(|m| (m, g.id.as_str()))) {
+            Some((m, gpu)) => (m, format!("shipped without {gpu}")),
+            None => (&physics, "physics".to_string()),
+        },
     };
     let priced = PricedDeployments::default();
     let done = std::sync::atomic::AtomicUsize::new(0);

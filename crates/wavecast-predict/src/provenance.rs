@@ -28,29 +28,42 @@ impl Rung {
     }
 }
 
-/// A rung and, for a transfer, the measured GPU it came from (the one with the largest weight).
+/// A rung and, for a transfer, the measured GPU it came from (the one with the largest weight);
+/// `shipped` when the measurements were the surfaces wavecast ships (`weights/ladder.json`)
+/// rather than a measured-data folder's full tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Provenance {
     pub rung: Rung,
     pub from: Option<&'static str>,
+    pub shipped: bool,
 }
 
 impl Provenance {
-    pub const MEASURED: Provenance = Provenance { rung: Rung::Measured, from: None };
-    pub const PHYSICS: Provenance = Provenance { rung: Rung::Physics, from: None };
+    pub const MEASURED: Provenance = Provenance { rung: Rung::Measured, from: None, shipped: false };
+    pub const PHYSICS: Provenance = Provenance { rung: Rung::Physics, from: None, shipped: false };
 
     pub fn transfer(from: &str) -> Provenance {
-        Provenance { rung: Rung::Transfer, from: Some(intern(from)) }
+        Provenance { rung: Rung::Transfer, from: Some(intern(from)), shipped: false }
+    }
+
+    /// The same rung, read from shipped surfaces.
+    pub fn shipped(self, shipped: bool) -> Provenance {
+        Provenance { shipped, ..self }
     }
 }
 
 impl std::fmt::Display for Provenance {
-    /// `measured`, `transfer from h100-sxm` or `physics`.
+    /// `measured`, `transfer from h100-sxm` or `physics`, with ` (shipped)` after a rung read
+    /// from the shipped surfaces.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.from {
-            Some(gpu) => write!(f, "{} from {gpu}", self.rung.as_str()),
-            None => f.write_str(self.rung.as_str()),
+            Some(gpu) => write!(f, "{} from {gpu}", self.rung.as_str())?,
+            None => f.write_str(self.rung.as_str())?,
         }
+        if self.shipped {
+            f.write_str(" (shipped)")?;
+        }
+        Ok(())
     }
 }
 
@@ -81,6 +94,8 @@ mod tests {
     fn provenance_reads_as_the_rung_and_its_source() {
         assert_eq!(Provenance::MEASURED.to_string(), "measured");
         assert_eq!(Provenance::transfer("b200-sxm").to_string(), "transfer from b200-sxm");
+        assert_eq!(Provenance::MEASURED.shipped(true).to_string(), "measured (shipped)");
+        assert_eq!(Provenance::transfer("h100-sxm").shipped(true).to_string(), "transfer from h100-sxm (shipped)");
         assert_eq!(serde_json::to_string(&Provenance::PHYSICS).unwrap(), "\"physics\"");
         assert!(std::ptr::eq(Provenance::transfer("x").from.unwrap(), Provenance::transfer("x").from.unwrap()));
     }

@@ -187,7 +187,7 @@ fn sustained(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Er
 }
 
 fn ladder(_: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {
-    Ok(Box::new(crate::ladder::LadderOps::physics_only()))
+    Ok(Box::new(crate::ladder::LadderOps::shipped(None)))
 }
 
 fn load_learned<P: Learned>(params: &serde_json::Value) -> Result<Box<dyn Predictor>, serde_json::Error> {

@@ -9,11 +9,14 @@
 //!   run-level calibration and held-out intervals ([`calibrate`]) and each left-out model's
 //!   error on its GPU.
 //! - [`conv`]: the convolution model behind the registry's vision fallbacks.
+//! - [`ladder`]: the price ladder's shipped surfaces (measured tables reduced to corrections
+//!   over physics).
 //! - Building blocks: [`mlp`] (candle training of the MLPs), `wavecast_stats::fit` (relative
 //!   least squares), [`samples`] (floors, kernel-dominated rows, balancing), [`progress`] bars.
 
 pub mod calibrate;
 pub mod conv;
+pub mod ladder;
 pub mod li;
 pub mod logo;
 pub mod mlp;

@@ -11,18 +11,25 @@
 //!
 //! Every answer carries its [`Provenance`] and an interval that widens down the ladder.
 //!
+//! The measurements come from a measured-data folder's full tables ([`tables`], `--ops-data`)
+//! and, for every GPU no folder covers, from the surfaces wavecast ships ([`surface`]): each
+//! measured table reduced to a coarse grid of corrections over physics.
+//!
 //! FP32 ops (NeuSight's measurements) take the same rungs with the learned FP32 model in place
 //! of physics ([`fp32`]).
 
 pub mod fp32;
 pub mod ops;
+pub mod surface;
 pub mod tables;
 pub mod transfer;
 
 use crate::provenance::Provenance;
 use crate::sustained::{Model, Work};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 pub use ops::LadderOps;
+pub use surface::{Surface, Surfaces};
 pub use tables::{Family, Lookup, Table, Tables};
 pub use transfer::{roofline_ratio, similarity};
 use wavecast_data::{Precision, Shape, Source, Timing};
@@ -80,6 +87,10 @@ pub struct Priced {
 pub struct Ladder {
     model: Model,
     tables: Tables,
+    /// Shipped surfaces, read for GPUs and families `tables` lacks.
+    surfaces: Arc<Surfaces>,
+    /// The physics the surfaces correct (the shipped sustained model they were fitted against).
+    reference: Model,
     catalog: Catalog,
 }
 
@@ -88,7 +99,17 @@ impl Ladder {
     /// measurements the first two rungs use; `catalog` knows every
     /// GPU the tables name.
     pub fn new(model: Model, tables: Tables, catalog: Catalog) -> Ladder {
-        Ladder { model, tables, catalog }
+        Ladder { model, tables, surfaces: Arc::new(Surfaces::default()), reference: Model::shipped(), catalog }
+    }
+
+    /// The same ladder also reading `surfaces` where its tables have no GPU's measurements of
+    /// a family (their physics: the shipped sustained model).
+    pub fn with_surfaces(self, surfaces: Arc<Surfaces>) -> Ladder {
+        Ladder { surfaces, ..self }
+    }
+
+    pub fn surfaces(&self) -> &Surfaces {
+        &self.surfaces
     }
 
     /// A ladder from raw measurements, everything fitted without `held_out` (leave-one-GPU-out):
@@ -115,16 +136,27 @@ impl Ladder {
         self.model.predict(&q.timing(shape, gpu), gpu).ok().filter(|s| s.is_finite() && *s > 0.0)
     }
 
-    /// `q` on a GPU from its own tables of the family, `None` when it has none.
+    /// `q` on a GPU from its own tables of the family, else from its shipped surface of it;
+    /// `None` when it has neither.
     pub fn measured(&self, q: &Query, gpu: &Gpu) -> Option<Lookup> {
-        let libraries = self.tables.of(&q.family(), &gpu.id)?;
+        let Some(libraries) = self.tables.of(&q.family(), &gpu.id) else {
+            let hit = self.surfaces.lookup(&q.timing(&q.shape, gpu), gpu, &self.reference)?;
+            // Beyond a cell of the nearest knot the answer is carried by physics, as a table's is.
+            let half_width = hit.half_width + MEASURED_PER_STEP * (hit.distance - hit.step).max(0.0);
+            return Some(Lookup { seconds: hit.seconds, distance: hit.distance, surface_half_width: Some(half_width) });
+        };
         let physics = |s: &Shape| self.physics(q, s, gpu);
         lookup_library(libraries, q.library.as_deref(), &q.shape, &physics)
     }
 
-    /// Every other GPU that measured `q`'s family, most similar first.
+    /// Every other GPU that measured `q`'s family (a table or a shipped surface), most similar
+    /// first.
     fn measured_others(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
-        let mut v: Vec<(&Gpu, f64)> = self.tables.measured(&q.family()).filter(|(id, _)| *id != gpu.id).filter_map(|(id, _)| self.catalog.get(id).ok()).map(|s| (s, similarity(s, gpu, q.precision))).collect();
+        let family = q.family();
+        let mut ids: Vec<&str> = self.tables.measured(&family).map(|(id, _)| id).chain(self.surfaces.measured(&family)).filter(|id| *id != gpu.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut v: Vec<(&Gpu, f64)> = ids.into_iter().filter_map(|id| self.catalog.get(id).ok()).map(|s| (s, similarity(s, gpu, q.precision))).collect();
         v.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.id.cmp(&b.0.id)));
         v
     }
@@ -151,20 +183,23 @@ impl Ladder {
     /// has no units for).
     pub fn price(&self, q: &Query, gpu: &Gpu) -> Result<Priced, String> {
         if let Some(hit) = self.measured(q, gpu) {
-            return Ok(widened(hit.seconds, MEASURED_HALF_WIDTH + MEASURED_PER_STEP * hit.distance, Provenance::MEASURED));
+            let half_width = hit.surface_half_width.unwrap_or(MEASURED_HALF_WIDTH + MEASURED_PER_STEP * hit.distance);
+            return Ok(widened(hit.seconds, half_width, Provenance::MEASURED.shipped(hit.surface_half_width.is_some())));
         }
         // The GPU must be able to run it at all before a sibling's time is carried over.
         let here = Work::of(&q.shape, q.precision, gpu)?;
-        let mut carried: Vec<(f64, f64, &Gpu)> = Vec::new();
+        let mut carried: Vec<(f64, f64, &Gpu, Lookup)> = Vec::new();
         for (from, distance) in self.siblings(q, gpu).into_iter().take(MAX_SOURCES) {
             if let Some((seconds, lookup)) = self.carried(q, from, gpu) {
-                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + lookup.distance)), from));
+                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + lookup.distance)), from, lookup));
             }
         }
-        if let Some(&(_, _, best)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        if let Some((_, _, best, lookup)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             let weights: f64 = carried.iter().map(|c| c.1).sum();
             let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.floor_seconds());
-            return Ok(widened(seconds, TRANSFER_HALF_WIDTH, Provenance::transfer(&best.id)));
+            // A sibling's surface is only as good as its held-out error: never narrower than that.
+            let half_width = TRANSFER_HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
+            return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some())));
         }
         let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
         Ok(widened(seconds, PHYSICS_HALF_WIDTH, Provenance::PHYSICS))

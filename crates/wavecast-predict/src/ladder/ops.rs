@@ -7,7 +7,7 @@
 //! in-model to stand-alone time for the same shape (1 for large kernels).
 
 use super::fp32::{self, Fp32Rungs};
-use super::{Ladder, Priced, Query, Tables};
+use super::{Ladder, Priced, Query, Surfaces, Tables};
 use crate::sustained::{op_shape, Model, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor, Roofline};
 use std::collections::BTreeMap;
@@ -38,11 +38,22 @@ impl LadderOps {
         LadderOps { ladder: Arc::new(ladder), ops_data, fp32 }
     }
 
-    /// No measured tables: every op priced by the shipped physics numbers.
+    /// No measurements at all: every op priced by the shipped physics numbers.
     pub fn physics_only() -> LadderOps {
         static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
         let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin())));
         LadderOps { ladder: ladder.clone(), ops_data: None, fp32: None }
+    }
+
+    /// No measured-data folder: the shipped surfaces (every one of `held_out` left out) for
+    /// the measured and transfer rungs, the shipped physics numbers below them.
+    pub fn shipped(held_out: Option<&str>) -> LadderOps {
+        static SHIPPED: OnceLock<Arc<Ladder>> = OnceLock::new();
+        let ladder = match held_out {
+            None => SHIPPED.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped()))).clone(),
+            Some(_) => Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped_without(held_out))),
+        };
+        LadderOps { ladder, ops_data: None, fp32: None }
     }
 
     /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_ladder_timings`
@@ -58,16 +69,17 @@ impl LadderOps {
         if loaded.rows.is_empty() {
             return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
         }
-        let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out));
+        // The folder's tables win; shipped surfaces answer for GPUs and families it lacks.
+        let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out).with_surfaces(Surfaces::shipped_without(held_out)));
         built.lock().map_err(|e| e.to_string())?.insert(key.clone(), ladder.clone());
         Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0) })
     }
 
-    /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::physics_only`].
+    /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::shipped`].
     pub fn load(ops_data: Option<&Path>, held_out: Option<&str>) -> Result<LadderOps, String> {
         match ops_data {
             Some(dir) => LadderOps::from_dir(dir, &Catalog::builtin(), held_out),
-            None => Ok(LadderOps::physics_only()),
+            None => Ok(LadderOps::shipped(held_out)),
         }
     }
 
@@ -195,8 +207,33 @@ mod tests {
         assert!(physics.hi / physics.seconds > honest.hi / honest.seconds, "intervals widen down the ladder");
     }
 
+    /// Without a folder the shipped surfaces answer: a GPU they cover is measured (shipped),
+    /// a user's GPU of a measured architecture (not in the built-in catalog) transfers from
+    /// them, and leaving the measured GPU out removes its surface.
     #[test]
-    fn no_folder_means_physics_and_a_missing_folder_is_an_error() {
+    fn shipped_surfaces_price_without_a_folder_and_reach_a_users_gpu() {
+        let op = gemm_op(4096, 4096, 4096);
+        let shipped = LadderOps::shipped(None);
+        if !shipped.ladder().surfaces().trained_on.iter().any(|g| g == "h100-sxm") {
+            return; // weights/ladder.json fitted without H100 tables: nothing to check
+        }
+        let own = time(&shipped, &op, "h100-sxm");
+        assert_eq!((own.provenance.rung, own.provenance.shipped), (Rung::Measured, true));
+        let mut variant = Gpu::find("h100-sxm").unwrap();
+        variant.id = "my-h100-variant".into();
+        variant.sm_count -= 8;
+        let t = match shipped.predict(&op, &variant, &Context::IN_MODEL) {
+            Estimate::Time(t) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(t.provenance.rung, Rung::Transfer);
+        assert!(t.provenance.shipped);
+        let left_out = time(&LadderOps::shipped(Some("h100-sxm")), &op, "h100-sxm");
+        assert_ne!(left_out.provenance.rung, Rung::Measured);
+    }
+
+    #[test]
+    fn no_measurements_means_physics_and_a_missing_folder_is_an_error() {
         let t = time(&LadderOps::physics_only(), &gemm_op(4096, 4096, 4096), "h100-sxm");
         assert_eq!(t.provenance.rung, Rung::Physics);
         let err = LadderOps::load(Some(Path::new("/nonexistent/wavecast-ops")), None).err().unwrap();

@@ -4,6 +4,7 @@
 //! model's ratio (physics(query) / physics(point)) and the carried times are averaged with
 //! inverse-distance weights in log space. The physics sets the slope, the measurement the level.
 
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use wavecast_data::{Precision, Shape, Source, Timing};
 
@@ -12,7 +13,7 @@ const NEIGHBOURS: usize = 4;
 
 /// What must match exactly for two measurements to sit in one table: everything but the
 /// GPU-independent sizes that [`coordinates`] returns.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Family {
     pub source: Source,
     /// The shape's family and its categorical parts (head size, KV format, window, collective
@@ -91,6 +92,9 @@ pub struct Lookup {
     pub seconds: f64,
     /// Log2-space distance to the nearest measured point (0: the shape itself was measured).
     pub distance: f64,
+    /// From a shipped surface ([`super::surface`]): its half-width (ln(hi / time)) where the
+    /// query is within a cell of a knot; `None` from a full table.
+    pub surface_half_width: Option<f64>,
 }
 
 impl Table {
@@ -114,7 +118,7 @@ impl Table {
     /// `physics` (seconds of a shape on this GPU; `None` when it cannot price one).
     pub fn lookup(&self, shape: &Shape, physics: &dyn Fn(&Shape) -> Option<f64>) -> Option<Lookup> {
         if let Some(seconds) = self.exact(shape) {
-            return Some(Lookup { seconds, distance: 0.0 });
+            return Some(Lookup { seconds, distance: 0.0, surface_half_width: None });
         }
         let at = coordinates(shape);
         let mut near: Vec<(f64, &Point)> = self.points.iter().filter(|p| p.at.len() == at.len()).map(|p| (distance(&p.at, &at), p)).collect();
@@ -133,7 +137,7 @@ impl Table {
             sum += w * carried.ln();
             weights += w;
         }
-        (weights > 0.0).then(|| Lookup { seconds: (sum / weights).exp(), distance: nearest })
+        (weights > 0.0).then(|| Lookup { seconds: (sum / weights).exp(), distance: nearest, surface_half_width: None })
     }
 }
 
@@ -218,7 +222,7 @@ mod tests {
         let family = Family::of(Source::Aiconfigurator, &gemm(1, 1, 1), Precision::Bf16);
         let table = &tables.of(&family, "g").unwrap()["lib"];
         let hit = table.lookup(&gemm(64, 4096, 4096), &flops).unwrap();
-        assert_eq!(hit, Lookup { seconds: 0.04e-3, distance: 0.0 });
+        assert_eq!(hit, Lookup { seconds: 0.04e-3, distance: 0.0, surface_half_width: None });
     }
 
     #[test]

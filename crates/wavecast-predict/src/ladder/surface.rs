@@ -1,0 +1,209 @@
+//! Shipped surfaces: each measured table reduced to a compact correction over physics, so that
+//! the measured and transfer rungs work without the measured-data folder. A surface is a coarse
+//! grid of knots in a table's log-shape space ([`super::tables::coordinates`]), each knot the
+//! median of ln(measured / physics) over the measured shapes in its cell; a query is physics
+//! times the inverse-distance average of its nearest knots' corrections — the same
+//! physics-carried interpolation a full table does, over cell medians instead of rows. No
+//! measured row ships, only the knots (`wavecast fit --predictor ladder` writes them to
+//! `weights/ladder.json`; the fit lives in `wavecast-train`).
+//!
+//! The physics a surface corrects is the shipped sustained model ([`Model::shipped`]), the one
+//! it was fitted against; a ladder whose physics rung was refitted (leave-one-GPU-out
+//! evaluations) still reads surfaces against the shipped model, where corrections and physics
+//! cancel at every knot.
+
+use super::tables::{coordinates, Family};
+use crate::sustained::Model;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use wavecast_data::{Shape, Timing};
+use wavecast_gpu::Gpu;
+
+/// Knots a query averages over.
+const NEIGHBOURS: usize = 4;
+
+/// One GPU's table of one family, format and kernel library, reduced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Surface {
+    pub family: Family,
+    pub gpu: String,
+    pub library: String,
+    /// Measured rows the knots summarize.
+    pub rows: u32,
+    /// ln(hi / time) of an answer at a knot: the 90th percentile of |ln(measured / surface)|
+    /// on a tenth of the shapes held out of the surface's fit.
+    pub half_width: f64,
+    /// Width of a knot's cell, log2 units.
+    pub step: f64,
+    /// The knots, flattened: each the cell's mean coordinates then its median
+    /// ln(measured / physics).
+    pub knots: Vec<f32>,
+}
+
+impl Surface {
+    /// The interpolated ln(measured / physics) at `at` and the log2 distance to the nearest
+    /// knot; `None` for an empty surface or coordinates of another dimension.
+    pub fn correction(&self, at: &[f64]) -> Option<(f64, f64)> {
+        let width = at.len() + 1;
+        if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
+            return None;
+        }
+        let mut near: Vec<(f64, f64)> = self.knots.chunks_exact(width).map(|k| (distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();
+        if near.len() > NEIGHBOURS {
+            near.select_nth_unstable_by(NEIGHBOURS, |a, b| a.0.total_cmp(&b.0));
+            near.truncate(NEIGHBOURS);
+        }
+        let nearest = near.iter().map(|n| n.0).fold(f64::INFINITY, f64::min);
+        // A query on a knot takes that knot's value (the floor keeps the weight finite).
+        let (sum, weights) = near.iter().fold((0.0, 0.0), |(s, w), &(d, r)| {
+            let weight = 1.0 / d.max(1e-6).powi(2);
+            (s + weight * r, w + weight)
+        });
+        (weights > 0.0).then(|| (sum / weights, nearest))
+    }
+}
+
+fn distance(knot: &[f32], at: &[f64]) -> f64 {
+    knot.iter().zip(at).map(|(k, a)| (f64::from(*k) - a).powi(2)).sum::<f64>().sqrt()
+}
+
+/// Every shipped surface, with the GPUs they were fitted on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Surfaces {
+    /// GPUs with at least one surface.
+    pub trained_on: Vec<String>,
+    pub surfaces: Vec<Surface>,
+    #[serde(skip)]
+    index: BTreeMap<Family, BTreeMap<String, BTreeMap<String, usize>>>,
+}
+
+/// `wavecast fit --predictor ladder --data ../shared/data`: every measured GPU's tables,
+/// reduced.
+const SHIPPED: &str = include_str!("../../weights/ladder.json");
+
+impl Surfaces {
+    pub fn new(surfaces: Vec<Surface>) -> Surfaces {
+        let mut trained_on: Vec<String> = surfaces.iter().map(|s| s.gpu.clone()).collect();
+        trained_on.sort();
+        trained_on.dedup();
+        Surfaces { trained_on, surfaces, index: BTreeMap::new() }.indexed()
+    }
+
+    fn indexed(mut self) -> Surfaces {
+        self.index.clear();
+        for (i, s) in self.surfaces.iter().enumerate() {
+            self.index.entry(s.family.clone()).or_default().entry(s.gpu.clone()).or_default().insert(s.library.clone(), i);
+        }
+        self
+    }
+
+    pub fn from_json(text: &str) -> Result<Surfaces, String> {
+        serde_json::from_str::<Surfaces>(text).map(Surfaces::indexed).map_err(|e| format!("shipped ladder surfaces: {e}"))
+    }
+
+    /// The surfaces wavecast ships, parsed once per process.
+    pub fn shipped() -> Arc<Surfaces> {
+        static SHIPPED_SURFACES: OnceLock<Arc<Surfaces>> = OnceLock::new();
+        SHIPPED_SURFACES.get_or_init(|| Arc::new(Surfaces::from_json(SHIPPED).expect("shipped ladder surfaces parse (tested)"))).clone()
+    }
+
+    /// The shipped surfaces without `gpu`'s (leave-one-GPU-out: its measurements never reach
+    /// its own prediction).
+    pub fn shipped_without(gpu: Option<&str>) -> Arc<Surfaces> {
+        let all = Surfaces::shipped();
+        match gpu {
+            Some(g) if all.trained_on.iter().any(|t| t == g) => Arc::new(all.without(g)),
+            _ => all,
+        }
+    }
+
+    /// These surfaces less every one of `gpu`.
+    pub fn without(&self, gpu: &str) -> Surfaces {
+        Surfaces::new(self.surfaces.iter().filter(|s| s.gpu != gpu).cloned().collect())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.surfaces.is_empty()
+    }
+
+    /// The GPUs with a surface of `family`.
+    pub fn measured(&self, family: &Family) -> impl Iterator<Item = &str> {
+        self.index.get(family).into_iter().flat_map(|g| g.keys().map(String::as_str))
+    }
+
+    /// `gpu`'s surfaces of `family`, by kernel library.
+    pub fn of(&self, family: &Family, gpu: &str) -> Vec<&Surface> {
+        self.index.get(family).and_then(|g| g.get(gpu)).map(|libs| libs.values().map(|&i| &self.surfaces[i]).collect()).unwrap_or_default()
+    }
+
+    /// Seconds of `t`'s shape on `gpu` from its surfaces (its own library's when it has one,
+    /// else the fastest), with the surface's half-width and the distance to the nearest knot;
+    /// `None` without a surface or without physics for the shape. `reference` is the physics
+    /// the surfaces were fitted against.
+    pub fn lookup(&self, t: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
+        let family = Family::of(t.source, &t.shape, t.precision);
+        let surfaces = self.of(&family, &gpu.id);
+        let own: Vec<&Surface> = surfaces.iter().copied().filter(|s| s.library == t.kernel_source).collect();
+        let candidates = if own.is_empty() { surfaces } else { own };
+        let at = coordinates(&t.shape);
+        candidates.into_iter().filter_map(|s| price(s, &at, &t.shape, t, gpu, reference)).min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+    }
+}
+
+/// A shape priced from a surface.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SurfaceHit {
+    pub seconds: f64,
+    pub half_width: f64,
+    /// Log2 distance to the nearest knot.
+    pub distance: f64,
+    pub step: f64,
+}
+
+fn price(s: &Surface, at: &[f64], shape: &Shape, t: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
+    let (correction, distance) = s.correction(at)?;
+    let asked = Timing { kernel_source: s.library.clone(), shape: shape.clone(), ..t.clone() };
+    let physics = reference.predict(&asked, gpu).ok().filter(|p| p.is_finite() && *p > 0.0)?;
+    let seconds = physics * correction.exp();
+    (seconds.is_finite() && seconds > 0.0).then_some(SurfaceHit { seconds, half_width: s.half_width, distance, step: s.step })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_data::{Precision, Source};
+
+    fn surface(gpu: &str, knots: Vec<f32>) -> Surface {
+        let family = Family::of(Source::Aiconfigurator, &Shape::Gemm { m: 1, n: 1, k: 1 }, Precision::Bf16);
+        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots }
+    }
+
+    #[test]
+    fn a_query_on_a_knot_takes_its_correction_and_between_knots_a_weighted_mean() {
+        let s = surface("g", vec![0.0, 0.0, 0.0, 0.5, 2.0, 0.0, 0.0, -0.5]);
+        let (on, d) = s.correction(&[0.0, 0.0, 0.0]).unwrap();
+        assert!((on - 0.5).abs() < 1e-6 && d == 0.0);
+        let (mid, _) = s.correction(&[1.0, 0.0, 0.0]).unwrap();
+        assert!(mid.abs() < 1e-9, "{mid}");
+        assert_eq!(s.correction(&[1.0, 2.0]), None, "another family's dimensions");
+    }
+
+    #[test]
+    fn leaving_a_gpu_out_drops_every_surface_of_it() {
+        let all = Surfaces::new(vec![surface("a", vec![0.0, 0.0, 0.0, 0.1]), surface("b", vec![0.0, 0.0, 0.0, 0.2])]);
+        let family = all.surfaces[0].family.clone();
+        assert_eq!(all.measured(&family).collect::<Vec<_>>(), ["a", "b"]);
+        let without = all.without("a");
+        assert_eq!(without.measured(&family).collect::<Vec<_>>(), ["b"]);
+        assert_eq!(without.trained_on, ["b"]);
+    }
+
+    #[test]
+    fn the_shipped_surfaces_parse_and_name_their_gpus() {
+        let shipped = Surfaces::shipped();
+        assert!(shipped.surfaces.iter().all(|s| shipped.trained_on.contains(&s.gpu)));
+        let without = Surfaces::shipped_without(shipped.trained_on.first().map(String::as_str));
+        assert!(shipped.trained_on.is_empty() || without.trained_on.len() + 1 == shipped.trained_on.len());
+    }
+}

@@ -135,3 +135,27 @@ fn the_python_extras_the_readme_names_are_declared() {
     assert!(extra("pandas").contains("\"pandas\""));
     assert!(extra("test").contains("pytest") && extra("test").contains("pandas"), "{}", extra("test"));
 }
+
+/// Issue 33: inference without --dtype follows the one default-format rule, as training does:
+/// an LLM runs in its config's torch_dtype, a NeuSight FP32 benchmark preset in fp32, and the
+/// run says which on stderr.
+#[test]
+fn inference_takes_the_configs_torch_dtype_and_says_so() {
+    let dtype_of = |model: &str| {
+        let o = wavecast(&["predict", "--model", model, "--gpu", "h100", "--batch", "1", "--seq", "128", "--json"]);
+        assert!(o.status.success(), "{model}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("predict --json is JSON");
+        (v["dtype"].as_str().unwrap_or_default().to_string(), String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (llama, note) = dtype_of("llama-3-8b");
+    assert_eq!(llama, "bf16");
+    assert!(note.contains("inference format bf16: the config's torch_dtype"), "{note}");
+    assert_eq!(dtype_of("gpt2-large").0, "fp32");
+    let (given, quiet) = {
+        let o = wavecast(&["predict", "--model", "llama-3-8b", "--gpu", "h100", "--batch", "1", "--seq", "128", "--dtype", "fp16", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        (v["dtype"].as_str().unwrap_or_default().to_string(), String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    assert_eq!(given, "fp16");
+    assert!(!quiet.contains("inference format"), "{quiet}");
+}

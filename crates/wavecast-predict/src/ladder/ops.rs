@@ -28,9 +28,10 @@ pub struct LadderOps {
     fp32: Option<Fp32Rungs>,
 }
 
-/// Ladders already built in this process, by data folder and left-out GPU: loading and
-/// fitting the transfer takes seconds, and a comparison or a sweep asks many times.
-type Built = Mutex<BTreeMap<(PathBuf, Option<String>), Arc<Ladder>>>;
+/// Ladders already built in this process (with their FP32 rungs), by data folder and left-out
+/// GPU: loading and fitting the transfer takes seconds, and a comparison or a sweep asks many
+/// times.
+type Built = Mutex<BTreeMap<(PathBuf, Option<String>), LadderOps>>;
 
 impl LadderOps {
     pub fn new(ladder: Ladder, ops_data: Option<PathBuf>) -> LadderOps {
@@ -62,8 +63,8 @@ impl LadderOps {
         static BUILT: OnceLock<Built> = OnceLock::new();
         let key = (dir.to_path_buf(), held_out.map(str::to_string));
         let built = BUILT.get_or_init(Default::default);
-        if let Some(ladder) = built.lock().map_err(|e| e.to_string())?.get(&key) {
-            return Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder: ladder.clone(), ops_data: Some(key.0) });
+        if let Some(ops) = built.lock().map_err(|e| e.to_string())?.get(&key) {
+            return Ok(ops.clone());
         }
         let loaded = wavecast_data::load_ladder_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
         if loaded.rows.is_empty() {
@@ -71,8 +72,9 @@ impl LadderOps {
         }
         // The folder's tables win; shipped surfaces answer for GPUs and families it lacks.
         let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out).with_surfaces(Surfaces::shipped_without(held_out)));
-        built.lock().map_err(|e| e.to_string())?.insert(key.clone(), ladder.clone());
-        Ok(LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0) })
+        let ops = LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0.clone()) };
+        built.lock().map_err(|e| e.to_string())?.insert(key, ops.clone());
+        Ok(ops)
     }
 
     /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::shipped`].

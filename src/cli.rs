@@ -628,6 +628,11 @@ pub struct EvalOpsArgs {
     /// test GPU (how well it fits the GPU it learned from, not how it predicts a new one).
     #[arg(long)]
     pub no_holdout: bool,
+    /// With --predictor ladder: a second collection of the test GPU's kernels (e.g. your own
+    /// timing, in a supported layout) to compare with --data's shape by shape, and to price
+    /// with --data's tables of the GPU left out and with them.
+    #[arg(long, value_name = "DIR")]
+    pub against: Option<PathBuf>,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
     #[arg(long)]

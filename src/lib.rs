@@ -67,7 +67,7 @@ pub use wavecast_workload::{LoadOptions, LoadedWorkload, Mode, Source};
 
 /// The accuracy benchmarks: end to end, per op, GPU pairs, convolutions.
 pub mod eval {
-    pub use wavecast_eval::{conv, e2e, kernels, ladder, modern_pairs, ops, pairs, serving, training, EvalError};
+    pub use wavecast_eval::{conv, e2e, harness, kernels, ladder, modern_pairs, ops, pairs, serving, training, EvalError};
 }
 
 /// Loading workloads: the one entry point for every front-end.

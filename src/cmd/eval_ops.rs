@@ -16,6 +16,9 @@ pub fn run(a: EvalOpsArgs) -> Result<()> {
         // A rows file is the user's own output: overwriting it is what they asked for.
         check_output_path(path, true)?;
     }
+    if a.against.is_some() && a.predictor != "ladder" {
+        return Err("--against compares two collections through the price ladder: give --predictor ladder".into());
+    }
     if Layout::detect(&a.data) != Some(Layout::NeuSight) {
         if a.no_holdout {
             return Err("--no-holdout applies to NeuSight's data; the modern-GPU models are always refitted without the test GPU".into());
@@ -76,6 +79,9 @@ fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &
     if a.rows.is_some() {
         return Err("--rows is not available for --predictor ladder yet".into());
     }
+    if let Some(dir) = &a.against {
+        return against(a, dir, rows, cat, gpu);
+    }
     let out = wavecast::eval::ladder::evaluate(rows, cat, gpu, &|line| eprintln!("{line}"))?;
     write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if a.json {
@@ -85,6 +91,28 @@ fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &
     table::print_ladder_families(&out);
     for (reason, n) in &out.unpriced {
         eprintln!("  {n} rows not priced: {reason}");
+    }
+    Ok(())
+}
+
+/// `--against DIR`: the test GPU timed by two harnesses, shape by shape, and the ladder on the
+/// second collection's rows.
+fn against(a: &EvalOpsArgs, dir: &std::path::Path, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &str) -> Result<()> {
+    let other = load_timings(dir, cat)?;
+    eprintln!("{}: {}", dir.display(), other.summary());
+    let out = wavecast::eval::harness::evaluate(rows, &other.rows, cat, gpu, &|line| eprintln!("{line}"))?;
+    if a.json {
+        return print_json(&out);
+    }
+    println!("{} timed by two harnesses: {} rows of {}, {} with an identical shape in {}", out.test_gpu, out.rows, dir.display(), out.matched, a.data.display());
+    println!("{:<8} {:<10} {:>5} {:>8} {:>8} {:>8} {:>8}", "format", "first size", "rows", "median", "p10", "p90", "APE %");
+    for b in out.by_format.iter().chain(&out.by_first_size) {
+        println!("{:<8} {:<10} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.1}", b.dtype, b.first_size, b.rows, b.median_ratio, b.p10_ratio, b.p90_ratio, b.mean_ape);
+    }
+    for (name, rung) in [("without its tables", &out.transfer), ("with its tables", &out.measured)] {
+        for r in rung {
+            println!("ladder {name}: {} mean APE {:.1} % (median {:.1}), {:.0} % in interval, mostly {}", r.dtype, r.stats.mean_ape, r.stats.median_ape, r.coverage, r.rung);
+        }
     }
     Ok(())
 }

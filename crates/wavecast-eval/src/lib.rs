@@ -17,6 +17,7 @@
 
 pub mod conv;
 pub mod e2e;
+pub mod harness;
 pub mod kernels;
 pub mod ladder;
 pub mod modern_pairs;

@@ -44,6 +44,11 @@ use wavecast_gpu::{Catalog, Gpu};
 const MEASURED_HALF_WIDTH: f64 = 0.1;
 const MEASURED_PER_STEP: f64 = 0.03;
 const TRANSFER_HALF_WIDTH: f64 = 0.12;
+/// A transfer from a table that timed host work ([`tables::HOST_BOUND_SECONDS`]): the
+/// host's CPU and runtime are not in any GPU's figures (GB200's Grace host took 1.2–2.5× B200's
+/// x86 host on the same vLLM 0.24.0 kernels: MLA modules, block-scaled FP8 GEMMs, eager
+/// all-reduces).
+const HOST_BOUND_HALF_WIDTH: f64 = 0.9;
 const PHYSICS_HALF_WIDTH: f64 = 0.55;
 
 /// Most measured GPUs one transfer combines.
@@ -171,11 +176,30 @@ impl Ladder {
         self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture == gpu.architecture && s.compute_capability == gpu.compute_capability).collect()
     }
 
-    /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape and the ratio.
-    fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup)> {
+    /// The time every measurement in `from`'s table of `q`'s family and library (else of any
+    /// of its libraries) carries beyond its kernel: how far its fastest point lies above that
+    /// point's physics on `from`, when that is most of the point's time (else 0). `None` from a
+    /// surface.
+    fn overhead(&self, q: &Query, from: &Gpu) -> Option<f64> {
+        let libraries = self.tables.of(&q.family(), &from.id)?;
+        let fastest = match q.library.as_deref().and_then(|l| libraries.get(l)) {
+            Some(table) => table.fastest(),
+            None => libraries.values().filter_map(Table::fastest).min_by(|a, b| a.seconds.total_cmp(&b.seconds)),
+        }?;
+        let kernel = self.physics(q, &fastest.shape, from)?;
+        // Only a point that is mostly overhead measures it; above that, the gap is physics error.
+        let overhead = fastest.seconds - kernel;
+        Some(if overhead > kernel { overhead } else { 0.0 })
+    }
+
+    /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape, the part above
+    /// its table's overhead scaled by the roofline ratio (the overhead is launch and host work,
+    /// which no GPU figure scales), and whether that table timed host work.
+    fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup, bool)> {
         let there = self.measured(q, from)?;
         let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
-        Some((there.seconds * ratio, there))
+        let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
+        Some((overhead + (there.seconds - overhead) * ratio, there, overhead >= tables::HOST_BOUND_SECONDS))
     }
 
     /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
@@ -188,17 +212,18 @@ impl Ladder {
         }
         // The GPU must be able to run it at all before a sibling's time is carried over.
         let here = Work::of(&q.shape, q.precision, gpu)?;
-        let mut carried: Vec<(f64, f64, &Gpu, Lookup)> = Vec::new();
+        let mut carried: Vec<(f64, f64, &Gpu, Lookup, bool)> = Vec::new();
         for (from, distance) in self.siblings(q, gpu).into_iter().take(MAX_SOURCES) {
-            if let Some((seconds, lookup)) = self.carried(q, from, gpu) {
-                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + lookup.distance)), from, lookup));
+            if let Some((seconds, lookup, host_bound)) = self.carried(q, from, gpu) {
+                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + lookup.distance)), from, lookup, host_bound));
             }
         }
-        if let Some((_, _, best, lookup)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        if let Some((_, _, best, lookup, host_bound)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             let weights: f64 = carried.iter().map(|c| c.1).sum();
             let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.floor_seconds());
             // A sibling's surface is only as good as its held-out error: never narrower than that.
-            let half_width = TRANSFER_HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
+            let sibling = if *host_bound { HOST_BOUND_HALF_WIDTH } else { TRANSFER_HALF_WIDTH };
+            let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
             return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some())));
         }
         let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
@@ -239,4 +264,36 @@ fn lookup_library(libraries: &BTreeMap<String, Table>, library: Option<&str>, sh
     let hits: Vec<Lookup> = libraries.values().filter_map(|t| t.lookup(shape, physics)).collect();
     let nearest = hits.iter().map(|h| h.distance).fold(f64::INFINITY, f64::min);
     hits.into_iter().filter(|h| h.distance <= nearest + 1.0).min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provenance::Rung;
+
+    fn timing(gpu: &str, m: u64, ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 64, k: 64 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+    }
+
+    fn price_on_h200(rows: &[Timing], m: u64) -> Priced {
+        let ladder = Ladder::from_rows(Model::shipped(), rows, &Catalog::builtin(), None);
+        let q = Query::of(&timing("h200", m, 0.0));
+        ladder.price(&q, &Gpu::find("h200").unwrap()).unwrap()
+    }
+
+    /// A sibling whose every measurement carries 200 µs of host work passes that floor on as
+    /// is (no GPU figure scales a host), and says it is unsure by a host's worth; a table of
+    /// kernel-only times is scaled and keeps the narrow interval.
+    #[test]
+    fn a_host_bound_sibling_passes_its_floor_on_unscaled_with_a_wider_interval() {
+        let host_bound = price_on_h200(&[timing("h100-sxm", 1, 0.2), timing("h100-sxm", 4096, 0.25)], 1);
+        assert_eq!(host_bound.provenance.rung, Rung::Transfer);
+        assert!((host_bound.seconds / 0.2e-3 - 1.0).abs() < 0.05, "{host_bound:?}");
+        assert!((host_bound.hi / host_bound.seconds).ln() >= HOST_BOUND_HALF_WIDTH - 1e-9, "{host_bound:?}");
+        let kernel_only = price_on_h200(&[timing("h100-sxm", 1, 0.004), timing("h100-sxm", 4096, 0.02)], 4096);
+        assert_eq!(kernel_only.provenance.rung, Rung::Transfer);
+        assert!((kernel_only.hi / kernel_only.seconds).ln() < HOST_BOUND_HALF_WIDTH, "{kernel_only:?}");
+        // Above the floor the roofline ratio applies: H200's faster memory makes it faster.
+        assert!(kernel_only.seconds < 0.02e-3, "{kernel_only:?}");
+    }
 }

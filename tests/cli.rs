@@ -166,6 +166,7 @@ fn bad_input_is_one_clear_line_with_exit_code_2() {
     assert_clear_error(&["gpus", "--gpu-file", g], "malformed GPU file");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--predictor", "oracle"], "unknown predictor 'oracle'");
     assert_clear_error(&["eval", "e2e", "--data", "/nonexistent"], "cannot read");
+    assert_clear_error(&["eval", "ops", "--data", "/nonexistent", "--test-gpu", "h100", "--against", "/nonexistent"], "give --predictor ladder");
     std::fs::remove_dir_all(&dir).ok();
 }
 

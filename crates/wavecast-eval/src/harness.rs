@@ -141,3 +141,30 @@ fn priced(ladder: &Ladder, rows: &[&Timing], gpu: &wavecast_gpu::Gpu) -> Vec<Run
         .map(|(dtype, (apes, cov, rungs))| RungAccuracy { dtype, stats: Summary::of(&apes), coverage: wavecast_stats::mean(&cov), rung: rungs.into_iter().max_by_key(|(_, n)| *n).map(|(r, _)| r).unwrap_or_default() })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_data::{Precision, Shape, Source};
+
+    fn gemm(m: u64, ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: "h100-sxm".into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+    }
+
+    /// Our harness 10 % slower on small m and 20 % faster on large m: each range reports its
+    /// own ratio, the format all of them, and the error of taking the other harness's time.
+    #[test]
+    fn ratios_are_reported_per_first_size_range_and_format() {
+        let ours = [gemm(1, 1.1), gemm(8, 1.1), gemm(4096, 0.8), gemm(8192, 0.8)];
+        let theirs = [1.0, 1.0, 1.0, 1.0];
+        let pairs: Vec<(&Timing, f64)> = ours.iter().zip(theirs).collect();
+        let by_m = buckets(&pairs, |t| format!("{}/{}", t.precision.as_str(), size_range(first_size(t))));
+        let small = by_m.iter().find(|b| b.first_size == "1-16").unwrap();
+        let large = by_m.iter().find(|b| b.first_size == "1025+").unwrap();
+        assert_eq!((small.rows, large.rows), (2, 2));
+        assert!((small.median_ratio - 1.1).abs() < 1e-9 && (large.median_ratio - 0.8).abs() < 1e-9, "{by_m:?}");
+        assert!((large.mean_ape - 25.0).abs() < 1e-9, "{large:?}");
+        let all = buckets(&pairs, |t| t.precision.as_str().to_string());
+        assert_eq!((all.len(), all[0].rows, all[0].first_size.as_str()), (1, 4, "all"));
+    }
+}

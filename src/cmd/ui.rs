@@ -348,6 +348,10 @@ fn request_json(q: &Question, given: &[(String, String)]) -> std::result::Result
             }
         }
     }
+    // The serve page asks `predict --mode serve`: the one request of `predict`, in its mode.
+    if matches!(q.kind, Kind::Serve) {
+        request.insert("mode".into(), Value::from("serve"));
+    }
     Ok(Value::Object(request))
 }
 

@@ -128,18 +128,26 @@ fn buckets(pairs: &[(&Timing, f64)], key: impl Fn(&Timing) -> String) -> Vec<Rat
 }
 
 fn priced(ladder: &Ladder, rows: &[&Timing], gpu: &wavecast_gpu::Gpu) -> Vec<RungAccuracy> {
-    let mut by: BTreeMap<String, (Vec<f64>, Vec<f64>, BTreeMap<String, usize>)> = BTreeMap::new();
+    let mut by: BTreeMap<String, Priced> = BTreeMap::new();
     for t in rows {
         let Ok(p) = ladder.price(&Query::of(t), gpu) else { continue };
         let measured = t.latency_ms * 1e-3;
         let e = by.entry(t.precision.as_str().to_string()).or_default();
-        e.0.push(ape(p.seconds, measured));
-        e.1.push(if (p.lo..=p.hi).contains(&measured) { 100.0 } else { 0.0 });
-        *e.2.entry(p.provenance.rung.as_str().to_string()).or_default() += 1;
+        e.apes.push(ape(p.seconds, measured));
+        e.covered.push(if (p.lo..=p.hi).contains(&measured) { 100.0 } else { 0.0 });
+        *e.rungs.entry(p.provenance.rung.as_str()).or_default() += 1;
     }
     by.into_iter()
-        .map(|(dtype, (apes, cov, rungs))| RungAccuracy { dtype, stats: Summary::of(&apes), coverage: wavecast_stats::mean(&cov), rung: rungs.into_iter().max_by_key(|(_, n)| *n).map(|(r, _)| r).unwrap_or_default() })
+        .map(|(dtype, p)| RungAccuracy { dtype, stats: Summary::of(&p.apes), coverage: wavecast_stats::mean(&p.covered), rung: p.rungs.into_iter().max_by_key(|(_, n)| *n).map(|(r, _)| r.to_string()).unwrap_or_default() })
         .collect()
+}
+
+/// One format's priced rows: APEs, in-interval shares (100 or 0) and rows per rung.
+#[derive(Default)]
+struct Priced {
+    apes: Vec<f64>,
+    covered: Vec<f64>,
+    rungs: BTreeMap<&'static str, usize>,
 }
 
 #[cfg(test)]

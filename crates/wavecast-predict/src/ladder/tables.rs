@@ -115,8 +115,8 @@ pub struct Table {
     lines: HashMap<LineKey, Vec<usize>>,
 }
 
-/// A table whose fastest measured shape takes this much longer than its physics timed host work
-/// with the kernel: a CUDA-graph replay of a tiny kernel takes 2–7 µs on every GPU in the shared
+/// A table whose floor (its fastest measured shape) is this long timed host work with the
+/// kernel: a CUDA-graph replay of a tiny kernel takes 2–7 µs on every GPU in the shared
 /// data, while eager all-reduces, vLLM's MLA modules and its block-scaled FP8 GEMMs never go
 /// below 20–300 µs.
 pub const HOST_BOUND_SECONDS: f64 = 15e-6;
@@ -156,6 +156,11 @@ impl Table {
     /// The fastest measured point: the launch (or host) cost no shape avoids is in its time.
     pub fn fastest(&self) -> Option<&Point> {
         self.points.iter().min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+    }
+
+    /// The slowest measured point.
+    pub fn slowest(&self) -> Option<&Point> {
+        self.points.iter().max_by(|a, b| a.seconds.total_cmp(&b.seconds))
     }
 
     /// The measured time of exactly `shape`, if it was measured.

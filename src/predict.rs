@@ -42,6 +42,10 @@ pub struct Prediction {
     /// ONNX operators wavecast cannot map, with their estimated share of the model's FLOPs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsupported: Vec<UnsupportedRow>,
+    /// A transformer's training step: the memory of its one GPU, the layout dp = tp = pp = 1's
+    /// memory model and the same object `predict` with layout flags reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_gb: Option<wavecast_sim::MemoryGb>,
     /// What the importer assumed (e.g. ONNX dimensions bound to `--batch`); the CLI prints them
     /// to stderr.
     #[serde(skip)]
@@ -80,8 +84,15 @@ pub struct ClassRow {
 }
 
 /// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
+/// Refuses a step whose resident floor (weights, gradients, optimizer states, the linears'
+/// saved inputs) surely does not fit.
 pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
     wavecast_sim::check_fits(&workload.graph, gpu)?;
+    priced(workload, gpu, predictor)
+}
+
+/// [`estimate`] without the memory check (the caller has checked memory with a fuller model).
+fn priced(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
     let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
     Ok(report(workload, &b))
 }
@@ -103,13 +114,17 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     // A training step's kernels as the training stacks run them, as on the layout route.
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
-    let prediction = estimate(&workload, gpu, predictor)?;
+    // One GPU is the layout dp = tp = pp = 1: that route's memory model (every activation a
+    // layer keeps, the logits, allocator buffers) answers here too, and refuses what it
+    // refuses with the same words. The per-op floor below is for the workloads it cannot
+    // model (ONNX graphs, vision models, a chosen attention implementation).
+    let layout = if trains_as_layout(req) { Some(crate::train::train(&single_gpu_layout(req))?) } else { None };
+    let mut prediction = match &layout {
+        Some(_) => priced(&workload, gpu, predictor)?,
+        None => estimate(&workload, gpu, predictor)?,
+    };
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
-    // One GPU is the layout dp = tp = pp = 1: a step that route's memory model (activations
-    // term by term, allocator buffers) refuses is refused here too, never answered.
-    if trains_as_layout(req) {
-        crate::train::train(&single_gpu_layout(req))?;
-    }
+    prediction.memory_gb = layout.map(|r| r.memory_gb);
     Ok(prediction)
 }
 
@@ -226,6 +241,7 @@ fn report(w: &LoadedWorkload, b: &Breakdown) -> Prediction {
         input: if per_sample { w.input.clone() } else { None },
         samples_per_s: per_sample.then(|| w.batch as f64 / seconds),
         unsupported: unsupported_rows(w),
+        memory_gb: None,
         notes: w.notes.clone(),
     }
 }

@@ -234,7 +234,28 @@ fn one_gpu_and_the_trivial_layout_answer_alike() {
         assert_eq!(layout["micro_batches"], 1, "{model}: the whole batch in one micro-batch");
         let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
         assert!((a / b - 1.0).abs() < 1e-9, "{model}: single GPU {a} ms, layout dp1 {b} ms");
+        // The same memory, counted by one model (the single-GPU route once checked a floor of
+        // its own that counted half the activations, and printed none).
+        assert!(layout["memory_gb"]["total"].as_f64().unwrap() > 0.0, "{model}");
+        assert_eq!(single["memory_gb"], layout["memory_gb"], "{model}");
     }
+}
+
+/// Llama 3 8B at batch 2 × 2048 on an H100 is refused with one answer either way: the single-GPU
+/// route once said "at least 138.7 GB (activations 10.2 GB)" while the layout dp1 said 150.4 GB
+/// (activations 20.4 GB, the count the measured H100/H200 steps confirm).
+#[test]
+fn one_gpu_and_the_trivial_layout_refuse_with_the_same_words() {
+    let base = ["predict", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--mode", "train", "--batch", "2", "--seq", "2048"];
+    let single = wavecast(&base);
+    let mut args = base.to_vec();
+    args.extend(["--dp", "1"]);
+    let layout = wavecast(&args);
+    assert_eq!(single.status.code(), Some(2));
+    assert_eq!(layout.status.code(), Some(2));
+    let (a, b) = (String::from_utf8_lossy(&single.stderr), String::from_utf8_lossy(&layout.stderr));
+    assert!(a.contains("does not fit in memory") && a.contains("activations"), "{a}");
+    assert_eq!(a.lines().filter(|l| l.contains("error")).collect::<Vec<_>>(), b.lines().filter(|l| l.contains("error")).collect::<Vec<_>>());
 }
 
 /// What the layout route's memory model refuses on one GPU the per-op route refuses too: Llama 3
@@ -256,6 +277,7 @@ fn one_gpu_refuses_what_the_trivial_layout_refuses() {
     let layout: serde_json::Value = serde_json::from_slice(&wavecast(&args).stdout).unwrap();
     let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
     assert!((a / b - 1.0).abs() < 1e-9, "single GPU {a} ms, layout dp1 {b} ms");
+    assert_eq!(single["memory_gb"], layout["memory_gb"]);
 }
 
 /// A config's `torch_dtype` is the training format on one GPU and with a layout alike, and the

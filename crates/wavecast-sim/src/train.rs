@@ -742,12 +742,13 @@ fn optimizer_ms(
 }
 
 /// FP32 vocabulary-wide tensors alive at the loss's peak (see [`memory`]): the saved
-/// log-probabilities and their gradient, what a fused cross entropy (Megatron's, or eager
-/// PyTorch's under torch.compile) holds. Eager PyTorch also keeps the FP32 upcast's gradient
-/// alive at that moment (14 bytes per token and vocabulary entry with BF16 logits, against
-/// these 10): the plain-PyTorch steps measured on the H100 and H200 peak at 11–14 bytes per
-/// token-entry above the layers (`bench/results/steps.md`), while torchtitan's compiled runs at
-/// 32K tokens per GPU (8 × H100, 80 GB) ran, which 14 bytes would refuse.
+/// log-probabilities and their gradient, 10 bytes per token and vocabulary entry with BF16
+/// logits. Measured on an H100 (`data/measurements/h100/physics/loss_memory.csv`): eager
+/// PyTorch's cross entropy on the FP32 upcast holds 12.9 bytes at its peak, the same function
+/// under torch.compile 4.0. The training stack is not part of a layout, so the count sits
+/// between: the plain-PyTorch steps measured on the H100 and H200 (`bench/results/steps.md`)
+/// come out 9–18 % low at 16K tokens, and torchtitan's compiled runs at 32K tokens per GPU
+/// (8 × H100, 80 GB), which the eager count would refuse, fit.
 const LOSS_FP32_COPIES: f64 = 2.0;
 
 /// Memory of the most loaded stage: model states of its parameters (ZeRO-sharded), the

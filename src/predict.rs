@@ -84,17 +84,38 @@ pub struct ClassRow {
 }
 
 /// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
-/// Refuses a step whose resident floor (weights, gradients, optimizer states, the linears'
-/// saved inputs) surely does not fit.
+/// A transformer's training step is the layout dp = tp = pp = 1, whose memory model (every
+/// tensor a layer keeps, the loss, allocator buffers) answers and refuses; any other workload is
+/// refused when its resident floor (weights, gradients, optimizer states, the linears' saved
+/// inputs) surely does not fit.
 pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
-    wavecast_sim::check_fits(&workload.graph, gpu)?;
-    priced(workload, gpu, predictor)
+    let memory = match (&workload.spec, workload.mode) {
+        (Some(spec), Mode::Training) => Some(single_gpu_memory(workload, spec, gpu, predictor)?),
+        _ => {
+            wavecast_sim::check_fits(&workload.graph, gpu)?;
+            None
+        }
+    };
+    let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
+    let mut prediction = report(workload, &b);
+    prediction.memory_gb = memory;
+    Ok(prediction)
 }
 
-/// [`estimate`] without the memory check (the caller has checked memory with a fuller model).
-fn priced(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
-    let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
-    Ok(report(workload, &b))
+/// The memory of a transformer's single-GPU training step as the layout route counts it (the
+/// whole batch in one micro-batch), or its refusal in that route's words.
+fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor) -> Result<wavecast_sim::MemoryGb> {
+    let optimizer = w.graph.nodes.iter().find_map(|n| if let wavecast_ir::Op::Optimizer(o) = &n.op { Some(o.kind) } else { None });
+    let o = wavecast_workload::TrainOptions {
+        global_batch: w.batch,
+        seq: w.seq,
+        dtype: w.dtype,
+        optimizer: optimizer.unwrap_or(wavecast_ir::ops::OptimizerKind::Adam),
+        layout: wavecast_workload::Layout { micro_batch: w.batch, ..Default::default() },
+    };
+    let topo = wavecast_sim::Topology::eight_per_node();
+    let report = wavecast_sim::train_step(spec, &o, &topo, gpu, predictor, &wavecast_predict::comm::CommModel::default(), Some(1))?;
+    Ok(report.memory_gb)
 }
 
 /// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
@@ -114,17 +135,10 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     // A training step's kernels as the training stacks run them, as on the layout route.
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
-    // One GPU is the layout dp = tp = pp = 1: that route's memory model (every activation a
-    // layer keeps, the logits, allocator buffers) answers here too, and refuses what it
-    // refuses with the same words. The per-op floor below is for the workloads it cannot
-    // model (ONNX graphs, vision models, a chosen attention implementation).
-    let layout = if trains_as_layout(req) { Some(crate::train::train(&single_gpu_layout(req))?) } else { None };
-    let mut prediction = match &layout {
-        Some(_) => priced(&workload, gpu, predictor)?,
-        None => estimate(&workload, gpu, predictor)?,
-    };
+    // One GPU is the layout dp = tp = pp = 1: `estimate` counts a transformer's training memory
+    // with that route's model and refuses in its words.
+    let prediction = estimate(&workload, gpu, predictor)?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
-    prediction.memory_gb = layout.map(|r| r.memory_gb);
     Ok(prediction)
 }
 
@@ -140,28 +154,6 @@ fn is_transformer_request(req: &PredictRequest) -> bool {
 /// models are the per-op route's alone.
 pub fn trains_as_layout(req: &PredictRequest) -> bool {
     parse_mode(&req.mode).ok() == Some(Mode::Training) && is_transformer_request(req) && req.attention == "auto" && req.image_size.is_none()
-}
-
-/// The layout request (dp = tp = pp = 1) of a single-GPU training request.
-fn single_gpu_layout(req: &PredictRequest) -> crate::request::TrainRequest {
-    crate::request::TrainRequest {
-        model: req.model.clone(),
-        config: req.config.clone(),
-        gpu: req.gpu.clone(),
-        gpu_file: req.gpu_file.clone(),
-        batch: req.batch,
-        seq: req.seq,
-        dtype: req.dtype.clone(),
-        optimizer: req.optimizer.clone(),
-        layout: crate::request::LayoutArgs::default(),
-        nodes: None,
-        gpus_per_node: 8,
-        nic_gbps: None,
-        predictor: req.predictor.clone(),
-        ops_data: req.ops_data.clone(),
-        price: req.price.clone(),
-        allow_partial: true,
-    }
 }
 
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a

@@ -1,6 +1,6 @@
 //! Command-line interface definition.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -117,25 +117,6 @@ pub struct GpuFileArg {
     pub gpu_file: Option<PathBuf>,
 }
 
-/// The user's own prices, over the catalog's.
-#[derive(Args, Debug, Clone, Default)]
-pub struct PriceArg {
-    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
-    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
-    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
-    pub price: Vec<String>,
-}
-
-/// `--ops-data DIR`: the measured tables the price ladder reads.
-#[derive(Args, Debug, Clone, Default)]
-pub struct OpsDataArg {
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
-    pub ops_data: Option<PathBuf>,
-}
-
 /// `--html FILE`, shared by every command whose answer is a report.
 #[derive(Args, Debug, Clone, Default)]
 pub struct HtmlArg {
@@ -156,301 +137,16 @@ pub struct GpusArgs {
     pub json: bool,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModeArg {
-    /// Forward pass only (also `infer`, Python's spelling, and `inf`).
-    #[value(aliases = ["infer", "inf"])]
-    Inference,
-    /// Forward, backward and optimizer step.
-    #[value(alias = "training")]
-    Train,
-    /// LLM serving: prefill of the prompts, then decode steps against a KV cache.
-    Serve,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttentionArg {
-    Auto,
-    Eager,
-    Fused,
-}
-
-
-/// The name a flag value has in a library request (clap's own spelling of it).
-fn value_name<T: ValueEnum>(v: T) -> String {
-    v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
-}
-
+/// `wavecast predict`: its request, every mode's flags declared once on
+/// [`wavecast::PredictRequest`], plus how the answer is shown.
 #[derive(Args, Debug)]
 pub struct PredictArgs {
-    /// Built-in model preset (see `wavecast models`).
-    #[arg(long, conflicts_with_all = ["config", "onnx"], required_unless_present_any = ["config", "onnx"])]
-    pub model: Option<String>,
-    /// A Hugging Face config.json.
-    #[arg(long, value_name = "FILE", conflicts_with = "onnx")]
-    pub config: Option<PathBuf>,
-    /// An ONNX model file: its graph is imported (shapes inferred for --batch and --seq).
-    #[arg(long, value_name = "FILE")]
-    pub onnx: Option<PathBuf>,
-    /// Input image side for the built-in vision models [default: the model's own, e.g. 224],
-    /// and for symbolic height and width dimensions of ONNX inputs.
-    #[arg(long, value_name = "PIXELS")]
-    pub image_size: Option<u64>,
-    /// Target GPU (name or alias, see `wavecast gpus`).
-    #[arg(long)]
-    pub gpu: String,
     #[command(flatten)]
-    pub gpu_file: GpuFileArg,
-    #[arg(long, default_value_t = 1)]
-    pub batch: u64,
-    /// Sequence length in tokens [default: 1024].
-    #[arg(long)]
-    pub seq: Option<u64>,
-    #[arg(long, value_enum, default_value = "inference")]
-    pub mode: ModeArg,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
-    /// bf16, and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
-    /// switch-base-8); bf16 in serve mode; fp32 for vision models and ONNX graphs; reports say
-    /// which].
-    #[arg(long)]
-    pub dtype: Option<String>,
-    /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
-    #[arg(long, value_enum)]
-    pub attention: Option<AttentionArg>,
-    /// Optimizer of the training step [default: adam].
-    #[arg(long, value_enum)]
-    pub optimizer: Option<wavecast::OptimizerChoice>,
-    #[arg(long, help = wavecast_predict::registry::help_by_mode())]
-    pub predictor: Option<String>,
-    #[command(flatten)]
-    pub serve: ServeArgs,
-    #[command(flatten)]
-    pub layout: LayoutFlags,
-    #[command(flatten)]
-    pub ops_data: OpsDataArg,
-    #[command(flatten)]
-    pub price: PriceArg,
-    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
-    /// error.
-    #[arg(long)]
-    pub allow_partial: bool,
+    pub req: wavecast::PredictRequest,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub html: HtmlArg,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecomputeArg {
-    None,
-    Selective,
-    Full,
-    /// torchtitan's op-level selective checkpointing (every other matmul and the element-wise ops recomputed)
-    SelectiveOp,
-    /// torchtitan's layer-level selective checkpointing (every second layer fully recomputed)
-    SelectiveLayer,
-}
-
-/// How a training step is spread over GPUs (`--mode train`); any of these switches the report
-/// to the multi-GPU step (schedule, collectives, memory per GPU).
-#[derive(Args, Debug, Clone, Default)]
-pub struct LayoutFlags {
-    /// Data-parallel degree.
-    #[arg(long)]
-    pub dp: Option<u64>,
-    /// Pipeline-parallel stages.
-    #[arg(long)]
-    pub pp: Option<u64>,
-    /// Context-parallel degree (the sequence split over GPUs).
-    #[arg(long)]
-    pub cp: Option<u64>,
-    /// Expert-parallel degree (MoE models; within the data-parallel GPUs).
-    #[arg(long)]
-    pub ep: Option<u64>,
-    /// ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights (FSDP).
-    #[arg(long)]
-    pub zero: Option<u8>,
-    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch)
-    /// [default: the rank's whole share without --pp, else 1].
-    #[arg(long)]
-    pub micro_batch: Option<u64>,
-    /// Model chunks per pipeline stage (interleaved 1F1B).
-    #[arg(long)]
-    pub interleave: Option<u64>,
-    /// Activation recomputation.
-    #[arg(long, value_enum)]
-    pub recompute: Option<RecomputeArg>,
-    /// Megatron sequence parallelism alongside tensor parallelism.
-    #[arg(long)]
-    pub sequence_parallel: bool,
-    /// Nodes the GPUs sit in (the layout must use nodes × --gpus-per-node GPUs).
-    #[arg(long)]
-    pub nodes: Option<u64>,
-    /// GPUs per node [default: 8].
-    #[arg(long)]
-    pub gpus_per_node: Option<u64>,
-    /// Scale-out NIC per GPU in Gbit/s [default: the catalog's, e.g. 400 for H100].
-    #[arg(long)]
-    pub nic_gbps: Option<f64>,
-}
-
-impl LayoutFlags {
-    /// Whether any layout flag was given.
-    pub fn any(&self) -> bool {
-        let l = self;
-        [l.dp, l.pp, l.cp, l.ep, l.micro_batch, l.interleave, l.nodes, l.gpus_per_node].iter().any(Option::is_some)
-            || l.zero.is_some()
-            || l.recompute.is_some()
-            || l.sequence_parallel
-            || l.nic_gbps.is_some()
-    }
-
-    /// The layout these flags and the tensor-parallel degree `tp` (`--tp`, shared with serve mode) make.
-    pub fn layout(&self, tp: u64) -> wavecast::LayoutArgs {
-        wavecast::LayoutArgs {
-            dp: self.dp.unwrap_or(1),
-            tp,
-            pp: self.pp.unwrap_or(1),
-            cp: self.cp.unwrap_or(1),
-            ep: self.ep.unwrap_or(1),
-            zero: self.zero.unwrap_or(0),
-            micro_batch: self.micro_batch,
-            interleave: self.interleave.unwrap_or(1),
-            recompute: value_name(self.recompute.unwrap_or(RecomputeArg::None)),
-            sequence_parallel: self.sequence_parallel,
-        }
-    }
-}
-
-impl PredictArgs {
-    /// The library request of `--mode train` with layout flags.
-    pub fn train_request(&self) -> Result<wavecast::TrainRequest, String> {
-        if self.onnx.is_some() || self.image_size.is_some() || self.attention.is_some() {
-            return Err("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply".into());
-        }
-        Ok(wavecast::TrainRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            batch: self.batch,
-            seq: self.seq.unwrap_or(1024),
-            dtype: self.dtype.clone(),
-            optimizer: value_name(self.optimizer.unwrap_or(wavecast::OptimizerChoice::Adam)),
-            layout: self.layout.layout(self.serve.tp),
-            nodes: self.layout.nodes,
-            gpus_per_node: self.layout.gpus_per_node.unwrap_or(8),
-            nic_gbps: self.layout.nic_gbps,
-            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
-            ops_data: self.ops_data.ops_data.clone(),
-            price: self.price.price.clone(),
-            allow_partial: self.allow_partial,
-        })
-    }
-
-    /// The library request these flags make (`--mode inference|train`).
-    pub fn request(&self) -> wavecast::PredictRequest {
-        wavecast::PredictRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            onnx: self.onnx.clone(),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            batch: self.batch,
-            seq: self.seq.unwrap_or(1024),
-            mode: value_name(self.mode),
-            dtype: self.dtype.clone(),
-            attention: value_name(self.attention.unwrap_or(AttentionArg::Auto)),
-            optimizer: value_name(self.optimizer.unwrap_or(wavecast::OptimizerChoice::Adam)),
-            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT.into()),
-            ops_data: self.ops_data.ops_data.clone(),
-            image_size: self.image_size,
-            price: self.price.price.clone(),
-            allow_partial: self.allow_partial,
-        }
-    }
-
-    /// Flags the chosen mode would silently ignore are errors: the serving lengths outside
-    /// serve mode, --seq/--attention/--optimizer in serve mode, --optimizer without training.
-    pub fn reject_flags_of_other_modes(&self) -> Result<(), String> {
-        match self.mode {
-            ModeArg::Serve if self.seq.is_some() || self.attention.is_some() || self.optimizer.is_some() => {
-                Err("--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)".into())
-            }
-            ModeArg::Serve if self.layout.any() => Err("layout flags (--dp, --tp, --pp, …) describe training; serve mode takes --tp only".into()),
-            ModeArg::Serve => Ok(()),
-            ModeArg::Inference if self.optimizer.is_some() => Err("--optimizer applies to --mode train only".into()),
-            ModeArg::Inference if self.layout.any() => Err("layout flags (--dp, --tp, --pp, …) apply to --mode train".into()),
-            ModeArg::Train => self.serve.reject_outside_serve_mode(true),
-            ModeArg::Inference => self.serve.reject_outside_serve_mode(false),
-        }
-    }
-
-    /// The library request of `--mode serve`.
-    pub fn serve_request(&self) -> Result<wavecast::ServeRequest, String> {
-        if self.image_size.is_some() || self.onnx.is_some() {
-            return Err("--mode serve models LLM decoding: give a transformer with --model or --config (no --onnx or --image-size)".into());
-        }
-        let (Some(input_len), Some(output_len)) = (self.serve.input_len, self.serve.output_len) else {
-            return Err("serve mode needs --input-len and --output-len".into());
-        };
-        Ok(wavecast::ServeRequest {
-            model: self.model.clone(),
-            config: self.config.clone().map(wavecast::ConfigArg::Path),
-            gpu: self.gpu.clone(),
-            gpu_file: self.gpu_file.gpu_file.clone(),
-            batch: self.batch,
-            input_len,
-            output_len,
-            tp: self.serve.tp,
-            dtype: self.dtype.clone().unwrap_or_else(|| "bf16".into()),
-            weights: self.serve.weights.clone(),
-            kv_dtype: self.serve.kv_dtype.clone(),
-            predictor: self.predictor.clone().unwrap_or_else(|| wavecast::Predictors::DEFAULT_SERVE.into()),
-            ops_data: self.ops_data.ops_data.clone(),
-            price: self.price.price.clone(),
-            allow_partial: self.allow_partial,
-        })
-    }
-}
-
-/// Shape of an LLM serving workload (`--mode serve` and `compare`).
-#[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// Serve mode: prompt tokens per request.
-    #[arg(long, value_name = "I", visible_alias = "input")]
-    pub input_len: Option<u64>,
-    /// Serve mode: generated tokens per request (decode steps).
-    #[arg(long, value_name = "O", visible_alias = "output")]
-    pub output_len: Option<u64>,
-    /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
-    /// training step (--mode train; then a layout flag) (also vLLM's --tensor-parallel-size,
-    /// SGLang's --tp-size).
-    #[arg(long, default_value_t = 1, aliases = ["tensor-parallel-size", "tp-size"])]
-    pub tp: u64,
-    /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
-    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
-    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
-    pub weights: Option<String>,
-    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype]
-    /// (also vLLM's --kv-cache-dtype).
-    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
-    pub kv_dtype: Option<String>,
-}
-
-impl ServeArgs {
-    /// The serving flags mean nothing to training or plain inference: say so rather than
-    /// ignore them.
-    /// Errors on serving flags outside serve mode; `training` allows --tp (a training layout).
-    pub fn reject_outside_serve_mode(&self, training: bool) -> Result<(), String> {
-        if self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() || self.kv_dtype.is_some() {
-            return Err("--input-len, --output-len, --weights and --kv-dtype apply to --mode serve only".into());
-        }
-        if self.tp != 1 && !training {
-            return Err("--tp applies to --mode serve and --mode train only".into());
-        }
-        Ok(())
-    }
 }
 
 #[derive(Args, Debug)]
@@ -698,9 +394,10 @@ pub struct EvalPairsArgs {
 /// that lists them), each command takes its request whole plus only its CLI-only flags, a
 /// request parsed from the fewest flags equals the one deserialized from the fewest JSON keys
 /// (the defaults agree), no flag name is used twice, and every field is a keyword of the Python
-/// function (`python/wavecast/_api.py`) with the same default. `predict` still fills three
-/// requests from one set of flags by hand (`PredictArgs::request` and its siblings); its fields
-/// are checked by name.
+/// function (`python/wavecast/_api.py`) with the same default; a field shared by several
+/// requests (`gpu`, `ops_data`, `price`…) has the same flag, help and default in each. `predict`
+/// is one request for its three modes (Python's `predict`, `serve` and `train` each send a part
+/// of it). The `…_can_fail` tests feed each check a declaration that breaks it.
 #[cfg(test)]
 mod declared_once {
     use super::*;
@@ -710,18 +407,31 @@ mod declared_once {
     /// The fields of request type `Q` (its `deny_unknown_fields` error lists them).
     fn fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
         let e = serde_json::from_str::<Q>(r#"{"__probe__": 0}"#).unwrap_err().to_string();
-        let list = e.split("expected one of").nth(1).unwrap_or_else(|| panic!("no field list in: {e}"));
-        list.split(',').map(|f| f.trim().trim_matches(|c: char| c == '`' || c == ' ').split('`').next().unwrap_or("").to_string()).filter(|f| !f.is_empty()).collect()
+        let list = e.split_once("expected").map(|(_, l)| l.split(" at line").next().unwrap_or(l)).unwrap_or_else(|| panic!("no field list in: {e}"));
+        // `a`, `b` or `c`: the names are every other piece between backquotes.
+        list.split('`').skip(1).step_by(2).map(str::to_string).collect()
     }
 
-    /// A request's fields with a nested group (`formats`) replaced by the group's own fields,
-    /// as its flags are flattened into the command.
+    /// A request's fields with a nested group (`formats`, `layout`) replaced by the group's own
+    /// fields, as its flags are flattened into the command.
     fn flat_fields<Q: serde::de::DeserializeOwned + std::fmt::Debug>() -> BTreeSet<String> {
         let mut out = fields::<Q>();
         if out.remove("formats") {
             out.extend(fields::<wavecast::ServingFormatArgs>());
         }
+        if std::any::type_name::<Q>() == std::any::type_name::<wavecast::PredictRequest>() && out.remove("layout") {
+            out.extend(fields::<wavecast::LayoutArgs>());
+        }
         out
+    }
+
+    /// The group a flattened field sits in, in the request's JSON (`formats.dtype`).
+    fn group_of(field: &str, path: &str) -> Option<&'static str> {
+        match path {
+            "serve-sim" | "plan serve" if fields::<wavecast::ServingFormatArgs>().contains(field) => Some("formats"),
+            "predict" if fields::<wavecast::LayoutArgs>().contains(field) => Some("layout"),
+            _ => None,
+        }
     }
 
     /// The argument ids (= field names) a derived request declares.
@@ -738,18 +448,33 @@ mod declared_once {
         c.get_arguments().flat_map(|a| a.get_long().into_iter().chain(a.get_all_aliases().unwrap_or_default())).map(str::to_string).collect()
     }
 
+    /// Flag names or aliases a command and its subcommands declare twice, with the command.
+    fn declared_twice(c: &clap::Command, path: String, out: &mut Vec<String>) {
+        let mut seen = BTreeSet::new();
+        for name in flags(c) {
+            if !seen.insert(name.clone()) {
+                out.push(format!("{path} --{name}"));
+            }
+        }
+        for sub in c.get_subcommands() {
+            declared_twice(sub, format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
     #[test]
     fn clap_accepts_the_declaration_and_no_flag_name_is_used_twice() {
         Cli::command().debug_assert();
-        fn walk(c: &clap::Command, path: String) {
-            let names = flags(c);
-            let unique: BTreeSet<&String> = names.iter().collect();
-            assert_eq!(unique.len(), names.len(), "{path}: a flag name or alias is declared twice: {names:?}");
-            for sub in c.get_subcommands() {
-                walk(sub, format!("{path} {}", sub.get_name()));
-            }
-        }
-        walk(&Cli::command(), "wavecast".into());
+        let mut twice = Vec::new();
+        declared_twice(&Cli::command(), "wavecast".into(), &mut twice);
+        assert!(twice.is_empty(), "flag names or aliases declared twice: {twice:?}");
+    }
+
+    #[test]
+    fn the_twice_check_can_fail() {
+        let c = clap::Command::new("probe").subcommand(clap::Command::new("sub").arg(clap::Arg::new("tp").long("tp")).arg(clap::Arg::new("degree").long("degree").alias("tp")));
+        let mut twice = Vec::new();
+        declared_twice(&c, "probe".into(), &mut twice);
+        assert_eq!(twice, ["probe sub --tp"]);
     }
 
     /// The derived requests: every serde field is a flag of the same struct and every flag a
@@ -763,6 +488,8 @@ mod declared_once {
 
     #[test]
     fn every_request_field_is_a_flag_of_the_same_declaration() {
+        assert_one_declaration::<wavecast::PredictRequest>("PredictRequest");
+        assert_one_declaration::<wavecast::LayoutArgs>("LayoutArgs");
         assert_one_declaration::<wavecast::CompareRequest>("CompareRequest");
         assert_one_declaration::<wavecast::ScaleRequest>("ScaleRequest");
         assert_one_declaration::<wavecast::PlanTrainRequest>("PlanTrainRequest");
@@ -783,8 +510,27 @@ mod declared_once {
         assert!(extra.is_empty(), "{path:?} declares flags outside its request (declare them on the request): {extra:?}");
     }
 
+    /// A request with a field that has no flag, as a field added without `#[arg(long)]`.
+    #[derive(Debug, serde::Deserialize, clap::Args)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct FieldWithoutFlag {
+        #[arg(long)]
+        gpu: String,
+        #[arg(skip)]
+        #[serde(default)]
+        forgotten: u64,
+    }
+
+    #[test]
+    #[should_panic(expected = "its serde fields and its flags differ")]
+    fn the_one_declaration_check_can_fail() {
+        assert_one_declaration::<FieldWithoutFlag>("FieldWithoutFlag");
+    }
+
     #[test]
     fn every_command_takes_its_request_whole() {
+        assert_takes_request_whole::<wavecast::PredictRequest>(&["predict"]);
         assert_takes_request_whole::<wavecast::CompareRequest>(&["compare"]);
         assert_takes_request_whole::<wavecast::ScaleRequest>(&["scale"]);
         assert_takes_request_whole::<wavecast::PlanTrainRequest>(&["plan", "train"]);
@@ -808,6 +554,13 @@ mod declared_once {
     #[test]
     fn flag_defaults_are_the_serde_defaults() {
         use serde_json::json;
+        let predict = |c| match c {
+            Command::Predict(a) => a.req,
+            _ => unreachable!(),
+        };
+        assert_defaults_agree(&["predict", "--model", "m", "--gpu", "h100"], json!({"model": "m", "gpu": "h100"}), predict);
+        assert_defaults_agree(&["predict", "--model", "m", "--gpu", "h100", "--mode", "serve", "--input-len", "8", "--output-len", "4"], json!({"model": "m", "gpu": "h100", "mode": "serve", "input_len": 8, "output_len": 4}), predict);
+        assert_defaults_agree(&["predict", "--model", "m", "--gpu", "h100", "--mode", "train", "--dp", "2", "--recompute", "selective-op"], json!({"model": "m", "gpu": "h100", "mode": "train", "layout": {"dp": 2, "recompute": "selective-op"}}), predict);
         assert_defaults_agree(&["compare", "--model", "m", "--gpus", "h100", "--input-len", "8", "--output-len", "4"], json!({"model": "m", "gpus": ["h100"], "input_len": 8, "output_len": 4}), |c| match c {
             Command::Compare(a) => a.req,
             _ => unreachable!(),
@@ -830,26 +583,53 @@ mod declared_once {
         });
     }
 
-    /// `predict`'s fields whose flag is spelled otherwise (field, flag).
-    const RENAMED: &[(&str, &str)] = &[("weights", "weights")];
-    /// `predict`'s fields set from several flags (a flattened group) or by the command itself.
-    const GROUPS: &[&str] = &["layout", "mode"];
+    /// Fields several requests share, which mean the same everywhere: each has the same flag,
+    /// aliases, help, default and environment variable in every command that takes it.
+    const SHARED: &[&str] = &["model", "gpu", "gpu_file", "ops_data", "price", "allow_partial"];
 
-    fn assert_flags_cover<Q: serde::de::DeserializeOwned + std::fmt::Debug>(path: &[&str]) {
-        let root = Cli::command();
-        let have = flags(subcommand(path, &root));
-        for field in fields::<Q>() {
-            let flag = RENAMED.iter().find(|(f, _)| *f == field).map_or(field.replace('_', "-"), |(_, flag)| flag.to_string());
-            assert!(GROUPS.contains(&field.as_str()) || have.contains(&flag), "{path:?}: request field {field} has no flag --{flag}");
+    /// How a flag is declared, as the user sees it.
+    fn declaration(a: &clap::Arg) -> String {
+        let aliases: Vec<&str> = a.get_all_aliases().unwrap_or_default();
+        let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        format!("--{} {aliases:?} default {default:?} env {:?}: {help}", a.get_long().unwrap_or(""), a.get_env())
+    }
+
+    /// Shared fields declared otherwise in some request command than in the first one.
+    fn declared_unlike(root: &clap::Command, commands: &[&[&str]]) -> Vec<String> {
+        let mut first: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut unlike = Vec::new();
+        for path in commands {
+            for a in subcommand(path, root).get_arguments().filter(|a| SHARED.contains(&a.get_id().as_str())) {
+                let (id, this) = (a.get_id().to_string(), declaration(a));
+                match first.get(&id) {
+                    Some((where_, that)) if *that != this => unlike.push(format!("{id}: {path:?} `{this}` against {where_} `{that}`")),
+                    Some(_) => {}
+                    None => {
+                        first.insert(id, (format!("{path:?}"), this));
+                    }
+                }
+            }
         }
+        unlike
+    }
+
+    const REQUEST_COMMANDS: &[&[&str]] = &[&["predict"], &["compare"], &["scale"], &["serve-sim"], &["plan", "train"], &["plan", "serve"]];
+
+    /// The shared fields are written in each request struct (serde's `flatten` does not mix with
+    /// `deny_unknown_fields`, and their clap rules differ: which workload flags conflict, which
+    /// are required); this keeps the copies alike.
+    #[test]
+    fn shared_fields_are_declared_alike_in_every_request() {
+        let unlike = declared_unlike(&Cli::command(), REQUEST_COMMANDS);
+        assert!(unlike.is_empty(), "shared request fields declared differently: {unlike:#?}");
     }
 
     #[test]
-    fn every_predict_request_field_has_a_flag() {
-        assert_flags_cover::<wavecast::PredictRequest>(&["predict"]);
-        assert_flags_cover::<wavecast::ServeRequest>(&["predict"]);
-        assert_flags_cover::<wavecast::TrainRequest>(&["predict"]);
-        assert_flags_cover::<wavecast::LayoutArgs>(&["predict"]);
+    fn the_alike_check_can_fail() {
+        let gpu = |help: &'static str| clap::Arg::new("gpu").long("gpu").help(help);
+        let root = clap::Command::new("probe").subcommand(clap::Command::new("a").arg(gpu("Target GPU."))).subcommand(clap::Command::new("b").arg(gpu("The GPU.")));
+        assert_eq!(declared_unlike(&root, &[&["a"], &["b"]]).len(), 1);
     }
 
     fn python_api() -> String {
@@ -886,12 +666,21 @@ mod declared_once {
         keys
     }
 
-    /// The top-level keys of the request dict each Python function sends (`_request("name", {`
-    /// or `_report(Class, "name", {`).
-    fn python_keys(function: &str) -> BTreeSet<String> {
-        let api = python_api();
+    /// The keys of the request dict each Python function sends (`_request("name", {` or
+    /// `_report(Class, "name", {`), a nested `"layout": {` group's keys in its place.
+    fn python_keys_in(api: &str, function: &str) -> BTreeSet<String> {
         let start = api.find(&format!("(\"{function}\", {{")).or_else(|| api.find(&format!(", \"{function}\", {{"))).unwrap_or_else(|| panic!("no request of {function}"));
-        dict_keys(&api, start)
+        let mut keys = dict_keys(api, start);
+        let value = keys.contains("layout").then(|| start + api[start..].find("\"layout\": ").unwrap_or_else(|| panic!("{function}: no layout key")) + "\"layout\": ".len());
+        if let Some(nested) = value.filter(|&v| api[v..].starts_with('{')) {
+            keys.remove("layout");
+            keys.extend(dict_keys(api, nested));
+        }
+        keys
+    }
+
+    fn python_keys(function: &str) -> BTreeSet<String> {
+        python_keys_in(&python_api(), function)
     }
 
     /// A Python function's keywords and their defaults as written (`None` when it has none).
@@ -935,13 +724,20 @@ mod declared_once {
         assert_eq!(want, sent, "Python's {function}() and the request's fields differ");
     }
 
+    /// `predict`'s request is sent by three Python functions, one per mode: each sends fields
+    /// of it, and together every field.
+    fn predict_fields_missing_in_python(api: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+        let want = flat_fields::<wavecast::PredictRequest>();
+        let sent: BTreeSet<String> = ["predict", "serve", "train"].iter().flat_map(|f| python_keys_in(api, f)).collect();
+        (want.difference(&sent).cloned().collect(), sent.difference(&want).cloned().collect())
+    }
+
     #[test]
     fn every_request_field_has_a_python_keyword() {
-        assert_python_covers::<wavecast::PredictRequest>("predict");
-        assert_python_covers::<wavecast::ServeRequest>("serve");
+        let (missing, unknown) = predict_fields_missing_in_python(&python_api());
+        assert!(missing.is_empty() && unknown.is_empty(), "Python's predict/serve/train lack fields {missing:?} of PredictRequest, or send fields it has not: {unknown:?}");
         assert_python_covers::<wavecast::CompareRequest>("compare");
         assert_python_covers::<wavecast::ScaleRequest>("scale");
-        assert_python_covers::<wavecast::TrainRequest>("train");
         assert_python_covers::<wavecast::PlanTrainRequest>("plan_train");
         assert_python_covers::<wavecast::ServeSimRequest>("serve_sim");
         assert_python_covers::<wavecast::PlanServeRequest>("plan_serve");
@@ -971,7 +767,18 @@ mod declared_once {
     }
 
     #[test]
+    fn the_python_check_can_fail() {
+        let api = python_api();
+        let without_seq = api.replacen("\"seq\": _int(\"seq\", seq),", "", 2);
+        let (missing, _) = predict_fields_missing_in_python(&without_seq);
+        assert_eq!(missing, BTreeSet::from(["seq".to_string()]));
+    }
+
+    #[test]
     fn python_keywords_are_request_fields_with_the_flags_defaults() {
+        assert_python_matches::<wavecast::PredictRequest>("predict");
+        assert_python_matches::<wavecast::PredictRequest>("serve");
+        assert_python_matches::<wavecast::PredictRequest>("train");
         assert_python_matches::<wavecast::CompareRequest>("compare");
         assert_python_matches::<wavecast::ScaleRequest>("scale");
         assert_python_matches::<wavecast::PlanTrainRequest>("plan_train");
@@ -982,13 +789,7 @@ mod declared_once {
     /// The request fields and Python functions behind each command's flags, for the table.
     fn request_of(command: &str) -> Option<(BTreeSet<String>, Vec<&'static str>)> {
         Some(match command {
-            "predict" => {
-                let mut f = fields::<wavecast::PredictRequest>();
-                f.extend(fields::<wavecast::ServeRequest>());
-                f.extend(fields::<wavecast::TrainRequest>());
-                f.extend(fields::<wavecast::LayoutArgs>());
-                (f, vec!["predict", "serve", "train"])
-            }
+            "predict" => (flat_fields::<wavecast::PredictRequest>(), vec!["predict", "serve", "train"]),
             "compare" => (flat_fields::<wavecast::CompareRequest>(), vec!["compare"]),
             "scale" => (flat_fields::<wavecast::ScaleRequest>(), vec!["scale"]),
             "serve-sim" => (flat_fields::<wavecast::ServeSimRequest>(), vec!["serve_sim"]),
@@ -1012,11 +813,10 @@ mod declared_once {
                 let help = a.get_help().map(|h| h.to_string().replace('\n', " ").replace('|', "\\|")).unwrap_or_default();
                 let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
                 let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
-                let nested = matches!(path, "serve-sim" | "plan serve") && fields::<wavecast::ServingFormatArgs>().contains(&id);
-                let field = match request.as_ref().filter(|(f, _)| f.contains(&id)) {
-                    Some(_) if nested => format!("`formats.{id}`"),
-                    Some(_) => format!("`{id}`"),
-                    None => String::new(),
+                let field = match (request.as_ref().filter(|(f, _)| f.contains(&id)), group_of(&id, path)) {
+                    (Some(_), Some(group)) => format!("`{group}.{id}`"),
+                    (Some(_), None) => format!("`{id}`"),
+                    (None, _) => String::new(),
                 };
                 let keyword = python.get(&id).map_or(String::new(), |k| format!("`{k}=`"));
                 out.push_str(&format!("| `{path}` | `--{long}` | {} | {field} | {keyword} | {default} | {help} |\n", aliases.join(" ")));

@@ -1,13 +1,13 @@
 //! One workload on one GPU: the step time, per phase and per op class (`wavecast predict`).
 
-use crate::request::{with_source, PredictRequest};
+use crate::request::{with_source, AttentionChoice, LayoutArgs, ModeChoice, PredictRequest, PredictRoute};
 use crate::{Error, Result};
 use serde::Serialize;
 use wavecast_gpu::Gpu;
 use wavecast_ir::{DType, OpClass, Phase};
 use wavecast_predict::Predictor;
 use wavecast_sim::Breakdown;
-use wavecast_workload::{AttentionImpl, Kind, LoadOptions, LoadedWorkload, Mode};
+use wavecast_workload::{Kind, LoadOptions, LoadedWorkload, Mode};
 
 /// A predicted step (the `--json` output of `predict`). Times in milliseconds.
 #[derive(Debug, Clone, Serialize)]
@@ -86,8 +86,14 @@ pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor)
     Ok(report(workload, &b))
 }
 
-/// Answers a [`PredictRequest`]: loads the workload, finds the GPU and predictor, estimates.
+/// Answers a [`PredictRequest`] of one step on one GPU (`--mode inference|train`, no layout):
+/// loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
+    match req.route() {
+        PredictRoute::Serve => return Err(Error::new("serving is its own request: use `predict --mode serve` (CLI) or `wavecast.serve` (Python)")),
+        PredictRoute::Train => return Err(Error::new("layout flags and --tp make a multi-GPU training step: `wavecast.train` (Python) answers it, as the CLI's `predict` does")),
+        PredictRoute::Step => req.check_flags()?,
+    }
     let mut options = load_options(req)?;
     // A transformer takes the one default-format rule (the config's torch_dtype, else bf16;
     // fp32 for NeuSight's FP32 benchmark presets) in every mode, so one GPU and the layout
@@ -99,7 +105,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
-    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
+    let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
     // A training step's kernels as the training stacks run them, as on the layout route.
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
@@ -113,7 +119,6 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     Ok(prediction)
 }
 
-/// The run mode a request names.
 /// Whether a request's workload is a transformer from a preset or config (which trains with
 /// the training route's default format).
 fn is_transformer_request(req: &PredictRequest) -> bool {
@@ -124,61 +129,35 @@ fn is_transformer_request(req: &PredictRequest) -> bool {
 /// GPU is the layout dp = tp = pp = 1). Eager/fused attention choices, ONNX graphs and vision
 /// models are the per-op route's alone.
 pub fn trains_as_layout(req: &PredictRequest) -> bool {
-    parse_mode(&req.mode).ok() == Some(Mode::Training) && is_transformer_request(req) && req.attention == "auto" && req.image_size.is_none()
+    req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none()
 }
 
 /// The layout request (dp = tp = pp = 1) of a single-GPU training request.
-fn single_gpu_layout(req: &PredictRequest) -> crate::request::TrainRequest {
-    crate::request::TrainRequest {
-        model: req.model.clone(),
-        config: req.config.clone(),
-        gpu: req.gpu.clone(),
-        gpu_file: req.gpu_file.clone(),
-        batch: req.batch,
-        seq: req.seq,
-        dtype: req.dtype.clone(),
-        optimizer: req.optimizer.clone(),
-        layout: crate::request::LayoutArgs::default(),
-        nodes: None,
-        gpus_per_node: 8,
-        nic_gbps: None,
-        predictor: req.predictor.clone(),
-        ops_data: req.ops_data.clone(),
-        price: req.price.clone(),
-        allow_partial: true,
-    }
+fn single_gpu_layout(req: &PredictRequest) -> PredictRequest {
+    PredictRequest { attention: None, tp: crate::defaults::TP, layout: LayoutArgs::default(), allow_partial: true, ..req.clone() }
 }
 
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a
-/// format was given or the workload is not a transformer from a preset or config).
+/// format was given, the workload is not a transformer from a preset or config, or it is
+/// served).
 pub fn default_dtype_note(req: &PredictRequest) -> Option<String> {
-    let mode = parse_mode(&req.mode).ok()?;
+    let what = match req.mode {
+        ModeChoice::Train => "training",
+        ModeChoice::Inference => "inference",
+        ModeChoice::Serve => return None,
+    };
     if req.dtype.is_some() || !is_transformer_request(req) {
         return None;
     }
-    let what = if mode == Mode::Training { "training" } else { "inference" };
     crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref()).ok().map(|(_, why)| format!("{what} format {why} (--dtype to change)"))
 }
 
-pub(crate) fn parse_mode(mode: &str) -> Result<Mode> {
-    match mode.to_ascii_lowercase().as_str() {
-        "inference" | "infer" | "inf" => Ok(Mode::Inference),
-        "train" | "training" => Ok(Mode::Training),
-        "serve" => Err(Error::new("serving is its own request: use `predict --mode serve` (CLI) or `wavecast.serve` (Python)")),
-        other => Err(Error::new(format!("unknown mode '{other}' (inference or train)"))),
-    }
-}
-
 fn load_options(req: &PredictRequest) -> Result<LoadOptions> {
-    let mut o = LoadOptions::new(req.batch, req.seq, parse_mode(&req.mode)?);
+    let mode = if req.mode == ModeChoice::Train { Mode::Training } else { Mode::Inference };
+    let mut o = LoadOptions::new(req.batch, req.seq(), mode);
     o.dtype = req.dtype.as_deref().map(str::parse::<DType>).transpose()?;
-    o.attention = match req.attention.as_str() {
-        "auto" => AttentionImpl::Auto,
-        "eager" => AttentionImpl::Eager,
-        "fused" => AttentionImpl::Fused,
-        other => return Err(Error::new(format!("unknown attention '{other}' (auto, eager or fused)"))),
-    };
-    o.optimizer = crate::train::parse_optimizer(&req.optimizer)?;
+    o.attention = req.attention.unwrap_or_default().into();
+    o.optimizer = req.optimizer().into();
     o.image = req.image_size;
     Ok(o)
 }

@@ -1,8 +1,23 @@
-//! What a caller asks for, one struct per question. The CLI fills them from flags, the Python
-//! package from keyword arguments (as JSON); field names and defaults are the CLI's.
+//! What a caller asks for, one struct per question. Each struct is the one declaration of its
+//! options: every field carries its flag (clap's derive; the CLI flattens the struct) beside
+//! its serde form (the JSON the Python package sends), and defaults come from [`defaults`]. A
+//! field with a fixed set of values is a choice enum (`ModeChoice`, `RecomputeChoice`…) whose
+//! clap names are also its serde names, so nothing crosses into the library as a name to parse
+//! again; free-form values (`dtype`, `predictor`, `wave_form`) are parsed once, here.
+//!
+//! Fields several requests share (`model`, `config`, `gpu`, `gpu_file`, `ops_data`, `price`,
+//! `allow_partial`) are written in each struct rather than in one struct flattened into all:
+//! serde documents `deny_unknown_fields` as unsupported together with `flatten` (a flattened
+//! group is handed every key and cannot tell one of its own from a typo), and every request
+//! keeps `deny_unknown_fields` so that a misspelt JSON key is an error naming the fields it
+//! could be (tests/library.rs checks it, nested groups included); and the shared flags differ
+//! in their clap rules from command to command (`--model` conflicts with `--onnx` only in `predict`; `compare` takes `--gpus`,
+//! `scale` neither). The test `shared_fields_are_declared_alike_in_every_request` (src/cli.rs)
+//! keeps the copies alike: the same flag, aliases, help, default and environment variable.
+//! Groups that are one concept are nested instead (`formats`, `layout`): a JSON object of their
+//! own, a flattened group of flags on the command line.
 
 use crate::{Error, Result};
-use clap::builder::{EnumValueParser, TypedValueParser};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -21,15 +36,12 @@ pub mod defaults {
     /// Activations of LLM serving.
     pub const SERVE_DTYPE: &str = "bf16";
     pub const BACKEND: &str = "vllm";
-    pub const OPTIMIZER: &str = "adam";
     pub const GPUS_PER_NODE: u64 = 8;
     /// Tokens of a training run (`plan train`'s days and cost columns).
     pub const TOKENS: f64 = 1e12;
     /// Rows a plan lists.
     pub const TOP: usize = 10;
-    pub const SCALE_METHOD: &str = "hybrid";
     pub const WAVE_FORM: &str = "wavecast";
-    pub const GAMMA: &str = "wavecast";
     pub const PREDICTOR: &str = wavecast_predict::DEFAULT_PREDICTOR;
     pub const SERVE_PREDICTOR: &str = wavecast_predict::DEFAULT_SERVE_PREDICTOR;
     pub const USERS_PER_WORKER: [u64; 9] = wavecast_sim::serving::DEFAULT_USERS_PER_WORKER;
@@ -58,9 +70,6 @@ pub mod defaults {
     pub fn backend() -> String {
         BACKEND.into()
     }
-    pub fn optimizer() -> String {
-        OPTIMIZER.into()
-    }
     pub fn gpus_per_node() -> u64 {
         GPUS_PER_NODE
     }
@@ -84,10 +93,35 @@ pub mod defaults {
     }
 }
 
-/// The choices of a flag whose request field is a name: checked (and listed in `--help`) by
-/// clap, handed on as the spelling the library reads.
-fn choice<E: ValueEnum + Clone + Send + Sync + 'static>() -> impl TypedValueParser<Value = String> {
-    EnumValueParser::<E>::new().map(|v: E| v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default())
+/// `unknown mode 'x' (inference, train or serve)`: a bad choice in a request, one line.
+fn unknown_choice<E: ValueEnum>(what: &str, given: &str) -> String {
+    let names: Vec<String> = E::value_variants().iter().filter_map(|v| v.to_possible_value()).map(|p| p.get_name().to_string()).collect();
+    let list = match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("unknown {what} '{given}' ({list})")
+}
+
+/// Gives a choice enum its serde form from its clap declaration (`ValueEnum`: names and
+/// aliases), so that a flag value and a Python string are read by one declaration, once, and
+/// the library takes the enum, never a name to parse again. JSON forgives case (`"Train"`), as
+/// the string parsers it replaces did; a wrong name is one line listing the choices.
+macro_rules! choice_serde {
+    ($ty:ty, $what:literal) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default().as_str())
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<$ty, D::Error> {
+                let name = String::deserialize(d)?;
+                <$ty as ValueEnum>::from_str(&name, true).map_err(|_| serde::de::Error::custom(unknown_choice::<$ty>($what, &name)))
+            }
+        }
+    };
 }
 
 /// `--config FILE`: on the command line a config is always a file.
@@ -100,32 +134,109 @@ fn trimmed(name: &str) -> std::result::Result<String, String> {
     Ok(name.trim().to_string())
 }
 
+/// What `predict` answers.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModeChoice {
+    /// Forward pass only (also `infer`, Python's spelling, and `inf`).
+    #[default]
+    #[value(aliases = ["infer", "inf"])]
+    Inference,
+    /// Forward, backward and optimizer step.
+    #[value(alias = "training")]
+    Train,
+    /// LLM serving: prefill of the prompts, then decode steps against a KV cache.
+    Serve,
+}
+choice_serde!(ModeChoice, "mode");
+
+/// How attention kernels run (`predict --attention`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AttentionChoice {
+    #[default]
+    Auto,
+    Eager,
+    Fused,
+}
+choice_serde!(AttentionChoice, "attention");
+
+impl From<AttentionChoice> for wavecast_workload::AttentionImpl {
+    fn from(c: AttentionChoice) -> Self {
+        match c {
+            AttentionChoice::Auto => Self::Auto,
+            AttentionChoice::Eager => Self::Eager,
+            AttentionChoice::Fused => Self::Fused,
+        }
+    }
+}
+
 /// Optimizers of a training step.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OptimizerChoice {
+    #[default]
     Adam,
     Sgd,
     SgdMomentum,
 }
+choice_serde!(OptimizerChoice, "optimizer");
+
+impl From<OptimizerChoice> for wavecast_ir::ops::OptimizerKind {
+    fn from(c: OptimizerChoice) -> Self {
+        match c {
+            OptimizerChoice::Adam => Self::Adam,
+            OptimizerChoice::Sgd => Self::Sgd,
+            OptimizerChoice::SgdMomentum => Self::SgdMomentum,
+        }
+    }
+}
+
+/// Activation recomputation of a training step (`--recompute`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecomputeChoice {
+    #[default]
+    None,
+    Selective,
+    Full,
+    /// torchtitan's op-level selective checkpointing (every other matmul and the element-wise ops recomputed)
+    SelectiveOp,
+    /// torchtitan's layer-level selective checkpointing (every second layer fully recomputed)
+    SelectiveLayer,
+}
+choice_serde!(RecomputeChoice, "recomputation");
+
+impl From<RecomputeChoice> for wavecast_workload::Recompute {
+    fn from(c: RecomputeChoice) -> Self {
+        match c {
+            RecomputeChoice::None => Self::None,
+            RecomputeChoice::Selective => Self::Selective,
+            RecomputeChoice::Full => Self::Full,
+            RecomputeChoice::SelectiveOp => Self::SelectiveOp,
+            RecomputeChoice::SelectiveLayer => Self::SelectiveLayer,
+        }
+    }
+}
 
 /// `scale --method`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ScaleMethodChoice {
     /// Wave scaling for every kernel.
     Wave,
     /// GEMM, BMM and attention ops through --predictor as a ratio; wave scaling for the rest.
+    #[default]
     Hybrid,
 }
+choice_serde!(ScaleMethodChoice, "scaling method");
 
 /// `scale --gamma`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GammaChoice {
     /// Counters if the trace has them, else the op's FLOPs and bytes against the destination's
     /// ridge for its dtype, else a prior by kernel family.
+    #[default]
     Wavecast,
     /// Habitat: FP32 counters if present, else 1 (memory-bound).
     Habitat,
 }
+choice_serde!(GammaChoice, "gamma");
 
 /// A Hugging Face `config.json`: a path to the file, or the config itself.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -155,133 +266,266 @@ pub(crate) fn with_source<T>(model: Option<&str>, config: Option<&ConfigArg>, on
     }
 }
 
-fn one() -> u64 {
-    1
-}
-fn default_mode() -> String {
-    "inference".into()
-}
-fn auto() -> String {
-    "auto".into()
-}
-
-/// One workload on one GPU (`wavecast predict`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// `wavecast predict`, every mode: one workload on one GPU (`--mode inference|train`), an LLM
+/// serving a static batch (`--mode serve`, [`crate::serve()`]) and a training step over many
+/// GPUs (`--mode train` with layout flags, [`crate::train()`]); Python's `predict`, `serve` and
+/// `train` send it. Fields whose default depends on the mode (`seq`, `dtype`, `predictor`,
+/// `attention`, `optimizer`, the serving lengths, the layout) are `Option`s, so that a flag
+/// given where its mode does not read it is an error ([`PredictRequest::check_flags`]) and
+/// each default is resolved once, from [`defaults`], where the mode is known.
+#[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PredictRequest {
-    /// A preset (`wavecast models`).
+    /// Built-in model preset (see `wavecast models`).
+    #[arg(long, conflicts_with_all = ["config", "onnx"], required_unless_present_any = ["config", "onnx"])]
     #[serde(default)]
     pub model: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long, value_name = "FILE", conflicts_with = "onnx", value_parser = config_file)]
     #[serde(default)]
     pub config: Option<ConfigArg>,
-    /// An ONNX file.
+    /// An ONNX model file: its graph is imported (shapes inferred for --batch and --seq).
+    #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub onnx: Option<PathBuf>,
-    pub gpu: String,
-    /// Extra GPU catalog (TOML) whose entries override the built-in ones.
-    #[serde(default)]
-    pub gpu_file: Option<PathBuf>,
-    #[serde(default = "defaults::batch")]
-    pub batch: u64,
-    #[serde(default = "defaults::seq")]
-    pub seq: u64,
-    /// "inference" ("infer") or "train" ("training").
-    #[serde(default = "default_mode")]
-    pub mode: String,
-    /// fp32 when absent (an ONNX file: its own type).
-    #[serde(default)]
-    pub dtype: Option<String>,
-    /// "auto", "eager" or "fused".
-    #[serde(default = "auto")]
-    pub attention: String,
-    /// "adam", "sgd" or "sgd-momentum".
-    #[serde(default = "defaults::optimizer")]
-    pub optimizer: String,
-    #[serde(default = "defaults::predictor")]
-    pub predictor: String,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
-    #[serde(default)]
-    pub ops_data: Option<PathBuf>,
+    /// Input image side for the built-in vision models [default: the model's own, e.g. 224],
+    /// and for symbolic height and width dimensions of ONNX inputs.
+    #[arg(long, value_name = "PIXELS")]
     #[serde(default)]
     pub image_size: Option<u64>,
-    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    /// Target GPU (name or alias, see `wavecast gpus`).
+    #[arg(long)]
+    pub gpu: String,
+    /// Extra GPU catalog file (TOML, same format as the built-in one); its entries override.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub gpu_file: Option<PathBuf>,
+    #[arg(long, default_value_t = defaults::BATCH)]
+    #[serde(default = "defaults::batch")]
+    pub batch: u64,
+    /// Sequence length in tokens [default: 1024].
+    #[arg(long)]
+    #[serde(default)]
+    pub seq: Option<u64>,
+    #[arg(long, value_enum, default_value_t = ModeChoice::default())]
+    #[serde(default)]
+    pub mode: ModeChoice,
+    /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
+    /// bf16, and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
+    /// switch-base-8); bf16 in serve mode; fp32 for vision models and ONNX graphs; reports say
+    /// which].
+    #[arg(long)]
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// Attention kernels: eager (separate BMMs and softmax) or fused (flash) [default: auto].
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    pub attention: Option<AttentionChoice>,
+    /// Optimizer of the training step [default: adam].
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    pub optimizer: Option<OptimizerChoice>,
+    #[arg(long, help = wavecast_predict::registry::help_by_mode())]
+    #[serde(default)]
+    pub predictor: Option<String>,
+    /// Serve mode: prompt tokens per request.
+    #[arg(long, value_name = "I", visible_alias = "input")]
+    #[serde(default)]
+    pub input_len: Option<u64>,
+    /// Serve mode: generated tokens per request (decode steps).
+    #[arg(long, value_name = "O", visible_alias = "output")]
+    #[serde(default)]
+    pub output_len: Option<u64>,
+    /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
+    /// training step (--mode train; then a layout flag) (also vLLM's --tensor-parallel-size,
+    /// SGLang's --tp-size).
+    #[arg(long, default_value_t = defaults::TP, aliases = ["tensor-parallel-size", "tp-size"])]
+    #[serde(default = "defaults::tp")]
+    pub tp: u64,
+    /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
+    #[serde(default)]
+    pub weights: Option<String>,
+    /// Serve mode: KV cache type (fp8: half the bytes of a 16-bit cache) [default: --dtype]
+    /// (also vLLM's --kv-cache-dtype).
+    #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
+    #[serde(default)]
+    pub kv_dtype: Option<String>,
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "LayoutArgs::is_empty")]
+    pub layout: LayoutArgs,
+    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
+    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
+    /// carried by a learned ratio, then physics (predictor `ladder`).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    #[serde(default)]
+    pub ops_data: Option<PathBuf>,
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
+    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
-    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
-    /// an error.
+    /// Give the time of what can be priced, listing the ops no predictor can, instead of an
+    /// error.
+    #[arg(long)]
     #[serde(default)]
     pub allow_partial: bool,
+}
+
+/// Which question a [`PredictRequest`] asks, so which function answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PredictRoute {
+    /// One step on one GPU ([`crate::predict()`]).
+    Step,
+    /// `--mode serve` ([`crate::serve()`]).
+    Serve,
+    /// `--mode train` with a layout flag or `--tp` ([`crate::train()`]).
+    Train,
 }
 
 impl PredictRequest {
     /// A request for `model` on `gpu` with every other field at its default.
     pub fn new(model: &str, gpu: &str) -> PredictRequest {
-        PredictRequest {
-            model: Some(model.into()),
-            config: None,
-            onnx: None,
-            gpu: gpu.into(),
-            gpu_file: None,
-            batch: defaults::BATCH,
-            seq: defaults::SEQ,
-            mode: default_mode(),
-            dtype: None,
-            attention: auto(),
-            optimizer: defaults::optimizer(),
-            predictor: defaults::predictor(),
-            ops_data: None,
-            image_size: None,
-            price: Vec::new(),
-            allow_partial: false,
+        let mut req: PredictRequest = serde_json::from_value(serde_json::json!({"gpu": gpu})).expect("a request of a GPU alone deserializes");
+        req.model = Some(model.into());
+        req
+    }
+
+    /// The route the CLI's `predict` takes: serve mode, the multi-GPU training step when a
+    /// layout flag or `--tp` is given in train mode, else one step on one GPU.
+    pub fn route(&self) -> PredictRoute {
+        match self.mode {
+            ModeChoice::Serve => PredictRoute::Serve,
+            ModeChoice::Train if self.layout.any() || self.tp != defaults::TP => PredictRoute::Train,
+            _ => PredictRoute::Step,
         }
+    }
+
+    /// Sequence length (`--seq`) or its default.
+    pub fn seq(&self) -> u64 {
+        self.seq.unwrap_or(defaults::SEQ)
+    }
+
+    /// The optimizer (`--optimizer`) or its default.
+    pub fn optimizer(&self) -> OptimizerChoice {
+        self.optimizer.unwrap_or_default()
+    }
+
+    /// The predictor named, else the mode's default (serving has its own).
+    pub fn predictor(&self) -> &str {
+        let default = if self.mode == ModeChoice::Serve { defaults::SERVE_PREDICTOR } else { defaults::PREDICTOR };
+        self.predictor.as_deref().unwrap_or(default)
+    }
+
+    /// Fields the request's mode would silently ignore are errors: the serving lengths and
+    /// formats outside serve mode, `seq`/`attention`/`optimizer` and the layout in serve mode,
+    /// `optimizer`, the layout and `tp` in plain inference.
+    pub fn check_flags(&self) -> Result<()> {
+        let serving = self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() || self.kv_dtype.is_some();
+        let message = match self.mode {
+            ModeChoice::Serve if self.seq.is_some() || self.attention.is_some() || self.optimizer.is_some() => {
+                "--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)"
+            }
+            ModeChoice::Serve if self.layout.any() => "layout flags (--dp, --tp, --pp, …) describe training; serve mode takes --tp only",
+            ModeChoice::Serve => return Ok(()),
+            ModeChoice::Inference if self.optimizer.is_some() => "--optimizer applies to --mode train only",
+            ModeChoice::Inference if self.layout.any() => "layout flags (--dp, --tp, --pp, …) apply to --mode train",
+            _ if serving => "--input-len, --output-len, --weights and --kv-dtype apply to --mode serve only",
+            ModeChoice::Inference if self.tp != defaults::TP => "--tp applies to --mode serve and --mode train only",
+            _ => return Ok(()),
+        };
+        Err(Error::new(message))
+    }
+
+    /// Errors unless the request is in `mode` (each answering function takes one mode).
+    pub(crate) fn expect_mode(&self, mode: ModeChoice, function: &str) -> Result<()> {
+        if self.mode == mode {
+            return Ok(());
+        }
+        let name = |m: ModeChoice| m.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default();
+        Err(Error::new(format!("{function} answers mode '{}', the request is mode '{}'", name(mode), name(self.mode))))
     }
 }
 
-/// An LLM serving a static batch (`wavecast predict --mode serve`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// How a training step is spread over GPUs (`--mode train`); any of these switches the report
+/// to the multi-GPU step (schedule, collectives, memory per GPU). Absent: the defaults of
+/// [`defaults`] (one GPU of each kind, ZeRO 0, no recomputation, 8 GPUs per node).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
-pub struct ServeRequest {
+pub struct LayoutArgs {
+    /// Data-parallel degree.
+    #[arg(long)]
     #[serde(default)]
-    pub model: Option<String>,
+    pub dp: Option<u64>,
+    /// Pipeline-parallel stages.
+    #[arg(long)]
     #[serde(default)]
-    pub config: Option<ConfigArg>,
-    pub gpu: String,
+    pub pp: Option<u64>,
+    /// Context-parallel degree (the sequence split over GPUs).
+    #[arg(long)]
     #[serde(default)]
-    pub gpu_file: Option<PathBuf>,
-    #[serde(default = "defaults::batch")]
-    pub batch: u64,
-    /// Prompt tokens per request.
-    pub input_len: u64,
-    /// Generated tokens per request.
-    pub output_len: u64,
-    /// Tensor-parallel degree.
-    #[serde(default = "defaults::tp")]
-    pub tp: u64,
-    #[serde(default = "defaults::serve_dtype")]
-    pub dtype: String,
-    /// Weight storage when it differs from `dtype`: "fp8", or a quantized format
-    /// ("fp8_block", "nvfp4", "mxfp4", "int4").
+    pub cp: Option<u64>,
+    /// Expert-parallel degree (MoE models; within the data-parallel GPUs).
+    #[arg(long)]
     #[serde(default)]
-    pub weights: Option<String>,
-    /// KV cache type: `dtype` by default, or "fp8".
+    pub ep: Option<u64>,
+    /// ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights (FSDP).
+    #[arg(long)]
     #[serde(default)]
-    pub kv_dtype: Option<String>,
-    #[serde(default = "defaults::serve_predictor")]
-    pub predictor: String,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
+    pub zero: Option<u8>,
+    /// Sequences per micro-batch per data-parallel rank (--batch is the global batch)
+    /// [default: the rank's whole share without --pp, else 1].
+    #[arg(long)]
     #[serde(default)]
-    pub ops_data: Option<PathBuf>,
-    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
+    pub micro_batch: Option<u64>,
+    /// Model chunks per pipeline stage (interleaved 1F1B).
+    #[arg(long)]
     #[serde(default)]
-    pub price: Vec<String>,
-    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
-    /// an error.
+    pub interleave: Option<u64>,
+    /// Activation recomputation.
+    #[arg(long, value_enum)]
     #[serde(default)]
-    pub allow_partial: bool,
+    pub recompute: Option<RecomputeChoice>,
+    /// Megatron sequence parallelism alongside tensor parallelism.
+    #[arg(long)]
+    #[serde(default)]
+    pub sequence_parallel: bool,
+    /// Nodes the GPUs sit in (the layout must use nodes × --gpus-per-node GPUs).
+    #[arg(long)]
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// GPUs per node [default: 8].
+    #[arg(long)]
+    #[serde(default)]
+    pub gpus_per_node: Option<u64>,
+    /// Scale-out NIC per GPU in Gbit/s [default: the catalog's, e.g. 400 for H100].
+    #[arg(long)]
+    #[serde(default)]
+    pub nic_gbps: Option<f64>,
+}
+
+impl LayoutArgs {
+    /// Whether any layout field was given.
+    pub fn any(&self) -> bool {
+        let l = self;
+        [l.dp, l.pp, l.cp, l.ep, l.micro_batch, l.interleave, l.nodes, l.gpus_per_node].iter().any(Option::is_some)
+            || l.zero.is_some()
+            || l.recompute.is_some()
+            || l.sequence_parallel
+            || l.nic_gbps.is_some()
+    }
+
+    /// Whether no layout field was given (the group is then left out of the request's JSON,
+    /// as of a report page's inputs).
+    pub fn is_empty(&self) -> bool {
+        !self.any()
+    }
+
+    /// GPUs per node, given or the default.
+    pub fn gpus_per_node(&self) -> u64 {
+        self.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE)
+    }
 }
 
 /// One serving workload over several GPUs and TP degrees (`wavecast compare`).
@@ -368,17 +612,17 @@ pub struct ScaleRequest {
     #[serde(default)]
     pub from: Option<String>,
     /// How kernels are carried to the destination.
-    #[arg(long, default_value = defaults::SCALE_METHOD, value_parser = choice::<ScaleMethodChoice>())]
+    #[arg(long, value_enum, default_value_t = ScaleMethodChoice::default())]
     #[serde(default)]
-    pub method: Option<String>,
+    pub method: ScaleMethodChoice,
     /// Wave-scaling equation: wavecast, eq1, eq2 (Habitat's paper) or habitat-code.
     #[arg(long, default_value = defaults::WAVE_FORM)]
     #[serde(default)]
     pub wave_form: Option<String>,
     /// γ (memory-boundedness): wavecast (analytic, dtype-aware) or habitat (1 without counters).
-    #[arg(long, default_value = defaults::GAMMA, value_parser = choice::<GammaChoice>())]
+    #[arg(long, value_enum, default_value_t = GammaChoice::default())]
     #[serde(default)]
-    pub gamma: Option<String>,
+    pub gamma: GammaChoice,
     /// Per-op predictor for the hybrid [default: wavecast's default predictor].
     #[arg(long)]
     #[serde(default)]
@@ -391,95 +635,6 @@ pub struct ScaleRequest {
     #[arg(long, value_name = "N")]
     #[serde(default)]
     pub kernels: Option<usize>,
-}
-
-fn none() -> String {
-    "none".into()
-}
-
-/// How a training run is spread over GPUs: the flags `predict --mode train` and `plan train`
-/// share (`--dp --tp --pp --cp --ep --zero --micro-batch --recompute --nodes --gpus-per-node`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LayoutArgs {
-    #[serde(default = "one")]
-    pub dp: u64,
-    #[serde(default = "defaults::tp")]
-    pub tp: u64,
-    #[serde(default = "one")]
-    pub pp: u64,
-    #[serde(default = "one")]
-    pub cp: u64,
-    #[serde(default = "one")]
-    pub ep: u64,
-    /// ZeRO stage 0–3 (3 is FSDP's full sharding).
-    #[serde(default)]
-    pub zero: u8,
-    /// Sequences per micro-batch per data-parallel rank [default: the whole share of the batch
-    /// (no gradient accumulation) without pipeline parallelism, else 1].
-    #[serde(default)]
-    pub micro_batch: Option<u64>,
-    /// Model chunks per pipeline stage (interleaved 1F1B).
-    #[serde(default = "one")]
-    pub interleave: u64,
-    /// "none", "selective" or "full".
-    #[serde(default = "none")]
-    pub recompute: String,
-    #[serde(default)]
-    pub sequence_parallel: bool,
-}
-
-impl Default for LayoutArgs {
-    fn default() -> LayoutArgs {
-        LayoutArgs { dp: 1, tp: 1, pp: 1, cp: 1, ep: 1, zero: 0, micro_batch: None, interleave: 1, recompute: none(), sequence_parallel: false }
-    }
-}
-
-/// A training step over many GPUs (`wavecast predict --mode train` with layout flags).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrainRequest {
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub config: Option<ConfigArg>,
-    pub gpu: String,
-    #[serde(default)]
-    pub gpu_file: Option<PathBuf>,
-    /// Sequences per optimizer step over all GPUs.
-    #[serde(default = "defaults::batch")]
-    pub batch: u64,
-    #[serde(default = "defaults::seq")]
-    pub seq: u64,
-    /// Compute format [default: the training rule, `wavecast_workload::presets::DTYPE_RULE`].
-    #[serde(default)]
-    pub dtype: Option<String>,
-    #[serde(default = "defaults::optimizer")]
-    pub optimizer: String,
-    #[serde(default)]
-    pub layout: LayoutArgs,
-    /// Nodes the GPUs sit in; when given, the layout must use nodes × gpus_per_node GPUs.
-    #[serde(default)]
-    pub nodes: Option<u64>,
-    #[serde(default = "defaults::gpus_per_node")]
-    pub gpus_per_node: u64,
-    /// Scale-out NIC per GPU, Gbit/s [default: the catalog's].
-    #[serde(default)]
-    pub nic_gbps: Option<f64>,
-    #[serde(default = "defaults::predictor")]
-    pub predictor: String,
-    /// Measured per-op tables for the price ladder (any layout `wavecast eval ops` reads); the
-    /// GPU's own tables price its ops first, then a measured sibling's (`--ops-data`,
-    /// `WAVECAST_OPS_DATA`).
-    #[serde(default)]
-    pub ops_data: Option<PathBuf>,
-    /// Prices per GPU-hour over the catalog's: "GPU=USD", or "USD" for the request's GPU.
-    #[serde(default)]
-    pub price: Vec<String>,
-    /// Return a total that leaves out ops no predictor can price (they are listed) instead of
-    /// an error.
-    #[serde(default)]
-    pub allow_partial: bool,
 }
 
 /// Ranking layouts for a training run (`wavecast plan train`).
@@ -517,9 +672,9 @@ pub struct PlanTrainRequest {
     #[serde(default)]
     pub dtype: Option<String>,
     /// Optimizer of the training step.
-    #[arg(long, default_value = defaults::OPTIMIZER, value_parser = choice::<OptimizerChoice>())]
-    #[serde(default = "defaults::optimizer")]
-    pub optimizer: String,
+    #[arg(long, value_enum, default_value_t = OptimizerChoice::default())]
+    #[serde(default)]
+    pub optimizer: OptimizerChoice,
     /// GPUs per node.
     #[arg(long, default_value_t = defaults::GPUS_PER_NODE)]
     #[serde(default = "defaults::gpus_per_node")]

@@ -4,7 +4,7 @@
 //! is the sum of every kernel carried over by `wavecast_trace::scale`. Per profiler step when
 //! the trace marks steps (`ProfilerStep#N`), else for the whole trace as one iteration.
 
-use crate::request::ScaleRequest;
+use crate::request::{GammaChoice, ScaleMethodChoice, ScaleRequest};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -175,7 +175,7 @@ fn destination(s: Scaling, steps: f64, origin_ms: f64, gpu: &Gpu, intervals: &Sc
 /// every destination.
 pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     let cat = Catalog::load(req.gpu_file.as_deref())?;
-    let form: WaveForm = req.wave_form.as_deref().unwrap_or("wavecast").parse()?;
+    let form: WaveForm = req.wave_form.as_deref().unwrap_or(crate::defaults::WAVE_FORM).parse()?;
     let dests: Vec<&Gpu> = req.to.iter().map(|n| cat.get(n.trim())).collect::<std::result::Result<_, _>>()?;
     let trace = load(&req.trace)?;
     if trace.kernels.is_empty() {
@@ -188,16 +188,13 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
         return Err(Error::new(format!("{}: the trace's {} GPU kernels last {} µs in all, less than the 1 ns a profiler resolves; there is no time to scale", req.trace.display(), trace.kernels.len(), trace.kernel_time_us())));
     }
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
-    let method = req.method.as_deref().unwrap_or("hybrid");
-    let predictor: Option<Box<dyn Predictor>> = match method {
-        "hybrid" => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(wavecast_predict::DEFAULT_PREDICTOR))?),
-        "wave" => None,
-        other => return Err(Error::new(format!("unknown scaling method '{other}' (hybrid or wave)"))),
+    let predictor: Option<Box<dyn Predictor>> = match req.method {
+        ScaleMethodChoice::Hybrid => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(crate::defaults::PREDICTOR))?),
+        ScaleMethodChoice::Wave => None,
     };
-    let gamma = match req.gamma.as_deref().unwrap_or("wavecast") {
-        "wavecast" => GammaSource::Wavecast,
-        "habitat" => GammaSource::Habitat,
-        other => return Err(Error::new(format!("unknown gamma '{other}' (wavecast or habitat)"))),
+    let gamma = match req.gamma {
+        GammaChoice::Wavecast => GammaSource::Wavecast,
+        GammaChoice::Habitat => GammaSource::Habitat,
     };
     let opts = Options { form, gamma, predictor: predictor.as_deref() };
     let steps = trace.profiler_steps.max(1) as f64;

@@ -1,8 +1,8 @@
 //! LLM serving questions: one static batch on one GPU or a TP group, and the same workload
 //! compared across GPUs and TP degrees.
 
-use crate::request::{with_source, CompareRequest, ConfigArg, ServeRequest};
-use crate::Result;
+use crate::request::{with_source, CompareRequest, ConfigArg, ModeChoice, PredictRequest};
+use crate::{Error, Result};
 use wavecast_gpu::Gpu;
 use wavecast_ir::DType;
 use wavecast_predict::ladder::LadderOps;
@@ -40,15 +40,25 @@ fn pricing<'a>(predictor: &'a dyn wavecast_predict::Predictor, ladder: Option<&'
     }
 }
 
-/// Answers a [`ServeRequest`]: prefill, decode steps, memory and cost of one static batch.
-pub fn serve(req: &ServeRequest) -> Result<ServeReport> {
+/// Answers a [`PredictRequest`] in serve mode (`predict --mode serve`): prefill, decode steps,
+/// memory and cost of one static batch.
+pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
+    req.expect_mode(ModeChoice::Serve, "serve")?;
+    req.check_flags()?;
+    if req.image_size.is_some() || req.onnx.is_some() {
+        return Err(Error::new("--mode serve models LLM decoding: give a transformer with --model or --config (no --onnx or --image-size)"));
+    }
+    let (Some(input_len), Some(output_len)) = (req.input_len, req.output_len) else {
+        return Err(Error::new("serve mode needs --input-len and --output-len"));
+    };
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
-    let mut o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
+    let dtype = req.dtype.as_deref().unwrap_or(crate::defaults::SERVE_DTYPE);
+    let mut o = options(req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
-    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref())?;
+    let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
+    let ladder = ladder_for(req.predictor(), req.ops_data.as_deref())?;
     let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)

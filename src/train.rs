@@ -1,9 +1,8 @@
 //! Training over many GPUs: one layout's step (`predict --mode train --dp … --tp …`) and the
 //! ranking of every layout (`plan train`).
 
-use crate::request::{with_source, ConfigArg, LayoutArgs, PlanTrainRequest, TrainRequest};
+use crate::request::{with_source, ConfigArg, LayoutArgs, ModeChoice, PlanTrainRequest, PredictRequest};
 use crate::{Error, Result};
-use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_sim::{PlanReport, PlanRequest, Topology, TrainReport};
@@ -13,23 +12,13 @@ fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<Transforme
     with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
 }
 
-/// The optimizer a request names (the CLI's `--optimizer` values).
-pub(crate) fn parse_optimizer(name: &str) -> Result<OptimizerKind> {
-    match name {
-        "adam" => Ok(OptimizerKind::Adam),
-        "sgd" => Ok(OptimizerKind::Sgd),
-        "sgd-momentum" => Ok(OptimizerKind::SgdMomentum),
-        other => Err(Error::new(format!("unknown optimizer '{other}' (adam, sgd or sgd-momentum)"))),
-    }
-}
-
 /// The micro-batch of a layout: the one given, else each data-parallel rank's whole share of
 /// the batch (no gradient accumulation, as one GPU runs a batch) without pipeline parallelism,
 /// and one sequence with it (so the pipeline has micro-batches to overlap).
-fn micro_batch(a: &LayoutArgs, batch: u64) -> u64 {
-    match a.micro_batch {
+fn micro_batch(given: Option<u64>, dp: u64, pp: u64, batch: u64) -> u64 {
+    match given {
         Some(m) => m,
-        None if a.pp <= 1 && a.dp > 0 && batch.is_multiple_of(a.dp) => (batch / a.dp).max(1),
+        None if pp <= 1 && dp > 0 && batch.is_multiple_of(dp) => (batch / dp).max(1),
         None => 1,
     }
 }
@@ -50,19 +39,22 @@ pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Opti
     Ok((dtype, why.to_string()))
 }
 
-fn layout(a: &LayoutArgs, batch: u64) -> Result<Layout> {
-    Ok(Layout {
-        dp: a.dp,
-        tp: a.tp,
-        pp: a.pp,
-        cp: a.cp,
-        ep: a.ep,
-        zero: a.zero,
-        micro_batch: micro_batch(a, batch),
-        interleave: a.interleave,
-        recompute: a.recompute.parse().map_err(Error::new)?,
+/// The layout the flags give (each absent one at its default: 1, ZeRO 0, no recomputation)
+/// with tensor-parallel degree `tp`.
+fn layout(a: &LayoutArgs, tp: u64, batch: u64) -> Layout {
+    let (dp, pp) = (a.dp.unwrap_or(1), a.pp.unwrap_or(1));
+    Layout {
+        dp,
+        tp,
+        pp,
+        cp: a.cp.unwrap_or(1),
+        ep: a.ep.unwrap_or(1),
+        zero: a.zero.unwrap_or(0),
+        micro_batch: micro_batch(a.micro_batch, dp, pp, batch),
+        interleave: a.interleave.unwrap_or(1),
+        recompute: a.recompute.unwrap_or_default().into(),
         sequence_parallel: a.sequence_parallel,
-    })
+    }
 }
 
 fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
@@ -75,20 +67,28 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
     Ok(Topology { gpus_per_node, nic_gbps })
 }
 
-/// Answers a [`TrainRequest`]: one parallel training step with its collectives and memory.
-pub fn train(req: &TrainRequest) -> Result<TrainReport> {
+/// Answers a [`PredictRequest`] in train mode as one parallel training step (`predict --mode
+/// train` with layout flags; without them the layout dp = tp = pp = 1), with its collectives
+/// and memory.
+pub fn train(req: &PredictRequest) -> Result<TrainReport> {
+    req.expect_mode(ModeChoice::Train, "train")?;
+    req.check_flags()?;
+    if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some() {
+        return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply"));
+    }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
-    let o = TrainOptions { global_batch: req.batch, seq: req.seq, dtype, optimizer: parse_optimizer(&req.optimizer)?, layout: layout(&req.layout, req.batch)? };
-    let topo = topology(req.gpus_per_node, req.nic_gbps)?;
-    let given = match req.nodes {
+    let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch) };
+    let gpus_per_node = req.layout.gpus_per_node();
+    let topo = topology(gpus_per_node, req.layout.nic_gbps)?;
+    let given = match req.layout.nodes {
         Some(0) => return Err(Error::new("--nodes must be at least 1")),
-        Some(n) => Some(n.checked_mul(req.gpus_per_node).ok_or_else(|| Error::new("nodes × GPUs per node overflows"))?),
+        Some(n) => Some(n.checked_mul(gpus_per_node).ok_or_else(|| Error::new("nodes × GPUs per node overflows"))?),
         None => None,
     };
-    let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
+    let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
     let mut report = wavecast_sim::train_step(&spec, &o, &topo, gpu, predictor.as_ref(), &CommModel::default(), given)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     report.dtype_source = dtype_source;
@@ -111,7 +111,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
         dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?.0,
-        optimizer: parse_optimizer(&req.optimizer)?,
+        optimizer: req.optimizer.into(),
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,
         top: req.top.max(1),

@@ -3,7 +3,7 @@
 //! with one line.
 
 use std::process::Command;
-use wavecast::{estimate, CompareRequest, ConfigArg, Gpu, LoadOptions, Mode, PredictRequest, Predictors, ServeRequest, Source, Workload};
+use wavecast::{estimate, CompareRequest, ConfigArg, Gpu, LoadOptions, Mode, ModeChoice, PredictRequest, Predictors, Source, Workload};
 
 fn cli_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).arg("--json").output().unwrap();
@@ -20,8 +20,8 @@ fn step_by_step_flow_equals_the_one_call_request_and_the_cli() {
 
     let mut req = PredictRequest::new("gpt2", "a100-sxm-80gb");
     req.batch = 4;
-    req.seq = 512;
-    req.mode = "train".into();
+    req.seq = Some(512);
+    req.mode = ModeChoice::Train;
     let one_call = wavecast::predict(&req).unwrap();
     assert_eq!(serde_json::to_value(&step).unwrap(), serde_json::to_value(&one_call).unwrap());
 
@@ -37,16 +37,34 @@ fn requests_deserialize_with_the_cli_defaults_and_an_inline_config() {
             "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000}, "gpu": "h100"}"#,
     )
     .unwrap();
-    assert_eq!((req.batch, req.seq, req.mode.as_str(), req.predictor.as_str()), (1, 1024, "inference", "wavecast"));
+    assert_eq!((req.batch, req.seq(), req.mode, req.predictor()), (1, 1024, ModeChoice::Inference, "wavecast"));
     let p = wavecast::predict(&req).unwrap();
     assert_eq!(p.mode, "inference");
     assert!(p.params > 100_000_000 && p.total_ms > 0.0, "{} params, {} ms", p.params, p.total_ms);
     assert!(serde_json::from_str::<PredictRequest>(r#"{"gpu": "h100", "bogus": 1}"#).is_err(), "unknown fields are rejected");
+    let in_layout = serde_json::from_str::<PredictRequest>(r#"{"gpu": "h100", "layout": {"dp": 2, "bogus": 1}}"#).unwrap_err().to_string();
+    assert!(in_layout.contains("unknown field `bogus`"), "unknown fields of the layout group are rejected: {in_layout}");
+}
+
+#[test]
+fn a_choice_is_read_once_from_its_name_or_alias_and_a_bad_one_is_one_line() {
+    let mode = |m: &str| serde_json::from_value::<PredictRequest>(serde_json::json!({"gpu": "h100", "mode": m})).map(|r| r.mode);
+    assert_eq!(mode("infer").unwrap(), ModeChoice::Inference, "Python's spelling");
+    assert_eq!(mode("training").unwrap(), ModeChoice::Train);
+    assert_eq!(mode("Train").unwrap(), ModeChoice::Train, "JSON forgives case as the string parser did");
+    let e = mode("sideways").unwrap_err().to_string();
+    assert!(e.starts_with("unknown mode 'sideways' (inference, train or serve)"), "{e}");
+    let recompute = serde_json::from_value::<PredictRequest>(serde_json::json!({"gpu": "h100", "mode": "train", "layout": {"recompute": "sometimes"}})).unwrap_err().to_string();
+    assert!(recompute.starts_with("unknown recomputation 'sometimes' (none, selective, full, selective-op or selective-layer)"), "{recompute}");
+    // Serialized back, a choice is its command-line name.
+    let req: PredictRequest = serde_json::from_value(serde_json::json!({"gpu": "h100", "mode": "inf", "optimizer": "sgd-momentum"})).unwrap();
+    let back = serde_json::to_value(&req).unwrap();
+    assert_eq!((back["mode"].as_str(), back["optimizer"].as_str()), (Some("inference"), Some("sgd-momentum")));
 }
 
 #[test]
 fn serve_request_matches_the_cli() {
-    let req: ServeRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpu": "l4", "batch": 2, "input_len": 256, "output_len": 16}"#).unwrap();
+    let req: PredictRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpu": "l4", "mode": "serve", "batch": 2, "input_len": 256, "output_len": 16}"#).unwrap();
     let r = wavecast::serve(&req).unwrap();
     let cli = cli_json(&["predict", "--model", "llama-3.2-1b", "--gpu", "l4", "--mode", "serve", "--batch", "2", "--input-len", "256", "--output-len", "16"]);
     assert_eq!(serde_json::to_value(&r).unwrap(), cli);
@@ -57,19 +75,20 @@ fn bad_input_is_one_line_naming_the_problem() {
     let cases: Vec<(PredictRequest, &str)> = vec![
         (PredictRequest::new("gpt2", "no-such-gpu"), "no-such-gpu"),
         (PredictRequest::new("no-such-model", "h100"), "no-such-model"),
-        (PredictRequest { predictor: "oracle".into(), ..PredictRequest::new("gpt2", "h100") }, "oracle"),
+        (PredictRequest { predictor: Some("oracle".into()), ..PredictRequest::new("gpt2", "h100") }, "oracle"),
         (PredictRequest { dtype: Some("fp7".into()), ..PredictRequest::new("gpt2", "h100") }, "fp7"),
-        (PredictRequest { mode: "sideways".into(), ..PredictRequest::new("gpt2", "h100") }, "sideways"),
+        (PredictRequest { mode: ModeChoice::Serve, ..PredictRequest::new("gpt2", "h100") }, "serving is its own request"),
+        (PredictRequest { input_len: Some(8), ..PredictRequest::new("gpt2", "h100") }, "apply to --mode serve only"),
         (PredictRequest { batch: 0, ..PredictRequest::new("gpt2", "h100") }, "batch"),
         (PredictRequest { config: Some(ConfigArg::Path("gpt2.json".into())), ..PredictRequest::new("gpt2", "h100") }, "not several"),
         (PredictRequest { model: None, ..PredictRequest::new("gpt2", "h100") }, "no workload"),
         (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("gpt2", "t4") }, "no bf16 units; it runs fp32, fp16"),
         (PredictRequest { dtype: Some("fp8".into()), ..PredictRequest::new("gpt2", "a100") }, "no fp8 units"),
-        (PredictRequest { mode: "train".into(), ..PredictRequest::new("llama-3.1-70b", "l4") }, "does not fit in memory: needs at least"),
+        (PredictRequest { mode: ModeChoice::Train, ..PredictRequest::new("llama-3.1-70b", "l4") }, "does not fit in memory: needs at least"),
         (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("llama-3.1-70b", "l4") }, "workspaces not counted"),
         // GPT-2 XL trains in 80 GB only with a small batch: at 64 × 1024 tokens the inputs its
         // linear layers keep for the weight gradients alone pass 80 GB.
-        (PredictRequest { mode: "train".into(), batch: 64, seq: 1024, ..PredictRequest::new("gpt2-xl", "h100") }, "activations saved for backward"),
+        (PredictRequest { mode: ModeChoice::Train, batch: 64, seq: Some(1024), ..PredictRequest::new("gpt2-xl", "h100") }, "activations saved for backward"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();
@@ -81,7 +100,7 @@ fn bad_input_is_one_line_naming_the_problem() {
 #[test]
 fn every_learned_predictor_gives_an_interval_around_its_time() {
     for name in ["wavecast", "li", "neusight", "pm2lat"] {
-        let p = wavecast::predict(&PredictRequest { predictor: name.into(), ..PredictRequest::new("gpt2", "t4") }).unwrap();
+        let p = wavecast::predict(&PredictRequest { predictor: Some(name.into()), ..PredictRequest::new("gpt2", "t4") }).unwrap();
         let [lo, hi] = p.interval_ms;
         assert!(lo < p.total_ms && p.total_ms < hi, "{name}: [{lo}, {hi}] around {}", p.total_ms);
     }

@@ -212,6 +212,21 @@ def test_bad_serve_and_compare_input(wavecast, cli):
                                      "--input-len", 10, "--output-len", 10)
 
 
+def test_mode_checks_and_choices_are_the_libraries_as_on_the_cli(wavecast, cli):
+    # The flag checks of a mode live in the library: Python gets the CLI's message.
+    with pytest.raises(ValueError) as e:
+        wavecast.predict("gpt2", gpu="h100", optimizer="sgd")
+    assert str(e.value) == cli.error("predict", "--model", "gpt2", "--gpu", "h100", "--optimizer", "sgd")
+    # A choice is read once, by the declaration the CLI's flag has: aliases and names alike.
+    assert wavecast.predict("gpt2", gpu="h100", mode="inf") == wavecast.predict("gpt2", gpu="h100", mode="inference")
+    for call, needle in ((lambda: wavecast.predict("gpt2", gpu="h100", mode="sideways"), "unknown mode 'sideways' (inference, train or serve)"),
+                         (lambda: wavecast.train("gpt2", gpu="h100", batch=8, dp=2, recompute="sometimes"), "unknown recomputation 'sometimes'"),
+                         (lambda: wavecast.predict("gpt2", gpu="h100", attention="flash"), "unknown attention 'flash' (auto, eager or fused)")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
 def test_bad_python_arguments_are_one_line_value_errors(wavecast):
     for kwargs in ({"batch": "4"}, {"batch": 2.5}, {"batch": True}, {"batch": -1}, {"seq": None, "gpu": 3}):
         args = {"gpu": "h100", **kwargs}

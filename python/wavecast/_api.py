@@ -183,9 +183,9 @@ def predict(
     seq: int = 1024,
     mode: str = "inference",
     dtype: Optional[str] = None,
-    predictor: str = "wavecast",
-    attention: str = "auto",
-    optimizer: str = "adam",
+    predictor: Optional[str] = None,
+    attention: Optional[str] = None,
+    optimizer: Optional[str] = None,
     image_size: Optional[int] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
@@ -203,9 +203,9 @@ def predict(
         batch: samples per step. seq: tokens per sample (ignored by image models).
         mode: ``"inference"`` (or ``"infer"``) or ``"train"`` (forward, backward, optimizer).
         dtype: ``"fp32"``, ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``; default: for transformers the config's ``torch_dtype``, else bf16 (fp32 for NeuSight's FP32 benchmark presets), fp32 for vision models and ONNX graphs.
-        predictor: ``"wavecast"``, ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
-        attention: ``"auto"``, ``"eager"`` or ``"fused"``.
-        optimizer: ``"adam"``, ``"sgd"`` or ``"sgd-momentum"`` (training).
+        predictor: ``"wavecast"`` (default), ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
+        attention: ``"auto"`` (default), ``"eager"`` or ``"fused"``.
+        optimizer: ``"adam"`` (default), ``"sgd"`` or ``"sgd-momentum"`` (training only).
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
         allow_partial: return the time of what can be priced (the rest listed in
@@ -246,7 +246,7 @@ def serve(
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     batch: int = 1,
     tp: int = 1,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     weights: Optional[str] = None,
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
@@ -263,7 +263,8 @@ def serve(
     Give ``model`` (a decoder preset) or ``config`` (a Llama, Mistral, Qwen2/3 or Mixtral
     ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
-    included), and ``kv_dtype="fp8"`` halves the KV cache. Kernels are priced by the
+    included), and ``kv_dtype="fp8"`` halves the KV cache; activations are ``dtype`` (default
+    bf16). Kernels are priced by the
     ``"ladder"`` predictor unless ``predictor`` names another: measured tables of the GPU from
     ``ops_data`` (or ``$WAVECAST_OPS_DATA``) first, then a measured sibling's, then physics.
     ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it).
@@ -272,6 +273,7 @@ def serve(
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
     """
     return _report(ServeReport, "serve", {
+        "mode": "serve",
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -419,22 +421,22 @@ def train(
     batch: int,
     seq: int = 1024,
     config: Union[None, PathLike, Mapping[str, Any]] = None,
-    dp: int = 1,
+    dp: Optional[int] = None,
     tp: int = 1,
-    pp: int = 1,
-    cp: int = 1,
-    ep: int = 1,
-    zero: int = 0,
+    pp: Optional[int] = None,
+    cp: Optional[int] = None,
+    ep: Optional[int] = None,
+    zero: Optional[int] = None,
     micro_batch: Optional[int] = None,
-    interleave: int = 1,
-    recompute: str = "none",
+    interleave: Optional[int] = None,
+    recompute: Optional[str] = None,
     sequence_parallel: bool = False,
     nodes: Optional[int] = None,
-    gpus_per_node: int = 8,
+    gpus_per_node: Optional[int] = None,
     nic_gbps: Optional[float] = None,
     dtype: Optional[str] = None,
-    optimizer: str = "adam",
-    predictor: str = "wavecast",
+    optimizer: Optional[str] = None,
+    predictor: Optional[str] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     allow_partial: bool = False,
@@ -443,7 +445,9 @@ def train(
     """One training step spread over ``dp × tp × pp × cp`` GPUs (``wavecast predict --mode
     train --json`` with layout flags). ``batch`` is the global batch in sequences; ``dtype``
     defaults to the training rule (the config's ``torch_dtype``, else bf16; fp32 for NeuSight's
-    FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``.
+    FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``; the
+    other layout keywords default to 1 (``zero`` to 0, ``recompute`` to ``"none"``,
+    ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` and ``predictor`` to ``"wavecast"``.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
     bubble, exposed data-parallel sync, optimizer), ``collectives`` (axis, kind, calls, bytes,
@@ -453,6 +457,7 @@ def train(
     if not isinstance(sequence_parallel, bool):
         raise WavecastError(f"sequence_parallel must be True or False, got {sequence_parallel!r}")
     return _report(TrainReport, "train", {
+        "mode": "train",
         "model": _str("model", model),
         "config": _config(config),
         "gpu": _str("gpu", gpu),
@@ -462,15 +467,16 @@ def train(
         "seq": _int("seq", seq),
         "dtype": _str("dtype", dtype),
         "optimizer": _str("optimizer", optimizer),
+        "tp": _int("tp", tp),
         "layout": {
-            "dp": _int("dp", dp), "tp": _int("tp", tp), "pp": _int("pp", pp), "cp": _int("cp", cp),
+            "dp": _int("dp", dp), "pp": _int("pp", pp), "cp": _int("cp", cp),
             "ep": _int("ep", ep), "zero": _int("zero", zero), "micro_batch": _int("micro_batch", micro_batch),
             "interleave": _int("interleave", interleave), "recompute": _str("recompute", recompute),
             "sequence_parallel": sequence_parallel,
+            "nodes": _int("nodes", nodes),
+            "gpus_per_node": _int("gpus_per_node", gpus_per_node),
+            "nic_gbps": _float("nic_gbps", nic_gbps),
         },
-        "nodes": _int("nodes", nodes),
-        "gpus_per_node": _int("gpus_per_node", gpus_per_node),
-        "nic_gbps": _float("nic_gbps", nic_gbps),
         "predictor": _str("predictor", predictor),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),

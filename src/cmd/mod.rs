@@ -23,16 +23,19 @@ mod ui;
 #[cfg(feature = "train")]
 mod fit;
 
-use crate::cli::{Cli, Command, EvalCommand, ModeArg, PlanCommand};
+use crate::cli::{Cli, Command, EvalCommand, PlanCommand};
+use wavecast::PredictRoute;
 use std::error::Error;
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Predict(a) if a.mode == ModeArg::Serve => serve::run(a),
-        Command::Predict(a) if a.mode == ModeArg::Train && (a.layout.any() || a.serve.tp != 1) => train_step::run(a),
-        Command::Predict(a) => predict::run(a),
+        Command::Predict(a) => match a.req.route() {
+            PredictRoute::Serve => serve::run(a),
+            PredictRoute::Train => train_step::run(a),
+            PredictRoute::Step => predict::run(a),
+        },
         Command::Plan(PlanCommand::Train(a)) => plan_train::run(a),
         Command::Plan(PlanCommand::Serve(a)) => plan_serve::run(a),
         Command::ServeSim(a) => serve_sim::run(a),

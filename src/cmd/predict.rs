@@ -6,18 +6,17 @@ use crate::table;
 use wavecast::{ClassRow, Prediction};
 
 pub fn run(a: PredictArgs) -> Result<()> {
-    a.reject_flags_of_other_modes()?;
     check_html(&a.html)?;
-    let request = a.request();
-    let p = wavecast::predict(&request)?;
-    for note in wavecast::default_dtype_note(&request).iter().chain(&p.notes) {
+    let request = &a.req;
+    let p = wavecast::predict(request)?;
+    for note in wavecast::default_dtype_note(request).iter().chain(&p.notes) {
         eprintln!("note: {note}");
     }
-    write_html(&a.html, wavecast::html::Kind::Predict, Some(&request), &p)?;
+    write_html(&a.html, wavecast::html::Kind::Predict, Some(request), &p)?;
     if a.json {
         return print_json(&p);
     }
-    let gpu = wavecast::catalog(a.gpu_file.gpu_file.as_deref(), &a.price.price, Some(&a.gpu))?.get(&a.gpu)?.clone();
+    let gpu = wavecast::catalog(request.gpu_file.as_deref(), &request.price, Some(&request.gpu))?.get(&request.gpu)?.clone();
     print_human(&p, &gpu);
     Ok(())
 }

@@ -7,11 +7,9 @@ use crate::table;
 use wavecast::ServeReport;
 
 pub fn run(a: PredictArgs) -> Result<()> {
-    a.reject_flags_of_other_modes()?;
     check_html(&a.html)?;
-    let request = a.serve_request()?;
-    let r = wavecast::serve(&request)?;
-    write_html(&a.html, wavecast::html::Kind::Serve, Some(&request), &r)?;
+    let r = wavecast::serve(&a.req)?;
+    write_html(&a.html, wavecast::html::Kind::Serve, Some(&a.req), &r)?;
     if a.json {
         return print_json(&r);
     }

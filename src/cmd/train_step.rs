@@ -7,11 +7,9 @@ use crate::table;
 use wavecast::TrainReport;
 
 pub fn run(a: PredictArgs) -> Result<()> {
-    a.reject_flags_of_other_modes()?;
     check_html(&a.html)?;
-    let request = a.train_request()?;
-    let r = wavecast::train(&request)?;
-    write_html(&a.html, wavecast::html::Kind::Train, Some(&request), &r)?;
+    let r = wavecast::train(&a.req)?;
+    write_html(&a.html, wavecast::html::Kind::Train, Some(&a.req), &r)?;
     if a.json {
         return print_json(&r);
     }

@@ -348,6 +348,10 @@ fn request_json(q: &Question, given: &[(String, String)]) -> std::result::Result
             }
         }
     }
+    // The serve page asks `predict --mode serve`: the one request of `predict`, in its mode.
+    if matches!(q.kind, Kind::Serve) {
+        request.insert("mode".into(), Value::from("serve"));
+    }
     Ok(Value::Object(request))
 }
 
@@ -367,4 +371,64 @@ fn typed(field: &Field, raw: &str) -> std::result::Result<Value, String> {
         }
         Ty::Model | Ty::Gpu | Ty::Text | Ty::Choice(_) => Value::from(raw),
     })
+}
+
+/// The forms write the request's field names again (with example values, not defaults): each
+/// must be a field of its request and each listed choice a value it takes, which the requests'
+/// `deny_unknown_fields` and typed choices check here rather than on a user's first submit.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value to submit for `field`: its pre-filled one, else one of its type.
+    fn example(field: &Field) -> String {
+        let raw = match field.ty {
+            _ if !field.default.is_empty() => field.default,
+            Ty::Int | Ty::Ints => "2",
+            Ty::Float => "1.5",
+            Ty::Config => "{}",
+            _ => "x",
+        };
+        raw.to_string()
+    }
+
+    /// Whether the request JSON of `given` deserializes into the request type of `q`.
+    fn takes(q: &Question, given: &[(String, String)]) -> std::result::Result<(), String> {
+        let request = request_json(q, given)?;
+        match q.kind {
+            Kind::Predict | Kind::Serve => parse::<wavecast::PredictRequest>(request).map(drop),
+            Kind::ServeSim => parse::<wavecast::ServeSimRequest>(request).map(drop),
+            Kind::Compare => parse::<wavecast::CompareRequest>(request).map(drop),
+            Kind::PlanTrain => parse::<wavecast::PlanTrainRequest>(request).map(drop),
+            Kind::PlanServe => parse::<wavecast::PlanServeRequest>(request).map(drop),
+            _ => Err(format!("/{}: no request of this kind", q.path)),
+        }
+    }
+
+    fn every_field_given(q: &Question) -> Vec<(String, String)> {
+        q.fields.iter().map(|f| (f.name.to_string(), example(f))).collect()
+    }
+
+    #[test]
+    fn every_form_field_and_choice_is_its_requests() {
+        for q in QUESTIONS {
+            let given = every_field_given(q);
+            takes(q, &given).unwrap_or_else(|e| panic!("/{}: {e}", q.path));
+            for field in q.fields {
+                let Ty::Choice(choices) = field.ty else { continue };
+                for choice in choices {
+                    let with: Vec<(String, String)> = given.iter().map(|(k, v)| (k.clone(), if k == field.name { choice.to_string() } else { v.clone() })).collect();
+                    takes(q, &with).unwrap_or_else(|e| panic!("/{} {}={choice}: {e}", q.path, field.name));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_form_check_can_fail() {
+        const FIELDS: &[Field] = &[f("gpu", "GPU", Ty::Gpu, "h100"), f("sequence", "sequence length", Ty::Int, "1024")];
+        let q = Question { path: "probe", title: "probe", kind: Kind::Predict, fields: FIELDS };
+        let e = takes(&q, &every_field_given(&q)).unwrap_err();
+        assert!(e.contains("unknown field `sequence`"), "{e}");
+    }
 }

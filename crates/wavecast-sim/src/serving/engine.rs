@@ -291,7 +291,7 @@ impl Worker<'_> {
     /// later identical iteration could admit (the token budget, the sequence limit and the free
     /// pages only shrink while the batch decodes), and no prefix is about to be cached.
     fn decodes_alone(&self, b: &Batch) -> bool {
-        b.prefill.is_empty() && b.decode_seqs > 0 && b.decode_seqs == self.running.len() as u64 && self.role != Role::Prefill && !(self.cfg.prefix_caching && !self.prefix_cached)
+        b.prefill.is_empty() && b.decode_seqs > 0 && b.decode_seqs == self.running.len() as u64 && self.role != Role::Prefill && (self.prefix_cached || !self.cfg.prefix_caching)
     }
 
     /// Runs, at once, the decode iterations that follow the one just scheduled (`b`, which

@@ -1,6 +1,6 @@
 //! One workload on one GPU: the step time, per phase and per op class (`wavecast predict`).
 
-use crate::request::{with_source, AttentionChoice, LayoutArgs, ModeChoice, PredictRequest, PredictRoute};
+use crate::request::{with_source, AttentionChoice, ModeChoice, PredictRequest, PredictRoute};
 use crate::{Error, Result};
 use serde::Serialize;
 use wavecast_gpu::Gpu;
@@ -42,6 +42,10 @@ pub struct Prediction {
     /// ONNX operators wavecast cannot map, with their estimated share of the model's FLOPs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsupported: Vec<UnsupportedRow>,
+    /// A transformer's training step: the memory of its one GPU, the layout dp = tp = pp = 1's
+    /// memory model and the same object `predict` with layout flags reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_gb: Option<wavecast_sim::MemoryGb>,
     /// What the importer assumed (e.g. ONNX dimensions bound to `--batch`); the CLI prints them
     /// to stderr.
     #[serde(skip)]
@@ -80,10 +84,38 @@ pub struct ClassRow {
 }
 
 /// Prices every operator of `workload` on `gpu` with `predictor` and sums them into one step.
+/// A transformer's training step is the layout dp = tp = pp = 1, whose memory model (every
+/// tensor a layer keeps, the loss, allocator buffers) answers and refuses; any other workload is
+/// refused when its resident floor (weights, gradients, optimizer states, the linears' saved
+/// inputs) surely does not fit.
 pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
-    wavecast_sim::check_fits(&workload.graph, gpu)?;
+    let memory = match (&workload.spec, workload.mode) {
+        (Some(spec), Mode::Training) => Some(single_gpu_memory(workload, spec, gpu, predictor)?),
+        _ => {
+            wavecast_sim::check_fits(&workload.graph, gpu)?;
+            None
+        }
+    };
     let b = wavecast_sim::estimate(&workload.graph, gpu, predictor)?;
-    Ok(report(workload, &b))
+    let mut prediction = report(workload, &b);
+    prediction.memory_gb = memory;
+    Ok(prediction)
+}
+
+/// The memory of a transformer's single-GPU training step as the layout route counts it (the
+/// whole batch in one micro-batch), or its refusal in that route's words.
+fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor) -> Result<wavecast_sim::MemoryGb> {
+    let optimizer = w.graph.nodes.iter().find_map(|n| if let wavecast_ir::Op::Optimizer(o) = &n.op { Some(o.kind) } else { None });
+    let o = wavecast_workload::TrainOptions {
+        global_batch: w.batch,
+        seq: w.seq,
+        dtype: w.dtype,
+        optimizer: optimizer.unwrap_or(wavecast_ir::ops::OptimizerKind::Adam),
+        layout: wavecast_workload::Layout { micro_batch: w.batch, ..Default::default() },
+    };
+    let topo = wavecast_sim::Topology::eight_per_node();
+    let report = wavecast_sim::train_step(spec, &o, &topo, gpu, predictor, &wavecast_predict::comm::CommModel::default(), Some(1))?;
+    Ok(report.memory_gb)
 }
 
 /// Answers a [`PredictRequest`] of one step on one GPU (`--mode inference|train`, no layout):
@@ -109,13 +141,10 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     // A training step's kernels as the training stacks run them, as on the layout route.
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
+    // One GPU is the layout dp = tp = pp = 1: `estimate` counts a transformer's training memory
+    // with that route's model and refuses in its words.
     let prediction = estimate(&workload, gpu, predictor)?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
-    // One GPU is the layout dp = tp = pp = 1: a step that route's memory model (activations
-    // term by term, allocator buffers) refuses is refused here too, never answered.
-    if trains_as_layout(req) {
-        crate::train::train(&single_gpu_layout(req))?;
-    }
     Ok(prediction)
 }
 
@@ -130,11 +159,6 @@ fn is_transformer_request(req: &PredictRequest) -> bool {
 /// models are the per-op route's alone.
 pub fn trains_as_layout(req: &PredictRequest) -> bool {
     req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none()
-}
-
-/// The layout request (dp = tp = pp = 1) of a single-GPU training request.
-fn single_gpu_layout(req: &PredictRequest) -> PredictRequest {
-    PredictRequest { attention: None, tp: crate::defaults::TP, layout: LayoutArgs::default(), allow_partial: true, ..req.clone() }
 }
 
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a
@@ -205,6 +229,7 @@ fn report(w: &LoadedWorkload, b: &Breakdown) -> Prediction {
         input: if per_sample { w.input.clone() } else { None },
         samples_per_s: per_sample.then(|| w.batch as f64 / seconds),
         unsupported: unsupported_rows(w),
+        memory_gb: None,
         notes: w.notes.clone(),
     }
 }

@@ -5,7 +5,9 @@ use crate::request::{with_source, CompareRequest, ConfigArg, ModeChoice, Predict
 use crate::{Error, Result};
 use wavecast_gpu::Gpu;
 use wavecast_ir::DType;
+use wavecast_predict::ladder::LadderOps;
 use wavecast_sim::serve::{kv_cache_dtype, weight_format};
+use wavecast_sim::serving::Pricing;
 use wavecast_sim::{CompareReport, ServeReport};
 use wavecast_workload::{ServeOptions, TransformerSpec};
 
@@ -20,6 +22,22 @@ fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Op
     (o.weights, o.quant) = weight_format(weights, dtype)?;
     o.kv_dtype = kv_dtype.map(|k| kv_cache_dtype(Some(k), dtype)).transpose()?;
     Ok(o)
+}
+
+/// The price ladder itself when `predictor` names it: the simulator then prices the routed
+/// experts as the fused MoE kernel, exactly as `serve-sim` does.
+fn ladder_for(predictor: &str, ops_data: Option<&std::path::Path>) -> Result<Option<LadderOps>> {
+    if predictor != "ladder" {
+        return Ok(None);
+    }
+    Ok(Some(LadderOps::load(ops_data, None).map_err(crate::Error::new)?))
+}
+
+fn pricing<'a>(predictor: &'a dyn wavecast_predict::Predictor, ladder: Option<&'a LadderOps>) -> Pricing<'a> {
+    match ladder {
+        Some(l) => Pricing::ladder(l),
+        None => Pricing { ops: predictor, ladder: None, cache: None },
+    }
 }
 
 /// Answers a [`PredictRequest`] in serve mode (`predict --mode serve`): prefill, decode steps,
@@ -40,7 +58,8 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     let mut o = options(req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
-    let report = wavecast_sim::serve(&spec, gpu, predictor.as_ref(), &o)?;
+    let ladder = ladder_for(req.predictor(), req.ops_data.as_deref())?;
+    let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)
 }
@@ -54,7 +73,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let spec = spec(&req.model, &req.config)?;
     let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, predictor.as_ref(), &o)?;
+    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref())?;
+    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
     for row in &report.results {
         crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;
     }

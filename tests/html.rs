@@ -336,7 +336,7 @@ mod ui {
         assert!(page.contains("must be a whole number") || page.contains("config.json is not JSON"), "{page}");
         let (status, page) = server.request("GET", "/serve?model=qwen2.5-7b&gpu=h100&batch=2&input_len=256&output_len=32", None);
         assert_eq!(status, 200, "a query string is answered as a submitted form");
-        assert!(page.contains(r#"data-kind="serve""#) && page.contains("One decode step by op class"), "the serve report");
+        assert!(page.contains(r#"data-kind="serve""#) && page.contains("One decode step by part"), "the serve report");
         assert_eq!(server.request("GET", "/nowhere", None).0, 404);
     }
 

@@ -84,11 +84,12 @@ fn bad_input_is_one_line_naming_the_problem() {
         (PredictRequest { model: None, ..PredictRequest::new("gpt2", "h100") }, "no workload"),
         (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("gpt2", "t4") }, "no bf16 units; it runs fp32, fp16"),
         (PredictRequest { dtype: Some("fp8".into()), ..PredictRequest::new("gpt2", "a100") }, "no fp8 units"),
-        (PredictRequest { mode: ModeChoice::Train, ..PredictRequest::new("llama-3.1-70b", "l4") }, "does not fit in memory: needs at least"),
+        // A transformer's training step is refused in the layout route's words (one memory model).
+        (PredictRequest { mode: ModeChoice::Train, ..PredictRequest::new("llama-3.1-70b", "l4") }, "does not fit in memory: dp1·tp1·pp1"),
         (PredictRequest { dtype: Some("bf16".into()), ..PredictRequest::new("llama-3.1-70b", "l4") }, "workspaces not counted"),
-        // GPT-2 XL trains in 80 GB only with a small batch: at 64 × 1024 tokens the inputs its
-        // linear layers keep for the weight gradients alone pass 80 GB.
-        (PredictRequest { mode: ModeChoice::Train, batch: 64, seq: Some(1024), ..PredictRequest::new("gpt2-xl", "h100") }, "activations saved for backward"),
+        // GPT-2 XL trains in 80 GB only with a small batch: at 64 × 1024 tokens its activations
+        // alone pass 80 GB.
+        (PredictRequest { mode: ModeChoice::Train, batch: 64, seq: Some(1024), ..PredictRequest::new("gpt2-xl", "h100") }, "recompute activations"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();

@@ -20,9 +20,13 @@ fn serve_json_has_the_top_level_fields() {
     }
     assert_eq!(v["tp"], 2);
     assert_eq!(v["dtype"], "bf16", "serve mode defaults to BF16");
-    // total = prefill + 50 decode steps of about the median.
+    // total = prefill (which samples the first token) + 49 decode steps of about the median.
     let (p, d, t) = (v["prefill_ms"].as_f64().unwrap(), v["decode_ms"].as_f64().unwrap(), v["total_ms"].as_f64().unwrap());
-    assert!((t - p - 50.0 * d).abs() / t < 0.01, "{t} vs {p} + 50 × {d}");
+    assert!((t - p - 49.0 * d).abs() / t < 0.01, "{t} vs {p} + 49 × {d}");
+    // The breakdown is the iteration's parts, summing to the prefill and the decode step.
+    let sum = |k: &str| v[k].as_object().unwrap().values().map(|x| x.as_f64().unwrap()).sum::<f64>();
+    assert!((sum("prefill_classes") - p).abs() < 1e-6 * p && (sum("decode_classes") - d).abs() < 1e-2 * d);
+    assert_eq!(v["backend"], "vllm");
 }
 
 /// The standard serve command with some flags replaced or added.

@@ -234,7 +234,28 @@ fn one_gpu_and_the_trivial_layout_answer_alike() {
         assert_eq!(layout["micro_batches"], 1, "{model}: the whole batch in one micro-batch");
         let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
         assert!((a / b - 1.0).abs() < 1e-9, "{model}: single GPU {a} ms, layout dp1 {b} ms");
+        // The same memory, counted by one model (the single-GPU route once checked a floor of
+        // its own that counted half the activations, and printed none).
+        assert!(layout["memory_gb"]["total"].as_f64().unwrap() > 0.0, "{model}");
+        assert_eq!(single["memory_gb"], layout["memory_gb"], "{model}");
     }
+}
+
+/// Llama 3 8B at batch 2 × 2048 on an H100 is refused with one answer either way: the single-GPU
+/// route once said "at least 138.7 GB (activations 10.2 GB)" while the layout dp1 said 150.4 GB
+/// (activations 20.4 GB, the count the measured H100/H200 steps confirm).
+#[test]
+fn one_gpu_and_the_trivial_layout_refuse_with_the_same_words() {
+    let base = ["predict", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--mode", "train", "--batch", "2", "--seq", "2048"];
+    let single = wavecast(&base);
+    let mut args = base.to_vec();
+    args.extend(["--dp", "1"]);
+    let layout = wavecast(&args);
+    assert_eq!(single.status.code(), Some(2));
+    assert_eq!(layout.status.code(), Some(2));
+    let (a, b) = (String::from_utf8_lossy(&single.stderr), String::from_utf8_lossy(&layout.stderr));
+    assert!(a.contains("does not fit in memory") && a.contains("activations"), "{a}");
+    assert_eq!(a.lines().filter(|l| l.contains("error")).collect::<Vec<_>>(), b.lines().filter(|l| l.contains("error")).collect::<Vec<_>>());
 }
 
 /// What the layout route's memory model refuses on one GPU the per-op route refuses too: Llama 3
@@ -256,6 +277,7 @@ fn one_gpu_refuses_what_the_trivial_layout_refuses() {
     let layout: serde_json::Value = serde_json::from_slice(&wavecast(&args).stdout).unwrap();
     let (a, b) = (single["total_ms"].as_f64().unwrap(), layout["step_ms"].as_f64().unwrap());
     assert!((a / b - 1.0).abs() < 1e-9, "single GPU {a} ms, layout dp1 {b} ms");
+    assert_eq!(single["memory_gb"], layout["memory_gb"]);
 }
 
 /// A config's `torch_dtype` is the training format on one GPU and with a layout alike, and the
@@ -284,4 +306,54 @@ fn a_configs_torch_dtype_is_the_training_format_with_or_without_a_layout() {
         let says = err.contains("training format fp16: the config's torch_dtype") || v["dtype_source"].as_str().is_some_and(|s| s.contains("fp16: the config's torch_dtype"));
         assert!(says, "{layout:?}: the run does not say its format and why: {err} / {}", v["dtype_source"]);
     }
+}
+
+/// Memory against the whole steps measured on our own H100 and H200
+/// (`data/measurements/*/physics/train_step.csv`, the `amp_fp32_master` rows: FP32 weights and
+/// Adam states, 16 bytes of states per parameter as wavecast counts them; plain PyTorch, no
+/// recomputation, eager cross entropy): every measured step fits on its GPU, and the predicted
+/// total lies within ±20 % of the measured peak allocated. Long sequences sit lowest (the eager
+/// loss keeps one FP32 copy more than the fused loss wavecast counts); short ones highest (their
+/// peak is the optimizer step: PyTorch allocates gradients only as backward frees activations,
+/// while wavecast counts both at once, as Megatron's persistent gradient buffers hold them). See
+/// bench/results/steps.md.
+#[test]
+fn memory_against_the_single_gpu_steps_measured_on_h100_and_h200() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = |model: &str, layers: &str| {
+        // Llama 3 8B's published config, and the Llama-3.2-1B shape the collector builds.
+        let (h, ffn, d, tied) = if model == "llama-8b" { (4096, 14336, 128, false) } else { (2048, 8192, 64, true) };
+        let path = dir.path().join(format!("{model}-{layers}.json"));
+        let json = format!(
+            r#"{{"model_type": "llama", "hidden_size": {h}, "intermediate_size": {ffn}, "num_hidden_layers": {layers},
+               "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": {d}, "vocab_size": 128256,
+               "max_position_embeddings": 131072, "hidden_act": "silu", "tie_word_embeddings": {tied}, "torch_dtype": "bfloat16"}}"#
+        );
+        std::fs::write(&path, json).unwrap();
+        path
+    };
+    let mut checked = 0;
+    for (folder, gpu) in [("h100", "h100-sxm"), ("h200", "h200")] {
+        let text = std::fs::read_to_string(format!("data/measurements/{folder}/physics/train_step.csv")).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |cells: &[&str], name: &str| cells[header.iter().position(|h| *h == name).unwrap()].to_string();
+        for line in lines {
+            let cells: Vec<&str> = line.split(',').collect();
+            if col(&cells, "recipe") != "amp_fp32_master" || col(&cells, "peak_alloc_gib").is_empty() {
+                continue;
+            }
+            let (model, layers, seq, mb) = (col(&cells, "model"), col(&cells, "layers"), col(&cells, "seq"), col(&cells, "micro_batch"));
+            let measured = col(&cells, "peak_alloc_gib").parse::<f64>().unwrap() * (1u64 << 30) as f64 / 1e9;
+            let path = config(&model, &layers);
+            let o = wavecast(&["predict", "--config", path.to_str().unwrap(), "--gpu", gpu, "--mode", "train", "--batch", &mb, "--seq", &seq, "--json"]);
+            assert!(o.status.success(), "{gpu} {model} {layers} layers {seq}×{mb} ran, but: {}", String::from_utf8_lossy(&o.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let predicted = v["memory_gb"]["total"].as_f64().unwrap();
+            let error = predicted / measured - 1.0;
+            assert!((-0.20..=0.20).contains(&error), "{gpu} {model} {layers} layers {seq}×{mb}: {predicted:.1} GB predicted, {measured:.1} GB measured");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} measured steps");
 }

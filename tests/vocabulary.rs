@@ -116,7 +116,7 @@ fn fp16_serving_on_a_gpu_without_bf16_prices_its_attention() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&["compare", "--model", "gpt2", "--gpus", "t4", "--input-len", "64", "--output-len", "8", "--dtype", "fp16", "--json"])).unwrap();
     let row = &v["results"][0];
     assert!(row["unpriced"].as_array().unwrap().is_empty(), "{row}");
-    assert!(row["decode_classes"]["fused_attention"].as_f64().is_some_and(|ms| ms > 0.0), "{}", row["decode_classes"]);
+    assert!(row["decode_classes"]["attention"].as_f64().is_some_and(|ms| ms > 0.0), "{}", row["decode_classes"]);
 }
 
 /// The set-up the README promises exists: its Python example's pandas and the tests' pytest are

@@ -128,7 +128,9 @@ class ServeReport(Report):
     ms, GB = 1e9 bytes, per GPU of the tensor-parallel group: ``prefill_ms`` (the batch's time
     to first token), ``decode_ms`` (median decode step), ``total_ms``, ``tokens_per_s``,
     ``memory_gb``, ``usd_per_hour`` (all TP GPUs), ``tokens_per_usd``, ``comm_share``, the
-    per-class breakdowns ``prefill_classes`` and ``decode_classes``, and ``provenance``: the
+    breakdowns by the serving simulator's iteration parts ``prefill_classes`` and
+    ``decode_classes`` (layers, experts, attention, LM head, pipeline, engine), ``backend``
+    (the engine the batch runs in), and ``provenance``: the
     share of the time each rung of the price ladder priced (``measured``, ``transfer from GPU``,
     ``physics``).
     """
@@ -138,6 +140,7 @@ class ServeReport(Report):
     gpu: str
     gpu_name: str
     predictor: str
+    backend: str
     dtype: str
     weights: str
     tp: int
@@ -158,6 +161,7 @@ class ServeReport(Report):
     weight_gb: float
     kv_cache_gb: float
     activation_gb: float
+    runtime_gb: float
     memory_gb: float
     gpu_memory_gb: float
     memory_fraction: float

@@ -52,6 +52,21 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
         phases.push(format!("optimizer {} ms", table::ms(o)));
     }
     println!("phases: {}", phases.join(" · "));
+    if let Some(m) = &p.memory_gb {
+        let p = &m.parts;
+        println!(
+            "memory: {:.1} of {:.0} GB{} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1}, buffers {:.1}",
+            m.total,
+            m.capacity,
+            if m.near_limit { format!(" (close to the limit: {:.1} GB free)", m.headroom) } else { format!(" ({:.1} GB free)", m.headroom) },
+            p.weights,
+            p.gradients,
+            p.optimizer_states,
+            p.master_weights,
+            p.activations,
+            p.buffers
+        );
+    }
     let interval = if p.interval_ms[1] > p.interval_ms[0] {
         format!(" (interval {}–{} ms)", table::ms(p.interval_ms[0]), table::ms(p.interval_ms[1]))
     } else {

@@ -5,7 +5,6 @@ use super::{check_html, print_json, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::ServeReport;
-use wavecast_ir::OpClass;
 
 pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
@@ -22,7 +21,7 @@ fn print_human(r: &ServeReport) {
     let weights = wavecast_sim::serve::formats_note(r.dtype, r.weights, r.quant, r.kv_dtype);
     let tp = if r.tp > 1 { format!("{} × ", r.tp) } else { String::new() };
     println!(
-        "{} ({} params) · serve · batch {} × ({} in + {} out) · {}{weights} on {tp}{} · predictor: {}",
+        "{} ({} params) · serve · batch {} × ({} in + {} out) · {}{weights} on {tp}{} · {} engine · predictor: {}",
         r.model,
         table::si(r.params as f64),
         r.batch,
@@ -30,18 +29,19 @@ fn print_human(r: &ServeReport) {
         r.output_len,
         r.dtype,
         r.gpu_name,
+        r.backend,
         r.predictor
     );
-    let mut t = table::new(&["op class", "prefill ms", "share", "decode step ms", "share"]);
-    let mut classes: Vec<OpClass> = r.prefill_classes.keys().chain(r.decode_classes.keys()).copied().collect();
+    let mut t = table::new(&["part", "prefill ms", "share", "decode step ms", "share"]);
+    let mut classes: Vec<&String> = r.prefill_classes.keys().chain(r.decode_classes.keys()).collect();
     classes.sort();
     classes.dedup();
-    classes.sort_by(|a, b| r.decode_classes.get(b).unwrap_or(&0.0).total_cmp(r.decode_classes.get(a).unwrap_or(&0.0)));
+    classes.sort_by(|a, b| r.decode_classes.get(*b).unwrap_or(&0.0).total_cmp(r.decode_classes.get(*a).unwrap_or(&0.0)));
     let prefill_sum: f64 = r.prefill_classes.values().sum();
     let decode_sum: f64 = r.decode_classes.values().sum();
     for c in classes {
-        let p = r.prefill_classes.get(&c).copied().unwrap_or(0.0);
-        let d = r.decode_classes.get(&c).copied().unwrap_or(0.0);
+        let p = r.prefill_classes.get(c).copied().unwrap_or(0.0);
+        let d = r.decode_classes.get(c).copied().unwrap_or(0.0);
         t.add_row(vec![
             c.to_string(),
             table::ms(p),
@@ -54,21 +54,23 @@ fn print_human(r: &ServeReport) {
     println!("priced by: {}", table::provenance(&r.provenance));
     println!("time to first token (prefill): {} ms · {:.0} prompt tokens/s", table::ms(r.prefill_ms), r.prefill_tokens_per_s);
     println!(
-        "decode step: {} ms median (first {}, last {}) · {:.0} tokens/s while decoding",
+        "decode step: {} ms median (first {}, last {}; {} steps after the prefill) · {:.0} tokens/s while decoding",
         table::ms(r.decode_ms),
         table::ms(r.decode_first_ms),
         table::ms(r.decode_last_ms),
+        r.output_len - 1,
         r.decode_tokens_per_s
     );
     println!("total: {} ms for {} generated tokens · {:.0} tokens/s", table::ms(r.total_ms), r.batch * r.output_len, r.tokens_per_s);
     if let Some(link) = r.interconnect {
-        println!("communication: {} ms, {} of total (all-reduce over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
+        println!("communication: {} ms, {} of total (collectives over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
     }
     println!(
-        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB = {:.1} of {:.0} GB ({})",
+        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB + runtime {:.1} GB = {:.1} of {:.0} GB ({})",
         r.weight_gb,
         r.kv_cache_gb,
         r.activation_gb,
+        r.runtime_gb,
         r.memory_gb,
         r.gpu_memory_gb,
         table::pct(100.0 * r.memory_fraction)

@@ -119,8 +119,8 @@ pub fn charts(kind: Kind, root: &Node) -> Vec<String> {
             bars("Time by phase", "ms", &field_bars(root, "/phases")),
         ],
         Kind::Serve => vec![
-            bars("Prefill (time to first token) by op class", "ms", &sorted_desc(field_bars(root, "/prefill_classes"))),
-            bars("One decode step by op class", "ms", &sorted_desc(field_bars(root, "/decode_classes"))),
+            bars("Prefill (time to first token) by part", "ms", &sorted_desc(field_bars(root, "/prefill_classes"))),
+            bars("One decode step by part", "ms", &sorted_desc(field_bars(root, "/decode_classes"))),
             bars("Memory per GPU", "GB", &["weight_gb", "kv_cache_gb", "activation_gb", "gpu_memory_gb"].iter().filter_map(|k| bar(root, k.trim_end_matches("_gb").replace('_', " "), format!("/{k}"))).collect::<Vec<_>>()),
         ],
         Kind::Train => vec![bars("Step time by part", "ms", &field_bars(root, "/parts")), bars("Memory of the most loaded GPU", "GB", &field_bars(root, "/memory_gb/parts"))],

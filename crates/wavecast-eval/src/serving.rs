@@ -141,10 +141,16 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
 /// longest request and which per-op models): rows that differ only in their number of users
 /// share one, so the iteration tables are built once per deployment rather than once per row.
 type Priced = std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<serving::Prepared>, String>>>;
+/// Also the iteration parts priced so far, per set of per-op models: deployments that differ in
+/// engine, limits or lengths share most of their graphs, each priced once.
 #[derive(Default)]
-struct PricedDeployments(std::sync::Mutex<std::collections::HashMap<String, Priced>>);
+struct PricedDeployments(std::sync::Mutex<std::collections::HashMap<String, Priced>>, std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<serving::PriceCache>>>);
 
 impl PricedDeployments {
+    fn parts(&self, ops_key: &str) -> std::sync::Arc<serving::PriceCache> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner()).entry(ops_key.to_string()).or_default().clone()
+    }
+
     fn get(&self, key: String, build: impl FnOnce() -> Result<serving::Prepared, String>) -> Result<std::sync::Arc<serving::Prepared>, String> {
         let slot = self.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
         slot.get_or_init(|| build().map(std::sync::Arc::new)).clone()
@@ -171,7 +177,8 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());
-    let prepared = priced.get(key, || serving::Prepared::with_ops(spec, gpu, &options, load.max_context(), ops).map_err(|e| e.to_string()))?;
+    let parts = priced.parts(ops_key);
+    let prepared = priced.get(key, || serving::Prepared::with_pricing(spec, gpu, &options, load.max_context(), serving::Pricing::ladder_cached(ops, &parts)).map_err(|e| e.to_string()))?;
     let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
     Ok((clients, r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
 }
@@ -260,7 +267,8 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     };
     let priced = PricedDeployments::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().map(|r| {
+    // One row at a time per thread (rows cost from microseconds to seconds).
+    let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().with_max_len(1).map(|r| {
         let (ops, ops_key) = ops_for(r);
         let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &priced));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());

@@ -6,7 +6,7 @@ use crate::SimError;
 use serde::Serialize;
 use wavecast_gpu::Gpu;
 use wavecast_ir::DType;
-use wavecast_predict::Predictor;
+use crate::serving::Pricing;
 use wavecast_workload::{ServeOptions, TransformerSpec};
 
 /// A GPU/TP pair that could not run the workload, and why.
@@ -37,13 +37,13 @@ pub struct CompareReport {
 
 /// Serves `base` (its `tp` is ignored) on every GPU of `gpus` at every degree of `tps`. A
 /// combination that cannot run is listed in `skipped`; none running at all is an error.
-pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], predictor: &dyn Predictor, base: &ServeOptions) -> Result<CompareReport, SimError> {
+pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pricing, base: &ServeOptions) -> Result<CompareReport, SimError> {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for gpu in gpus {
         for &tp in tps {
             let o = ServeOptions { tp, ..base.clone() };
-            match serve(spec, gpu, predictor, &o) {
+            match serve(spec, gpu, pricing, &o) {
                 Ok(r) => results.push(r),
                 Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
             }
@@ -55,7 +55,7 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], predictor: &d
     }
     Ok(CompareReport {
         model: spec.name.clone(),
-        predictor: predictor.name().to_string(),
+        predictor: pricing.ops.name().to_string(),
         batch: base.batch,
         input_len: base.input_len,
         output_len: base.output_len,

@@ -24,7 +24,7 @@ pub use compare::{compare, CompareReport, Skipped};
 pub use serve::{serve, ServeReport};
 pub use step::{check_fits, estimate, estimate_with, Breakdown, ClassTotal, Unpriced};
 pub use plan::{plan_train, PlanReport, PlanRequest};
-pub use train::{train_step, Topology, TrainReport};
+pub use train::{train_step, MemoryGb, Topology, TrainReport};
 pub use train_kernels::{SdpaFlashAttention, TrainingKernels};
 
 use thiserror::Error;

@@ -3,14 +3,14 @@
 //! grows from I to I + O tokens, total time, throughput, memory per GPU and the share spent
 //! communicating. Op times come from the [`Predictor`]; collectives from [`CommModel`].
 
+use crate::serving::{Backend, Formats, Layout, Parallel, Pool, Prepared, Pricing, ServeSimOptions, StepParts, BACKENDS};
 use crate::step::{estimate_with, Breakdown};
 use crate::SimError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
-use wavecast_ir::{DType, OpClass, Quant};
+use wavecast_ir::{DType, Quant};
 use wavecast_predict::comm::CommModel;
-use wavecast_predict::Predictor;
 use wavecast_workload::{ServeOptions, TransformerSpec};
 
 /// What serving a batch costs (the `--json` output of `predict --mode serve`). Times in milliseconds, memory in GB (1e9 bytes) per GPU.
@@ -21,6 +21,8 @@ pub struct ServeReport {
     pub gpu_name: String,
     pub predictor: String,
     pub mode: &'static str,
+    /// The engine whose scheduler limits, memory share and time per iteration the batch runs with.
+    pub backend: &'static str,
     pub dtype: DType,
     pub weights: DType,
     /// Quantized format of the linear layers (`--weights fp8_block | nvfp4 | …`), if any.
@@ -34,9 +36,9 @@ pub struct ServeReport {
     pub input_len: u64,
     pub output_len: u64,
     pub params: u64,
-    /// Time to first token of the whole batch: the prefill of B × I tokens.
+    /// Time to first token of the whole batch: the iteration prefilling B × I tokens.
     pub prefill_ms: f64,
-    /// Median decode step (one token for every sequence).
+    /// Median decode iteration (one token for every sequence); O − 1 follow the prefill.
     pub decode_ms: f64,
     pub decode_first_ms: f64,
     pub decode_last_ms: f64,
@@ -56,6 +58,8 @@ pub struct ServeReport {
     pub weight_gb: f64,
     pub kv_cache_gb: f64,
     pub activation_gb: f64,
+    /// CUDA context, library workspaces and allocator slack.
+    pub runtime_gb: f64,
     pub memory_gb: f64,
     pub gpu_memory_gb: f64,
     pub memory_fraction: f64,
@@ -67,9 +71,11 @@ pub struct ServeReport {
     /// What the price is: tier (on-demand list price, marketplace, or the user's), source, date.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_source: Option<String>,
-    pub prefill_classes: BTreeMap<OpClass, f64>,
-    /// Per-class milliseconds of the median decode step.
-    pub decode_classes: BTreeMap<OpClass, f64>,
+    /// Milliseconds of the prefill iteration by part (layers, experts, attention, LM head,
+    /// pipeline, engine: the simulator's iteration parts), summing to `prefill_ms`.
+    pub prefill_classes: BTreeMap<String, f64>,
+    /// The same for the median decode iteration.
+    pub decode_classes: BTreeMap<String, f64>,
     /// Share of the prefill and median decode step's time by where its price came from (the
     /// price ladder's rung: `measured`, `transfer from GPU`, `physics`).
     pub provenance: BTreeMap<String, f64>,
@@ -121,21 +127,6 @@ pub fn formats_note(dtype: DType, weights: DType, quant: Option<Quant>, kv_dtype
     note
 }
 
-/// One priced decode step.
-struct StepTime {
-    step: u64,
-    total_ms: f64,
-    comm_ms: f64,
-}
-
-fn comm_ms(b: &Breakdown) -> f64 {
-    b.classes.get(&OpClass::Communication).map_or(0.0, |c| c.ms)
-}
-
-fn class_ms(b: &Breakdown) -> BTreeMap<OpClass, f64> {
-    b.classes.iter().map(|(c, t)| (*c, t.ms)).collect()
-}
-
 /// Where the time of `parts` came from, as shares of their summed time.
 fn provenance_shares(parts: &[&Breakdown]) -> BTreeMap<String, f64> {
     let mut ms: BTreeMap<String, f64> = BTreeMap::new();
@@ -149,62 +140,83 @@ fn unpriced(b: &Breakdown, phase: &str) -> Vec<String> {
     b.unpriced.iter().map(|u| format!("{phase} {} ×{}: {}", u.node, u.count, u.reason)).collect()
 }
 
-/// Value of every step 0..n from samples at increasing steps, by linear interpolation (decode
-/// time grows close to linearly with the cache length, and exactly so where it is
-/// memory-bound).
-fn interpolate(samples: &[(u64, f64)], n: u64) -> Vec<f64> {
-    let mut out = Vec::with_capacity(n as usize);
-    let mut seg = 0;
-    for step in 0..n {
-        while seg + 2 < samples.len() && samples[seg + 1].0 < step {
-            seg += 1;
-        }
-        let (s0, v0) = samples[seg];
-        let (s1, v1) = *samples.get(seg + 1).unwrap_or(&samples[seg]);
-        let v = if s1 == s0 { v0 } else { v0 + (v1 - v0) * (step as f64 - s0 as f64) / (s1 - s0) as f64 };
-        out.push(v);
-    }
-    out
+/// An iteration's parts by name, the zero ones left out; they sum to the iteration's time.
+fn part_ms(p: &StepParts) -> BTreeMap<String, f64> {
+    let attention = p.decode_attention_ms + p.prefill_attention_ms;
+    [("layers", p.layers_ms), ("experts", p.experts_ms), ("attention", attention), ("LM head", p.head_ms), ("pipeline", p.pipeline_ms), ("engine", p.overhead_ms)]
+        .into_iter()
+        .filter(|(_, ms)| *ms > 0.0)
+        .map(|(k, ms)| (k.to_string(), ms))
+        .collect()
 }
 
-/// Predicts the serving workload `o` of `spec` on `gpu` (each of the `o.tp` GPUs), or says why
+/// The simulator's number formats for the static batch's flags: FP8-stored weights run as FP8
+/// GEMMs (per-tensor scales), as serving engines run them.
+fn formats(o: &ServeOptions) -> Formats {
+    let quant = o.quant.or((o.weights == DType::Fp8 && o.dtype != DType::Fp8).then_some(Quant::Fp8));
+    Formats { dtype: o.dtype, quant, moe_quant: quant, kv: o.kv_element() }
+}
+
+/// The deployment a static batch runs on: one worker of `o.tp` GPUs whose engine (`backend`'s
+/// defaults otherwise) admits the whole batch in one iteration.
+pub fn batch_options(o: &ServeOptions, backend: Backend) -> Result<ServeSimOptions, SimError> {
+    let gpus = o.gpus();
+    let ep = o.ep.max(1);
+    let parallel = Parallel { tp: o.tp, attention_dp: o.attention_dp.max(1), moe_tp: o.moe_tp.unwrap_or(gpus / ep), ep, pp: 1 };
+    let tokens = o.batch.checked_mul(o.input_len).ok_or_else(|| SimError::Invalid("batch × input length overflows".into()))?;
+    Ok(ServeSimOptions {
+        layout: Layout::Agg { pool: Pool { workers: 1, parallel, max_seqs: Some(o.batch) } },
+        formats: formats(o),
+        backend,
+        max_batched_tokens: Some(tokens.max(o.batch).div_ceil(parallel.attention_dp)),
+        chunked_prefill: true,
+        prefix_caching: false,
+        shared_prefix: 0,
+        slo: None,
+        ops_data: None,
+    })
+}
+
+/// The engine a static batch runs in when none is named.
+pub fn default_backend() -> Backend {
+    BACKENDS[0]
+}
+
+/// Predicts the serving workload `o` of `spec` on `gpu` (each of the `o.tp` GPUs) as the
+/// simulator runs it with a fixed batch and no arrivals ([`Prepared::run_batch`]), or says why
 /// it cannot run (bad TP, too large for memory, zero lengths).
-pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &ServeOptions) -> Result<ServeReport, SimError> {
+pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions) -> Result<ServeReport, SimError> {
     o.validate(spec)?;
-    let memory = o.memory(spec)?;
-    let capacity = gpu.memory_gb * 1e9;
-    memory.check(capacity, &gpu.name, o.tp)?;
+    // The op graphs of the prefill and a middle decode step: the GPU must have units for every
+    // format, and they say where the prices come from and which ops nothing prices.
     let comm = CommModel::default();
-    let prefill = estimate_with(&o.prefill_graph(spec)?, gpu, predictor, Some(&comm))?;
-    let mut steps = Vec::new();
-    let mut median_step = None;
-    let samples = o.decode_samples();
-    let mid = samples[samples.len() / 2];
-    for step in samples {
-        let b = estimate_with(&o.decode_graph(spec, step)?, gpu, predictor, Some(&comm))?;
-        steps.push(StepTime { step, total_ms: b.total_ms, comm_ms: comm_ms(&b) });
-        if step == mid {
-            median_step = Some(b);
-        }
-    }
-    let median_step = median_step.expect("the middle sample is priced");
-    let per_step = interpolate(&steps.iter().map(|s| (s.step, s.total_ms)).collect::<Vec<_>>(), o.output_len);
-    let comm_per_step = interpolate(&steps.iter().map(|s| (s.step, s.comm_ms)).collect::<Vec<_>>(), o.output_len);
-    let decode_total: f64 = per_step.iter().sum();
+    let prefill_graph = estimate_with(&o.prefill_graph(spec)?, gpu, pricing.ops, Some(&comm))?;
+    let decode_graph = estimate_with(&o.decode_graph(spec, o.output_len / 2)?, gpu, pricing.ops, Some(&comm))?;
+    let options = batch_options(o, default_backend())?;
+    let prepared = Prepared::with_pricing(spec, gpu, &options, o.context()?, pricing)?;
+    let run = prepared.run_batch(spec, o.batch, o.input_len, o.output_len)?;
+    let prefill_ms = run.prefill.total_ms();
+    let per_step: Vec<f64> = run.decode.iter().map(StepParts::total_ms).collect();
+    let decoded = o.output_len > 1;
+    let decode_total: f64 = if decoded { per_step.iter().sum() } else { 0.0 };
     let decode_ms = wavecast_stats::median(&per_step);
-    let total_ms = prefill.total_ms + decode_total;
-    let comm_total = comm_ms(&prefill) + comm_per_step.iter().sum::<f64>();
+    let mid = run.decode.len() / 2;
+    let total_ms = prefill_ms + decode_total;
+    let comm_total = run.prefill_collectives_ms + if decoded { run.decode_collectives_ms.iter().sum::<f64>() } else { 0.0 };
     let generated = (o.batch * o.output_len) as f64;
     let tokens_per_s = generated / (total_ms / 1e3);
-    let usd_per_hour = gpu.price.as_ref().map(|p| p.usd_per_hour * o.tp as f64);
-    let mut unpriced_ops = unpriced(&prefill, "prefill");
-    unpriced_ops.extend(unpriced(&median_step, "decode"));
+    let usd_per_hour = gpu.price.as_ref().map(|p| p.usd_per_hour * o.gpus() as f64);
+    let mut unpriced_ops = unpriced(&prefill_graph, "prefill");
+    unpriced_ops.extend(unpriced(&decode_graph, "decode"));
+    let m = run.memory;
+    let memory_gb = m.weights_gb + m.activations_gb + m.runtime_gb + run.batch_kv_bytes / 1e9;
     Ok(ServeReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
         gpu_name: gpu.name.clone(),
-        predictor: predictor.name().to_string(),
+        predictor: pricing.ops.name().to_string(),
         mode: "serve",
+        backend: options.backend.name,
         dtype: o.dtype,
         weights: o.weights,
         quant: o.quant,
@@ -214,29 +226,30 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor, o: &S
         input_len: o.input_len,
         output_len: o.output_len,
         params: spec_params(spec, o)?,
-        prefill_ms: prefill.total_ms,
+        prefill_ms,
         decode_ms,
         decode_first_ms: per_step[0],
-        decode_last_ms: *per_step.last().expect("output_len ≥ 1"),
+        decode_last_ms: *per_step.last().expect("at least one decode step"),
         total_ms,
         tokens_per_s,
-        prefill_tokens_per_s: (o.batch * o.input_len) as f64 / (prefill.total_ms / 1e3),
+        prefill_tokens_per_s: (o.batch * o.input_len) as f64 / (prefill_ms / 1e3),
         decode_tokens_per_s: o.batch as f64 / (decode_ms / 1e3),
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
         interconnect: (o.tp > 1).then(|| comm.link(gpu, o.tp as u32).kind.as_str()),
-        weight_gb: memory.weight_bytes / 1e9,
-        kv_cache_gb: memory.kv_cache_bytes / 1e9,
-        activation_gb: memory.activation_bytes / 1e9,
-        memory_gb: memory.total_bytes() / 1e9,
+        weight_gb: m.weights_gb,
+        kv_cache_gb: run.batch_kv_bytes / 1e9,
+        activation_gb: m.activations_gb,
+        runtime_gb: m.runtime_gb,
+        memory_gb,
         gpu_memory_gb: gpu.memory_gb,
-        memory_fraction: memory.total_bytes() / capacity,
+        memory_fraction: memory_gb * 1e9 / gpu.memory_bytes(),
         usd_per_hour,
         tokens_per_usd: usd_per_hour.map(|usd| tokens_per_s * 3600.0 / usd),
         price_source: gpu.price.as_ref().map(|p| p.describe()),
-        prefill_classes: class_ms(&prefill),
-        decode_classes: class_ms(&median_step),
-        provenance: provenance_shares(&[&prefill, &median_step]),
+        prefill_classes: part_ms(&run.prefill),
+        decode_classes: part_ms(&run.decode[mid]),
+        provenance: provenance_shares(&[&prefill_graph, &decode_graph]),
         unpriced: unpriced_ops,
     })
 }
@@ -256,16 +269,11 @@ mod tests {
     use super::*;
     use wavecast_gpu::Catalog;
     use wavecast_predict::physics::roofline;
+    use wavecast_ir::OpClass;
     use wavecast_predict::Roofline;
     use wavecast_workload::presets::preset;
 
-    #[test]
-    fn interpolation_is_exact_on_samples_and_linear_between() {
-        let v = interpolate(&[(0, 1.0), (4, 5.0), (9, 10.0)], 10);
-        assert_eq!(v, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
-        assert_eq!(wavecast_stats::median(&v), 5.5);
-        assert_eq!(interpolate(&[(0, 3.0)], 1), vec![3.0]);
-    }
+    const ROOFLINE: Pricing = Pricing { ops: &Roofline, ladder: None, cache: None };
 
     #[test]
     fn serving_json_has_the_documented_fields() {
@@ -273,14 +281,15 @@ mod tests {
         let spec = preset("llama-3.2-1b").unwrap();
         let mut o = ServeOptions::new(4, 256, 100, DType::Bf16);
         o.tp = 2;
-        let r = serve(&spec, cat.get("h100-sxm").unwrap(), &Roofline, &o).unwrap();
+        let r = serve(&spec, cat.get("h100-sxm").unwrap(), ROOFLINE, &o).unwrap();
         let v = serde_json::to_value(&r).unwrap();
         for key in ["prefill_ms", "decode_ms", "total_ms", "tokens_per_s", "weight_gb", "kv_cache_gb", "memory_gb", "comm_share"] {
             assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", v[key]);
         }
-        // Total = prefill + the sum of 100 steps, each between the first and last step.
-        assert!(r.total_ms > r.prefill_ms + 100.0 * r.decode_first_ms);
-        assert!(r.total_ms < r.prefill_ms + 100.0 * r.decode_last_ms + 1e-9);
+        // Total = prefill + the sum of 99 decode steps (the prefill samples the first token),
+        // each between the first and last step.
+        assert!(r.total_ms > r.prefill_ms + 99.0 * r.decode_first_ms);
+        assert!(r.total_ms < r.prefill_ms + 99.0 * r.decode_last_ms + 1e-9);
         assert!(r.decode_first_ms <= r.decode_ms && r.decode_ms <= r.decode_last_ms);
         assert!(r.unpriced.is_empty(), "{:?}", r.unpriced);
         assert_eq!(r.interconnect, Some("nvlink"));
@@ -293,12 +302,15 @@ mod tests {
         let gpu = cat.get("h100-sxm").unwrap();
         let spec = preset("llama-3-8b").unwrap();
         let o = ServeOptions::new(1, 128, 8, DType::Bf16);
-        let r = serve(&spec, gpu, &Roofline, &o).unwrap();
+        let r = serve(&spec, gpu, ROOFLINE, &o).unwrap();
         let read_ms = |bytes: f64| roofline(0.0, bytes, OpClass::Memory, DType::Bf16, gpu).1 * 1e3;
         let floor = read_ms(r.weight_gb * 1e9);
-        // The input embedding table is never streamed (a lookup), the KV cache adds a little.
+        // The input embedding table is never streamed (a lookup), the KV cache adds a little;
+        // the engine's own time per iteration comes on top.
         let embed = read_ms(128_256.0 * 4096.0 * 2.0);
-        assert!(r.decode_ms > floor - embed && r.decode_ms < 1.05 * floor, "{} vs {floor}", r.decode_ms);
+        let gpu_ms = r.decode_ms - r.decode_classes["engine"];
+        assert!(r.decode_classes["engine"] > 0.0);
+        assert!(gpu_ms > floor - embed && gpu_ms < 1.05 * floor, "{gpu_ms} vs {floor}");
     }
 
     #[test]
@@ -314,7 +326,7 @@ mod tests {
                 for tp in [1, 2, 4, 8] {
                     let mut o = ServeOptions::new(2, 64, 3, DType::Bf16);
                     o.tp = tp;
-                    match serve(&spec, gpu, &Roofline, &o) {
+                    match serve(&spec, gpu, ROOFLINE, &o) {
                         Ok(r) => {
                             assert!(r.prefill_ms > 0.0 && r.decode_ms > 0.0 && r.total_ms.is_finite(), "{name} {} {tp}", gpu.id);
                             assert!(r.unpriced.is_empty(), "{:?}", r.unpriced);
@@ -337,12 +349,12 @@ mod tests {
         let cat = Catalog::builtin();
         let gpu = cat.get("h200").unwrap();
         let spec = preset("qwen3-32b").unwrap();
-        let one = serve(&spec, gpu, &Roofline, &ServeOptions::new(8, 1024, 16, DType::Bf16)).unwrap();
+        let one = serve(&spec, gpu, ROOFLINE, &ServeOptions::new(8, 1024, 16, DType::Bf16)).unwrap();
         let mut o = ServeOptions::new(8, 1024, 16, DType::Bf16);
         o.tp = 4;
-        let four = serve(&spec, gpu, &Roofline, &o).unwrap();
-        // GEMMs split four ways exactly (roofline is linear in FLOPs and bytes at this size).
-        let gemm = |r: &ServeReport| r.prefill_classes[&OpClass::Gemm];
+        let four = serve(&spec, gpu, ROOFLINE, &o).unwrap();
+        // Attention heads split four ways exactly (roofline is linear in FLOPs and bytes at this size).
+        let gemm = |r: &ServeReport| r.prefill_classes["attention"];
         assert!((gemm(&four) * 4.0 / gemm(&one) - 1.0).abs() < 0.01, "{} vs {}", gemm(&four), gemm(&one));
         assert!(four.comm_ms > 0.0 && one.comm_ms == 0.0);
         assert!(four.prefill_ms > one.prefill_ms / 4.0 && four.prefill_ms < one.prefill_ms / 2.0);
@@ -355,7 +367,7 @@ mod tests {
         let cat = Catalog::builtin();
         let spec = preset("llama-3.1-70b").unwrap();
         let o = ServeOptions::new(8, 1024, 128, DType::Bf16);
-        let e = serve(&spec, cat.get("l40").unwrap(), &Roofline, &o).unwrap_err().to_string();
+        let e = serve(&spec, cat.get("l40").unwrap(), ROOFLINE, &o).unwrap_err().to_string();
         assert!(e.contains("does not fit in memory"), "{e}");
     }
 }

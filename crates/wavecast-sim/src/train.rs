@@ -741,6 +741,16 @@ fn optimizer_ms(
     }
 }
 
+/// FP32 vocabulary-wide tensors alive at the loss's peak (see [`memory`]): the saved
+/// log-probabilities and their gradient, 10 bytes per token and vocabulary entry with BF16
+/// logits. Measured on an H100 (`data/measurements/h100/physics/loss_memory.csv`): eager
+/// PyTorch's cross entropy on the FP32 upcast holds 12.9 bytes at its peak, the same function
+/// under torch.compile 4.0. The training stack is not part of a layout, so the count sits
+/// between: the plain-PyTorch steps measured on the H100 and H200 (`bench/results/steps.md`)
+/// come out 9–18 % low at 16K tokens, and torchtitan's compiled runs at 32K tokens per GPU
+/// (8 × H100, 80 GB), which the eager count would refuse, fit.
+const LOSS_FP32_COPIES: f64 = 2.0;
+
 /// Memory of the most loaded stage: model states of its parameters (ZeRO-sharded), the
 /// activations of the micro-batches 1F1B keeps in flight there, and buffers.
 fn memory(
@@ -775,8 +785,9 @@ fn memory(
             mem.activations += tokens * spec.hidden as f64 * d * in_flight as f64;
         }
         if i + 1 == layers.len() {
-            // Logits of one micro-batch, kept in FP32 for the loss.
-            mem.activations += tokens * spec.vocab.div_ceil(l.tp) as f64 * 4.0;
+            // The loss of one micro-batch when backward starts: the logits in the storage
+            // format, the FP32 log-probabilities saved for backward and their FP32 gradient.
+            mem.activations += tokens * spec.vocab.div_ceil(l.tp) as f64 * (d + LOSS_FP32_COPIES * 4.0);
         }
         let gathered = if l.zero == 3 {
             2.0 * sec.layer_params * d

@@ -46,8 +46,8 @@ pub fn attention_floor_seconds_of(kernel: AttentionKernel, a: &Attention, op: &O
     }
     let keys = a.window.map_or(a.kv_len, |w| w.min(a.kv_len)) as f64;
     let share = match kernel {
-        AttentionKernel::Cudnn => attention_efficiency(a.head_dim as f64, keys, a.backward),
-        other => attention_efficiency_of(other, a.head_dim as f64, keys, a.backward),
+        AttentionKernel::Cudnn => attention_efficiency(gpu, a.head_dim as f64, keys, a.backward),
+        other => attention_efficiency_of(other, gpu, a.head_dim as f64, keys, a.backward),
     };
     let peak = gpu.peak_flops(op.class(), a.dtype);
     (peak > 0.0).then(|| op.flops() / (share * peak))
@@ -57,11 +57,11 @@ pub fn attention_floor_seconds_of(kernel: AttentionKernel, a: &Attention, op: &O
 pub fn fp8_speedup(gpu: &Gpu) -> f64 {
     let class = wavecast_ir::OpClass::Gemm;
     let ratio = gpu.peak_flops(class, DType::Fp8) / gpu.peak_flops(class, DType::Bf16);
-    (ratio * fp8_gemm_efficiency_ratio()).max(1.0)
+    (ratio * fp8_gemm_efficiency_ratio(gpu)).max(1.0)
 }
 
 /// `inner` with fused attention no faster than PyTorch SDPA's `flash` backend (FlashAttention-2)
-/// reaches on the measuring GPU, as a share of the peak: the kernel a PyTorch-native training
+/// reaches on the measured GPU it reads (its own, else the nearest), as a share of the peak: the kernel a PyTorch-native training
 /// stack (torchtitan) runs where Megatron runs cuDNN's through Transformer Engine. Wrapped in
 /// [`TrainingKernels`], whose cuDNN floor is the faster of the two, this floor is the one that
 /// holds. FlashAttention-2 falls short on Hopper because it does not use Hopper's asynchronous
@@ -151,7 +151,7 @@ mod tests {
             let Estimate::Time(t) = k.predict(&op, &gpu, &Context::IN_MODEL) else { panic!() };
             let achieved = op.flops() / t.seconds / gpu.peak_flops(op.class(), DType::Bf16);
             assert!(t.seconds > bare.seconds, "slower than the roofline");
-            assert!((achieved - attention_efficiency(d as f64, seq as f64, false)).abs() < 1e-9);
+            assert!((achieved - attention_efficiency(&gpu, d as f64, seq as f64, false)).abs() < 1e-9);
         }
         // Backward reaches less of the peak than forward at short sequences.
         let f = k.predict(&attention(1024, 128, false), &gpu, &Context::IN_MODEL);
@@ -172,7 +172,7 @@ mod tests {
             let (Estimate::Time(f), Estimate::Time(c)) = (both.predict(&op, &gpu, &Context::IN_MODEL), cudnn.predict(&op, &gpu, &Context::IN_MODEL)) else { panic!() };
             assert!(f.seconds > 1.2 * c.seconds, "seq {seq}: flash {} vs cudnn {}", f.seconds, c.seconds);
             let achieved = op.flops() / f.seconds / gpu.peak_flops(op.class(), DType::Bf16);
-            assert!((achieved - attention_efficiency_of(AttentionKernel::SdpaFlash, 128.0, seq as f64, backward)).abs() < 1e-9);
+            assert!((achieved - attention_efficiency_of(AttentionKernel::SdpaFlash, &gpu, 128.0, seq as f64, backward)).abs() < 1e-9);
         }
     }
 

@@ -148,11 +148,71 @@ pub struct Limits {
     pub max_context: u64,
 }
 
+/// What prices an iteration's ops: a predictor for the graph's nodes and, when that predictor
+/// is the price ladder (serving's default), the ladder itself, which prices the routed experts
+/// as the fused MoE kernel its measurements time. Other predictors price the experts' nodes.
+#[derive(Clone, Copy)]
+pub struct Pricing<'a> {
+    pub ops: &'a dyn Predictor,
+    pub ladder: Option<&'a LadderOps>,
+    /// Parts already priced by these same per-op models, shared between deployments.
+    pub cache: Option<&'a PriceCache>,
+}
+
+/// Iteration parts already priced, by everything their price depends on (model, GPU, formats,
+/// parallel layout, the pass's sizes and the part). Deployments that differ only in their
+/// engine, limits or request lengths price many of the same graphs: an evaluation over many
+/// runs keeps one cache per set of per-op models and builds each graph's price once. Only
+/// share a cache between deployments priced by the same per-op models.
+#[derive(Default)]
+pub struct PriceCache(std::sync::Mutex<std::collections::HashMap<String, (f64, f64)>>);
+
+impl PriceCache {
+    fn get_or(&self, key: String, price: impl FnOnce() -> Result<(f64, f64), SimError>) -> Result<(f64, f64), SimError> {
+        if let Some(v) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(*v);
+        }
+        let v = price()?;
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, v);
+        Ok(v)
+    }
+}
+
+impl<'a> Pricing<'a> {
+    pub fn ladder(ladder: &'a LadderOps) -> Pricing<'a> {
+        Pricing { ops: ladder, ladder: Some(ladder), cache: None }
+    }
+
+    /// Like [`Pricing::ladder`], remembering what it prices in `cache`.
+    pub fn ladder_cached(ladder: &'a LadderOps, cache: &'a PriceCache) -> Pricing<'a> {
+        Pricing { ops: ladder, ladder: Some(ladder), cache: Some(cache) }
+    }
+
+    /// `price()` of the part named by `key`, from the cache when there is one.
+    fn cached(&self, key: impl FnOnce() -> String, price: impl FnOnce() -> Result<(f64, f64), SimError>) -> Result<(f64, f64), SimError> {
+        match self.cache {
+            Some(c) => c.get_or(key(), price),
+            None => price(),
+        }
+    }
+
+    /// One op inside a running model. The ladder prices collectives from its tables; compute
+    /// predictors know nothing of links, so the α–β link model prices them.
+    fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
+        match (op, self.ladder) {
+            (Op::Comm(c), None) => Estimate::Time(wavecast_predict::OpTime::exact(wavecast_predict::comm::CommModel::default().seconds(c, gpu))),
+            _ => self.ops.predict(op, gpu, &Context::IN_MODEL),
+        }
+    }
+}
+
 /// The priced parts of an iteration on one attention-data-parallel rank.
 pub struct IterationModel {
     /// GEMMs, norms, element-wise kernels and collectives except attention, the routed
     /// experts and the LM head (priced apart), against this rank's tokens.
     layers: Curve,
+    /// The collectives among `layers` (the tensor-parallel all-reduces and all-gathers).
+    collectives: Curve,
     /// The fused MoE kernels of every MoE layer, against the tokens of all ranks.
     experts: Curve,
     /// LM head and sampling, against the rows sampled.
@@ -214,47 +274,76 @@ fn is_moe_permutation(name: &str) -> bool {
 }
 
 /// Milliseconds of the nodes of `g` in `want`.
-fn price(g: &Graph, gpu: &Gpu, ops: &LadderOps, want: Part) -> Result<f64, SimError> {
-    let mut ms = 0.0;
+fn price(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<f64, SimError> {
+    Ok(price_split(g, gpu, ops, want)?.0)
+}
+
+/// Milliseconds of the nodes of `g` in `want`, and of the collectives among them.
+fn price_split(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<(f64, f64), SimError> {
+    let (mut ms, mut comm) = (0.0, 0.0);
     for n in g.nodes.iter().filter(|n| part(n) == want) {
-        match ops.predict(&n.op, gpu, &Context::IN_MODEL) {
-            Estimate::Time(t) => ms += t.seconds * 1e3 * n.repeat as f64,
+        match ops.predict(&n.op, gpu) {
+            Estimate::Time(t) => {
+                let node_ms = t.seconds * 1e3 * n.repeat as f64;
+                ms += node_ms;
+                if matches!(n.op, Op::Comm(_)) {
+                    comm += node_ms;
+                }
+            }
             Estimate::Unpriced(why) => return Err(SimError::Invalid(format!("cannot price {} ({}): {why}", n.name, n.op.describe()))),
         }
     }
-    Ok(ms)
+    Ok((ms, comm))
 }
 
 impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
     /// `limits` allows. `overhead_ms` is the engine's fixed cost per iteration.
-    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, ops: &LadderOps) -> Result<IterationModel, SimError> {
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, pricing: Pricing) -> Result<IterationModel, SimError> {
+        let ops = pricing;
         let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);
         let rank_tokens = limits.max_tokens.div_ceil(dp).max(1);
         let rank_seqs = limits.max_seqs.min(limits.max_tokens).div_ceil(dp).max(1);
         let graph = |batch: u64, seq: u64, past: u64, head: Head| -> Result<Graph, SimError> { Ok(build(spec, &build_options(formats, par, batch, seq, past, head))?) };
+        let key = |what: &str, a: u64, b: u64, c: u64| format!("{}|{}|{formats:?}|{par:?}|{what}|{a}|{b}|{c}", spec.name, gpu.id);
+        // One rank's pass of `batch` × `seq` tokens after `past` cached ones: ms of `want`, and
+        // of the collectives among them.
+        let part_ms = |what: &str, want: Part, batch: u64, seq: u64, past: u64| -> Result<(f64, f64), SimError> {
+            ops.cached(|| key(what, batch, seq, past), || price_split(&graph(batch, seq, past, Head::None)?, gpu, ops, want))
+        };
         let curve = |xs: Vec<u64>, f: &dyn Fn(u64) -> Result<f64, SimError>| -> Result<Curve, SimError> {
             let ys = xs.iter().map(|&x| f(x)).collect::<Result<Vec<f64>, SimError>>()?;
             Ok(Curve { xs: xs.iter().map(|&x| x as f64).collect(), ys })
         };
-        let layers = curve(sizes(rank_tokens), &|t| price(&graph(t, 1, 0, Head::None)?, gpu, ops, Part::Layers))?;
+        let token_sizes = sizes(rank_tokens);
+        let split = token_sizes.iter().map(|&t| part_ms("layers", Part::Layers, t, 1, 0)).collect::<Result<Vec<(f64, f64)>, SimError>>()?;
+        let xs: Vec<f64> = token_sizes.iter().map(|&t| t as f64).collect();
+        let layers = Curve { xs: xs.clone(), ys: split.iter().map(|s| s.0).collect() };
+        let collectives = Curve { xs, ys: split.iter().map(|s| s.1).collect() };
         let head = curve(sizes(rank_seqs), &|rows| {
-            let mut g = graph(rows, 1, 0, Head::LastToken)?;
-            wavecast_workload::serve::add_sampling(spec, rows, &mut g);
-            price(&g, gpu, ops, Part::Head)
+            let sampled = || {
+                let mut g = graph(rows, 1, 0, Head::LastToken)?;
+                wavecast_workload::serve::add_sampling(spec, rows, &mut g);
+                Ok((price(&g, gpu, ops, Part::Head)?, 0.0))
+            };
+            Ok(ops.cached(|| key("head", rows, 1, 0), sampled)?.0)
         })?;
-        let experts = curve(sizes(rank_tokens * dp), &|t| moe_ms(spec, gpu, par, formats, t, ops))?;
+        let experts = curve(sizes(rank_tokens * dp), &|t| match pricing.ladder {
+            Some(ladder) => Ok(ops.cached(|| key("moe", t, 1, 0), || Ok((moe_ms(spec, gpu, par, formats, t, ladder)?, 0.0)))?.0),
+            // Another predictor prices the experts' own nodes on the rank's share of the tokens.
+            None => Ok(part_ms("experts", Part::Experts, t.div_ceil(dp), 1, 0)?.0),
+        })?;
         let grid = |xs: Vec<u64>, ys: Vec<u64>, f: &dyn Fn(u64, u64) -> Result<f64, SimError>| -> Result<Grid, SimError> {
             let values = xs.iter().map(|&x| ys.iter().map(|&y| f(x, y)).collect::<Result<Vec<f64>, SimError>>()).collect::<Result<Vec<_>, SimError>>()?;
             Ok(Grid { xs: xs.iter().map(|&x| x as f64).collect(), ys: ys.iter().map(|&y| y as f64).collect(), values })
         };
         let max_ctx = limits.max_context.max(2);
-        let decode = grid(sizes(rank_seqs), contexts(max_ctx), &|b, ctx| price(&graph(b, 1, ctx.max(2) - 1, Head::None)?, gpu, ops, Part::Attention))?;
+        let decode = grid(sizes(rank_seqs), contexts(max_ctx), &|b, ctx| Ok(part_ms("attention", Part::Attention, b, 1, ctx.max(2) - 1)?.0))?;
         let mut pasts = vec![0];
         pasts.extend(contexts(max_ctx));
-        let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| price(&graph(1, c, past, Head::None)?, gpu, ops, Part::Attention))?;
-        Ok(IterationModel { layers, experts, head, decode, prefill, attention_dp: dp, overhead_ms, hop_ms })
+        let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| Ok(part_ms("attention", Part::Attention, 1, c, past)?.0))?;
+        Ok(IterationModel { layers, collectives, experts, head, decode, prefill, attention_dp: dp, overhead_ms, hop_ms })
     }
 }
 
@@ -331,6 +420,16 @@ impl IterationModel {
             pipeline_ms: if self.hop_ms.0 > 0.0 { self.hop_ms.0 + self.hop_ms.1 * tokens } else { 0.0 },
             overhead_ms: self.overhead_ms,
         }
+    }
+}
+
+impl IterationModel {
+    /// Milliseconds of an iteration in collectives: the layers' tensor-parallel collectives and
+    /// the pipeline's stage-to-stage sends.
+    pub fn collectives_ms(&self, b: &Batch) -> f64 {
+        let tokens = b.tokens() as f64;
+        let hops = if self.hop_ms.0 > 0.0 { self.hop_ms.0 + self.hop_ms.1 * tokens } else { 0.0 };
+        self.collectives.at((tokens / self.attention_dp as f64).ceil()) + hops
     }
 }
 

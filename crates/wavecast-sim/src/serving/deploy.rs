@@ -3,7 +3,7 @@
 //! the simulated load, and the report users read.
 
 use super::backend::Backend;
-use super::cost::{build_options, Formats, IterationModel, Limits, Parallel, StepParts};
+use super::cost::{build_options, Formats, IterationModel, Limits, Parallel, Pricing, StepParts};
 use super::engine::Batch;
 use super::engine::{simulate, Deployment, EngineConfig, EngineStats, Role, StepCost};
 use super::load::Load;
@@ -129,12 +129,12 @@ pub struct ServeSimReport {
 }
 
 /// One pool's engine limits and iteration model, shared by its identical workers.
-struct Worker {
-    role: Role,
-    count: u64,
-    config: EngineConfig,
-    cost: IterationModel,
-    memory: WorkerMemory,
+pub(super) struct Worker {
+    pub(super) role: Role,
+    pub(super) count: u64,
+    pub(super) config: EngineConfig,
+    pub(super) cost: IterationModel,
+    pub(super) memory: WorkerMemory,
 }
 
 /// A deployment priced and sized for loads up to a context length: run loads on it with
@@ -144,18 +144,18 @@ pub struct Prepared {
     model: String,
     gpu: String,
     gpu_name: String,
-    options: ServeSimOptions,
+    pub(super) options: ServeSimOptions,
     params: wavecast_workload::hf::Params,
-    workers: Vec<Worker>,
+    pub(super) workers: Vec<Worker>,
     transfer: (f64, f64),
-    max_context: u64,
+    pub(super) max_context: u64,
 }
 
 /// A worker of `pp` pipeline stages runs as `pp` virtual engines, each with its own batch, a
 /// `pp`-th of the sequences and of the KV cache: while one batch is in one stage the others
 /// fill the rest, and each batch's iteration passes every stage (the whole model's time, plus
 /// the stage-to-stage sends).
-fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, ops: &LadderOps) -> Result<Worker, SimError> {
+fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeSimOptions, max_context: u64, pricing: Pricing) -> Result<Worker, SimError> {
     let par = pool.parallel;
     if par.pp > spec.layers {
         return Err(SimError::Invalid(format!("{} pipeline stages is more than the model's {} layers", par.pp, spec.layers)));
@@ -165,7 +165,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
     let limits = Limits { max_tokens, max_seqs, max_context };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
-    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, ops)?;
+    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, pricing)?;
     let config = EngineConfig {
         max_seqs,
         max_batched_tokens: max_tokens,
@@ -209,7 +209,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     let gb = |b: f64| b / 1e9;
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (--layout), a smaller format (--quant fp8 or nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
@@ -227,7 +227,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
 
 /// KV bytes per token on one GPU, averaged over a sequence of `context` tokens (sliding-window
 /// layers stop growing at their window).
-fn kv_bytes_per_token(spec: &TransformerSpec, formats: &Formats, par: &Parallel, context: u64) -> Result<f64, SimError> {
+pub(super) fn kv_bytes_per_token(spec: &TransformerSpec, formats: &Formats, par: &Parallel, context: u64) -> Result<f64, SimError> {
     let shard = Shard::new(spec, par.tp)?;
     let context = context.max(1);
     Ok(spec.kv_cache_bytes(formats.kv, shard.kv_heads, context, 1) / context as f64)
@@ -244,6 +244,12 @@ impl Prepared {
     /// [`Prepared::new`] with the per-op models `ops` (a refit without some GPU, for
     /// leave-one-GPU-out evaluation).
     pub fn with_ops(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, ops: &LadderOps) -> Result<Prepared, SimError> {
+        Prepared::with_pricing(spec, gpu, o, max_context, Pricing::ladder(ops))
+    }
+
+    /// [`Prepared::new`] with the ops priced by `pricing` (the price ladder, or another
+    /// predictor named with `--predictor`).
+    pub fn with_pricing(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, pricing: Pricing) -> Result<Prepared, SimError> {
         if !spec.is_decoder() {
             return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
         }
@@ -257,7 +263,7 @@ impl Prepared {
         let mut workers = Vec::new();
         for (role, pool, which) in pools {
             check_pool(pool, which)?;
-            workers.push(worker(spec, gpu, role, pool, o, max_context, ops)?);
+            workers.push(worker(spec, gpu, role, pool, o, max_context, pricing)?);
         }
         Ok(Prepared {
             model: spec.name.clone(),

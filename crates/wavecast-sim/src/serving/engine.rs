@@ -278,6 +278,85 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// Decode iterations a worker ran without anything happening: how many, and their sequences
+/// and tokens, for the engine's counters.
+struct Skipped {
+    iterations: u64,
+    seqs: u64,
+}
+
+impl Worker<'_> {
+    /// Whether the iteration just scheduled, `b`, decodes every running sequence and nothing
+    /// else, and the engine could keep running such iterations unchanged: nothing waits that a
+    /// later identical iteration could admit (the token budget, the sequence limit and the free
+    /// pages only shrink while the batch decodes), and no prefix is about to be cached.
+    fn decodes_alone(&self, b: &Batch) -> bool {
+        b.prefill.is_empty() && b.decode_seqs > 0 && b.decode_seqs == self.running.len() as u64 && self.role != Role::Prefill && (self.prefix_cached || !self.cfg.prefix_caching)
+    }
+
+    /// Runs, at once, the decode iterations that follow the one just scheduled (`b`, which
+    /// started at `start_s` and takes `ms`) and change nothing but the cache lengths: every one
+    /// that ends before a sequence finishes, starts before `limit_s` (the next arrival or another
+    /// worker's next event), and needs no page the worker lacks. The worker is left with the
+    /// next iteration scheduled and returns when it ends, as if each had run in turn.
+    fn skip_decodes(&mut self, b: &Batch, start_s: f64, ms: f64, limit_s: f64) -> (f64, Skipped) {
+        let mut end = start_s + ms / 1e3;
+        let none = Skipped { iterations: 0, seqs: 0 };
+        // Iteration i (0 the scheduled one) ends with the sequences that had i + 1 tokens to go.
+        let most = self.running.iter().map(|s| s.output - s.generated).min().unwrap_or(0).saturating_sub(1);
+        if most == 0 || end >= limit_s {
+            return (end, none);
+        }
+        let seqs = b.decode_seqs;
+        let mut context = b.decode_context;
+        // Iterations 1..=j: each starts where the last ended, before the limit.
+        let mut ends = Vec::new();
+        let mut j = 0;
+        while j < most && end < limit_s {
+            context += seqs;
+            let next = self.cost.step_ms(&Batch { decode_seqs: seqs, decode_context: context, prefill: Vec::new() });
+            if !(next.is_finite() && next > 0.0) {
+                break;
+            }
+            j += 1;
+            end += next / 1e3;
+            ends.push(end);
+        }
+        // Fewer if the pages they need run out: the most that fit (the need only grows with j).
+        if self.pages_for(j) > self.free_blocks {
+            let (mut fits, mut short) = (0, j);
+            while short - fits > 1 {
+                let mid = (fits + short) / 2;
+                if self.pages_for(mid) <= self.free_blocks {
+                    fits = mid;
+                } else {
+                    short = mid;
+                }
+            }
+            j = fits;
+        }
+        if j == 0 {
+            return (start_s + ms / 1e3, none);
+        }
+        let need = self.pages_for(j);
+        self.free_blocks -= need;
+        for s in self.running.iter_mut() {
+            s.computed += j;
+            s.generated += j;
+            let owned = blocks_for(s.computed + 1, self.cfg.block_size).saturating_sub(s.prefix_blocks);
+            s.blocks = s.blocks.max(owned);
+        }
+        self.decode_seqs_total += j * seqs;
+        (ends[j as usize - 1], Skipped { iterations: j, seqs: j * seqs })
+    }
+
+    /// Pages the running sequences need beyond their own to decode `j` more tokens each after
+    /// the scheduled iteration.
+    fn pages_for(&self, j: u64) -> u64 {
+        self.running.iter().map(|s| blocks_for(s.computed + 1 + j, self.cfg.block_size).saturating_sub(s.prefix_blocks).saturating_sub(s.blocks)).sum()
+    }
+}
+
 /// What happens to a sequence at the end of an iteration.
 enum Event {
     FirstToken(usize),
@@ -289,13 +368,13 @@ enum Event {
 impl Worker<'_> {
     /// Applies the iteration's results at time `t`.
     fn complete(&mut self, events: &mut Vec<Event>) {
-        let mut keep = Vec::with_capacity(self.running.len());
         let prefix_tokens = self.prefix_blocks() * self.cfg.block_size;
-        for mut s in std::mem::take(&mut self.running) {
+        // In place, in admission order (the last admitted is the first preempted).
+        let mut running = std::mem::take(&mut self.running);
+        running.retain_mut(|s| {
             let n = std::mem::take(&mut s.scheduled);
             if n == 0 {
-                keep.push(s);
-                continue;
+                return true;
             }
             let was_prefill = s.computed < s.prompt;
             s.computed += n;
@@ -306,24 +385,25 @@ impl Worker<'_> {
                 s.blocks -= s.prefix_blocks;
             }
             if was_prefill && s.computed < s.prompt {
-                keep.push(s);
-                continue;
+                return true;
             }
             s.generated += 1;
             if s.generated == 1 {
                 events.push(Event::FirstToken(s.id));
             }
             if s.generated >= s.output {
-                self.release(&s);
+                self.free_blocks += s.blocks;
                 events.push(Event::Finished(s.id));
+                false
             } else if self.role == Role::Prefill {
-                self.release(&s);
-                events.push(Event::Handoff(s));
+                self.free_blocks += s.blocks;
+                events.push(Event::Handoff(s.clone()));
+                false
             } else {
-                keep.push(s);
+                true
             }
-        }
-        self.running = keep;
+        });
+        self.running = running;
     }
 
     fn kv_usage(&self) -> f64 {
@@ -401,6 +481,12 @@ const MAX_ITERATIONS: u64 = 200_000_000;
 
 /// Replays `load` on `deployment` and returns every request's timeline.
 pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimError> {
+    simulate_with(load, deployment, true)
+}
+
+/// [`simulate`]; with `skip` false every decode iteration runs in turn (what the skipping must
+/// reproduce exactly).
+fn simulate_with(load: &Load, deployment: &Deployment, skip: bool) -> Result<Outcome, SimError> {
     let mut workers: Vec<Worker> = deployment.workers.iter().map(|(r, c, cost)| Worker::new(*r, *c, *cost)).collect();
     check(load, &workers)?;
     let n = load.requests.len();
@@ -428,11 +514,14 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
     let mut peak_kv: f64 = 0.0;
     let mut t = 0.0;
     let mut events = Vec::new();
+    let mut decoding_alone = Vec::new();
     while done < n {
-        for w in workers.iter_mut().filter(|w| w.busy_until.is_none()) {
+        decoding_alone.clear();
+        for (k, w) in workers.iter_mut().enumerate().filter(|(_, w)| w.busy_until.is_none()) {
             if w.running.is_empty() && w.waiting.is_empty() {
                 continue;
             }
+            let preempted_before = preemptions;
             let batch = w.schedule(&mut preemptions);
             if batch.is_empty() {
                 continue;
@@ -446,6 +535,22 @@ pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimErro
             w.decode_seqs_total += batch.decode_seqs;
             peak_kv = peak_kv.max(w.kv_usage());
             w.busy_until = Some(t + ms / 1e3);
+            // A preemption skips this iteration's admissions, so the next may differ.
+            if skip && preemptions == preempted_before && w.decodes_alone(&batch) {
+                decoding_alone.push((k, batch, ms));
+            }
+        }
+        // Identical decode iterations up to the next thing that happens anywhere run at once
+        // (event by event, not iteration by iteration: the answer is the same).
+        for (k, batch, ms) in decoding_alone.drain(..) {
+            let others = workers.iter().enumerate().filter(|(i, _)| *i != k).filter_map(|(_, w)| w.busy_until).fold(f64::INFINITY, f64::min);
+            let limit = pending.peek().map_or(f64::INFINITY, |p| p.at).min(others);
+            let w = &mut workers[k];
+            let (end, skipped) = w.skip_decodes(&batch, t, ms, limit);
+            iterations += skipped.iterations;
+            tokens_total += skipped.seqs;
+            peak_kv = peak_kv.max(w.kv_usage());
+            w.busy_until = Some(end);
         }
         if iterations > MAX_ITERATIONS {
             return Err(SimError::Invalid("the simulation passed 200 million iterations without draining the load".into()));
@@ -731,6 +836,50 @@ mod tests {
         assert!((t.first_token_s - 0.02).abs() < 1e-9 && (t.finish_s - 0.04).abs() < 1e-9, "{t:?}");
         let bad = Deployment { workers: vec![(Role::Prefill, cfg(8, 100), &cost as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 0.0, server_ms: &no_server };
         assert!(simulate(&fixed_load(1, 1, 100, 3), &bad).is_err());
+    }
+
+    #[test]
+    fn decode_iterations_run_at_once_give_the_same_answer_as_one_by_one() {
+        // A cost that grows with the cache, so every skipped iteration's time matters; pages
+        // short enough to preempt; drawn lengths; users, a rate and disaggregated pools; both
+        // admission policies.
+        struct Growing;
+        impl StepCost for Growing {
+            fn step_ms(&self, b: &Batch) -> f64 {
+                1.0 + 0.01 * b.tokens() as f64 + 1e-4 * b.decode_context as f64 + 0.002 * b.prefill.iter().map(|c| c.past).sum::<u64>() as f64
+            }
+        }
+        let transfer = |tokens: u64| 0.5 + tokens as f64 * 0.001;
+        let server = |tokens: u64| 0.3 + tokens as f64 * 1e-4;
+        let lengths = |mean: f64| Lengths::LogNormal { mean, cv: 0.8 };
+        let loads = [
+            Load::synthetic(60, Arrival::Concurrency { clients: 12 }, lengths(200.0), lengths(120.0), 7).unwrap(),
+            Load::synthetic(80, Arrival::Rate { per_s: 40.0 }, lengths(300.0), lengths(200.0), 3).unwrap(),
+            Load::synthetic(40, Arrival::Concurrency { clients: 40 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 300 }, 0).unwrap(),
+        ];
+        let mut ran_some = false;
+        for load in &loads {
+            for prefill_first in [false, true] {
+                for blocks in [200, 4000] {
+                    let mut c = cfg(16, blocks);
+                    c.max_batched_tokens = 512;
+                    c.prefill_first = prefill_first;
+                    let agg = Deployment { workers: vec![(Role::Mixed, c, &Growing as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 2.0, server_ms: &server };
+                    let disagg = Deployment { workers: vec![(Role::Prefill, cfg(4, 4000), &Growing as &dyn StepCost), (Role::Decode, c, &Growing), (Role::Decode, c, &Growing)], transfer_ms: &transfer, frontend_ms: 2.0, server_ms: &server };
+                    for d in [&agg, &disagg] {
+                        let (fast, slow) = (simulate_with(load, d, true), simulate_with(load, d, false));
+                        match (fast, slow) {
+                            (Ok(fast), Ok(slow)) => {
+                                assert_eq!(fast, slow);
+                                ran_some |= fast.stats.iterations > 0;
+                            }
+                            (fast, slow) => assert_eq!(fast.map_err(|e| e.to_string()), slow.map_err(|e| e.to_string())),
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ran_some);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`plan`] searches deployments for the best throughput within a latency target.
 
 pub mod backend;
+pub mod batch;
 pub mod cost;
 pub mod deploy;
 pub mod engine;
@@ -13,7 +14,8 @@ pub mod metrics;
 pub mod plan;
 
 pub use backend::{Backend, BACKENDS};
-pub use cost::{Formats, Parallel, StepParts};
+pub use batch::BatchRun;
+pub use cost::{Formats, Parallel, PriceCache, Pricing, StepParts};
 pub use deploy::{serve_sim, Layout, Pool, Prepared, ServeSimOptions, ServeSimReport, WorkerMemory};
 pub use engine::{simulate, Batch, Chunk, Deployment, EngineConfig, EngineStats, Outcome, Role, StepCost, Timeline};
 pub use load::{benchmark_requests, closed_loop_requests, Arrival, BENCHMARK_ROUNDS, Lengths, Load, Request, MAX_TOKENS};

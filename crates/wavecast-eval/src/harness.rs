@@ -4,6 +4,7 @@
 //! (the transfer rung) and with them (the measured rung). How far the two collections disagree
 //! on identical shapes is how much of any "measured" figure is the harness, not the GPU.
 
+use crate::ladder::covered;
 use crate::EvalError;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -134,7 +135,7 @@ fn priced(ladder: &Ladder, rows: &[&Timing], gpu: &wavecast_gpu::Gpu) -> Vec<Run
         let measured = t.latency_ms * 1e-3;
         let e = by.entry(t.precision.as_str().to_string()).or_default();
         e.apes.push(ape(p.seconds, measured));
-        e.covered.push(if (p.lo..=p.hi).contains(&measured) { 100.0 } else { 0.0 });
+        e.covered.push(covered(measured, p.lo, p.hi));
         *e.rungs.entry(p.provenance.rung.as_str()).or_default() += 1;
     }
     by.into_iter()

@@ -139,7 +139,8 @@ fn family_of(t: &Timing) -> FamilyKey {
     (t.source.as_str().to_string(), Family::of(t.source, &t.shape, t.precision).name().to_string(), t.precision.as_str().to_string())
 }
 
-fn covered(measured: f64, lo: f64, hi: f64) -> f64 {
+/// 100 when `measured` lies inside [lo, hi], else 0: averaged, the interval's coverage in %.
+pub(crate) fn covered(measured: f64, lo: f64, hi: f64) -> f64 {
     if (lo..=hi).contains(&measured) {
         100.0
     } else {

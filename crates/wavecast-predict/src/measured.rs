@@ -4,7 +4,7 @@
 //! GPU with its own measurements reads its own curves (the share times its own peak gives back
 //! the measured TFLOP/s); any other GPU reads the nearest measured GPU of its architecture, or
 //! failing that the nearest measured GPU of any, and transfers the shares through its own peak
-//! (nearest: the smallest distance in log dense 16-bit peak plus log memory bandwidth).
+//! (nearest: the ladder's [`similarity`] of the two GPUs for 16-bit work).
 //!
 //! - Fused attention (cuDNN's, what PyTorch's SDPA and Transformer Engine run on Hopper) reaches
 //!   a fraction of the dense 16-bit peak that grows with the sequence and the head dimension:
@@ -17,7 +17,9 @@
 //! `WAVECAST_MEASURED_WITHOUT` (catalog names, comma-separated) leaves GPUs' measurements out,
 //! so a benchmark can show what the model predicted for a GPU before it had that GPU's data.
 
+use crate::ladder::similarity;
 use std::sync::OnceLock;
+use wavecast_data::Precision;
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_ir::{DType, OpClass};
 
@@ -124,13 +126,6 @@ fn left_out() -> &'static [String] {
     })
 }
 
-/// How far apart two GPUs are for transferring kernel shares: log ratio of their dense 16-bit
-/// peaks plus log ratio of their memory bandwidths.
-fn distance(a: &Gpu, b: &Gpu) -> f64 {
-    let peak = |g: &Gpu| g.peak_flops(OpClass::Gemm, DType::Bf16).max(1.0);
-    (peak(a) / peak(b)).ln().abs() + (a.bandwidth().max(1.0) / b.bandwidth().max(1.0)).ln().abs()
-}
-
 /// The measurements `gpu` reads among `measured`, leaving out `without`: its own, else the
 /// nearest of its architecture, else the nearest of any; none when every one is left out.
 pub fn measurements_among<'a>(measured: &'a [MeasuredGpu], gpu: &Gpu, without: &[String]) -> Option<&'a MeasuredGpu> {
@@ -138,7 +133,9 @@ pub fn measurements_among<'a>(measured: &'a [MeasuredGpu], gpu: &Gpu, without: &
     if let Some(own) = kept.iter().find(|m| m.gpu.id == gpu.id) {
         return Some(own);
     }
-    let nearest = |pool: Vec<&'a MeasuredGpu>| pool.into_iter().min_by(|a, b| distance(&a.gpu, gpu).total_cmp(&distance(&b.gpu, gpu)));
+    // The ladder's one measure of how unlike two GPUs are, for 16-bit work.
+    let distance = |m: &MeasuredGpu| similarity(&m.gpu, gpu, Precision::Bf16);
+    let nearest = |pool: Vec<&'a MeasuredGpu>| pool.into_iter().min_by(|a, b| distance(a).total_cmp(&distance(b)));
     let same_arch: Vec<&MeasuredGpu> = kept.iter().copied().filter(|m| m.gpu.architecture == gpu.architecture).collect();
     nearest(same_arch).or_else(|| nearest(kept))
 }

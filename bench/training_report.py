@@ -1,5 +1,5 @@
 """Markdown tables and an SVG scatter from `wavecast eval training --json` (see bench/training.sh)."""
-import datetime, json, math, os, sys
+import csv, datetime, json, math, os, statistics, sys
 
 tmp, shared, own, rev, svg_path = sys.argv[1:6]
 
@@ -24,6 +24,27 @@ def by_key(r, prefix):
     for b in r["bands"]:
         if b["band"].startswith(prefix):
             print(f"| {b['band'][len(prefix):]} | {b['n']} | {b['mean_ape']:.1f} % | {b['median_ape']:.1f} % | {b['mean_error_pct']:+.1f} % |")
+
+
+def power_limited_ids(path):
+    """Rows whose own notes say the GPUs ran under a power limit (torchtitan's 500 W H100s, torchao's
+    power-limited B200s): the catalog's GPUs run at their full board power."""
+    if not os.path.exists(path):
+        return set()
+    rows = csv.DictReader(open(path))
+    return {f"{r['source_id']}:{i + 2}" for i, r in enumerate(rows) if "power" in (r.get("notes") or "").lower()}
+
+
+def bands_without(r, ids):
+    """The band table of `r` over the rows not in `ids`."""
+    kept = [x for x in r["rows"] if x["id"] not in ids]
+    print("| band | runs | mean APE | median APE | mean error (+ too fast) |")
+    print("|---|---|---|---|---|")
+    for name in ["all", "params<=3B", "seq>=16K", "multi-node", "fp8"]:
+        members = [x for x in kept if name == "all" or name in x["bands"]]
+        if members:
+            apes = [x["ape"] for x in members]
+            print(f"| {name} | {len(members)} | {statistics.mean(apes):.1f} % | {statistics.median(apes):.1f} % | {statistics.mean(x['error_pct'] for x in members):+.1f} % |")
 
 
 def scatter(sets, path):
@@ -79,6 +100,11 @@ for label, path, tag, colour in [("shared published runs", shared, "shared", "#1
         if p == "wavecast":
             sets.append((r["rows"], colour, f"{label} ({p})"))
         if tag == "shared":
+            limited = power_limited_ids(path)
+            if limited:
+                print(f"Without the {len(limited)} rows whose own notes state power-limited GPUs (a limit the catalog's GPUs do not run under):\n")
+                bands_without(r, limited)
+                print()
             print("<details><summary>per GPU and per source</summary>\n")
             by_key(r, "gpu=")
             print()

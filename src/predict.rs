@@ -112,6 +112,7 @@ fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSp
         dtype: w.dtype,
         optimizer: optimizer.unwrap_or(wavecast_ir::ops::OptimizerKind::Adam),
         layout: wavecast_workload::Layout { micro_batch: w.batch, ..Default::default() },
+        stack: wavecast_workload::Stack::EAGER,
     };
     let topo = wavecast_sim::Topology::eight_per_node();
     let report = wavecast_sim::train_step(spec, &o, &topo, gpu, predictor, &wavecast_predict::comm::CommModel::default(), Some(1))?;

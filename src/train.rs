@@ -80,7 +80,7 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
-    let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch) };
+    let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: wavecast_workload::Stack::EAGER };
     let gpus_per_node = req.layout.gpus_per_node();
     let topo = topology(gpus_per_node, req.layout.nic_gbps)?;
     let given = match req.layout.nodes {
@@ -93,6 +93,51 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     report.dtype_source = dtype_source;
     Ok(report)
+}
+
+/// The per-op detail of a one-GPU training step, as `predict` without layout flags prices it:
+/// the step by op class and phase, with its interval, where the prices came from, and the
+/// graph's FLOPs and bytes.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PerOpDetail {
+    pub mode: &'static str,
+    pub batch: u64,
+    pub params: u64,
+    pub total_ms: f64,
+    pub interval_ms: [f64; 2],
+    pub phases: crate::Phases,
+    pub classes: Vec<crate::ClassRow>,
+    pub provenance: std::collections::BTreeMap<String, f64>,
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// A transformer's training step as `predict --mode train --json` prints it on either route,
+/// so one GPU and the layout dp = tp = pp = 1 answer with the same keys and numbers: the layout
+/// report's keys, and — when the step is one GPU running its batch as one micro-batch, the
+/// step the per-op route prices — the per-op detail's keys beside them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TrainStep {
+    #[serde(flatten)]
+    pub report: TrainReport,
+    #[serde(flatten)]
+    pub per_op: Option<PerOpDetail>,
+}
+
+/// Answers a transformer's training request on either route (with or without layout flags)
+/// as one [`TrainStep`].
+pub fn train_step(req: &PredictRequest) -> Result<TrainStep> {
+    let report = train(req)?;
+    let per_op = if report.gpus == 1 && report.micro_batches == 1 {
+        let mut one = req.clone();
+        one.layout = LayoutArgs::default();
+        one.tp = crate::defaults::TP;
+        let p = crate::predict(&one)?;
+        Some(PerOpDetail { mode: p.mode, batch: p.batch, params: p.params, total_ms: p.total_ms, interval_ms: p.interval_ms, phases: p.phases, classes: p.classes, provenance: p.provenance, flops: p.flops, bytes: p.bytes })
+    } else {
+        None
+    };
+    Ok(TrainStep { report, per_op })
 }
 
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.

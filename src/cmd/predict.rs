@@ -12,9 +12,19 @@ pub fn run(a: PredictArgs) -> Result<()> {
     for note in wavecast::default_dtype_note(request).iter().chain(&p.notes) {
         eprintln!("note: {note}");
     }
-    write_html(&a.html, wavecast::html::Kind::Predict, Some(request), &p)?;
-    if a.json {
-        return print_json(&p);
+    // A transformer's training step answers (JSON, page) with the layout route's report and
+    // the per-op detail: one training route.
+    if wavecast::trains_as_layout(request) && (a.json || a.html.html.is_some()) {
+        let step = wavecast::train_step(request)?;
+        write_html(&a.html, wavecast::html::Kind::Predict, Some(request), &step)?;
+        if a.json {
+            return print_json(&step);
+        }
+    } else {
+        write_html(&a.html, wavecast::html::Kind::Predict, Some(request), &p)?;
+        if a.json {
+            return print_json(&p);
+        }
     }
     let gpu = wavecast::catalog(request.gpu_file.as_deref(), &request.price, Some(&request.gpu))?.get(&request.gpu)?.clone();
     print_human(&p, &gpu);

@@ -8,12 +8,12 @@ use wavecast::TrainReport;
 
 pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
-    let r = wavecast::train(&a.req)?;
-    write_html(&a.html, wavecast::html::Kind::Train, Some(&a.req), &r)?;
+    let step = wavecast::train_step(&a.req)?;
+    write_html(&a.html, wavecast::html::Kind::Train, Some(&a.req), &step.report)?;
     if a.json {
-        return print_json(&r);
+        return print_json(&step);
     }
-    print_human(&r);
+    print_human(&step.report);
     Ok(())
 }
 

@@ -18,7 +18,7 @@ use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
 use wavecast_sim::{train_step, SdpaFlashAttention, Topology, TrainReport};
 use wavecast_stats::{ape, mean, median};
-use wavecast_workload::{Layout, Recompute, TrainOptions, TransformerSpec};
+use wavecast_workload::{Layout, LossKernel, Recompute, Stack, TrainOptions, TransformerSpec};
 
 /// One row of the file, as written (empty cells are `None`). Columns the replay does not read
 /// (`notes`, `source`, measured MFU) may be present or absent.
@@ -131,9 +131,11 @@ fn dtype(precision: &str) -> Result<DType, String> {
 /// ZeRO stage of the file's `fsdp_or_zero`: `fsdp`/`fsdp2` 3, else 1. `ddp` (a table's FSDP
 /// column at 0) and empty (not stated) both keep Megatron-Core's distributed optimizer, ZeRO-1,
 /// which every NeMo and Megatron-Bridge recipe turns on by default; FSDP off does not turn it
-/// off.
-fn zero_stage(cell: Option<&str>) -> Result<u8, String> {
+/// off. Megatron-LM's 2021 runs predate that optimizer (2022): unstated is plain data
+/// parallelism there, ZeRO-0.
+fn zero_stage(source_id: &str, cell: Option<&str>) -> Result<u8, String> {
     match cell.unwrap_or("") {
+        "" if source_id.starts_with("megatronlm_2021") => Ok(0),
         "" | "zero1" | "ddp" => Ok(1),
         "zero2" => Ok(2),
         "fsdp" | "fsdp2" | "zero3" => Ok(3),
@@ -159,6 +161,28 @@ fn recompute_policies(source_id: &str, cell: Option<&str>) -> Result<Vec<Recompu
 /// "selective" checkpointing is torchtitan's default, op-level selective AC, not Korthikanti's.
 fn runs_torchtitan(source_id: &str) -> bool {
     source_id.starts_with("torchtitan") || source_id.starts_with("torchao")
+}
+
+/// The training software a source ran, as far as it changes the step (nothing fitted: each
+/// choice follows what the source's framework does).
+/// - Megatron-LM's 2024 weak-scaling table states `--tp-comm-overlap --overlap-grad-reduce
+///   --overlap-param-gather`, and NeMo's and Megatron-Bridge's performance recipes run the same
+///   Megatron-Core overlaps: [`Stack::MEGATRON_CORE`].
+/// - Megatron-LM's 2021 runs predate userbuffers, the distributed optimizer and overlapped
+///   gradient reduction: its vocabulary-parallel loss, and its local DDP all-reducing the
+///   gradients after the backward pass (`allreduce_gradients` after `forward_backward`).
+/// - torchtitan and torchao compile the model (`torch.compile`), and NeMo AutoModel runs
+///   Transformer Engine's kernels: one fused loss kernel ([`Stack::FUSED_LOSS`]).
+fn stack_of(source_id: &str) -> Stack {
+    if source_id.starts_with("megatronlm_2021") {
+        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, ..Stack::EAGER }
+    } else if source_id.starts_with("megatronlm") || source_id.starts_with("nemo") || source_id.starts_with("mbridge") {
+        Stack::MEGATRON_CORE
+    } else if runs_torchtitan(source_id) || source_id.starts_with("automodel") {
+        Stack::FUSED_LOSS
+    } else {
+        Stack::EAGER
+    }
 }
 
 /// Floating-point operations the row's source counts per TFLOP/s figure, relative to the model
@@ -202,13 +226,14 @@ fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
         pp,
         cp,
         ep: row.ep.unwrap_or(1),
-        zero: zero_stage(row.fsdp_or_zero.as_deref())?,
+        zero: zero_stage(&row.source_id, row.fsdp_or_zero.as_deref())?,
         // Not stated (long-sequence tables): one sequence per micro-batch.
         micro_batch: row.micro_batch.unwrap_or(1),
         interleave: if pp > 1 { row.vp.unwrap_or(1) } else { 1 },
         recompute,
-        // Megatron and NeMo run tensor parallelism with sequence parallelism.
-        sequence_parallel: tp > 1,
+        // Megatron and NeMo run tensor parallelism with sequence parallelism, since Megatron-LM
+        // introduced it in 2022 (Korthikanti et al.); its 2021 runs predate it.
+        sequence_parallel: tp > 1 && !row.source_id.starts_with("megatronlm_2021"),
     })
 }
 
@@ -229,7 +254,7 @@ fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &d
     };
     let mut last = String::new();
     for recompute in recompute_policies(&row.source_id, row.recompute.as_deref())? {
-        let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)? };
+        let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)?, stack: stack_of(&row.source_id) };
         match train_step(spec, &o, &topo, gpu, predictor, comm, Some(row.num_gpus)) {
             Ok(r) => return Ok(r),
             Err(e) => last = e.to_string(),
@@ -369,9 +394,13 @@ mod tests {
         assert_eq!(recompute_policies("torchtitan_perf_a100", Some("selective-layer")).unwrap(), vec![Recompute::SelectiveLayer]);
         let bad = RunRow { dp: Some(4), ..row.clone() };
         assert!(layout_of(&bad, Recompute::None).unwrap_err().contains("disagrees"));
-        assert_eq!(zero_stage(Some("fsdp2")).unwrap(), 3);
-        assert!(zero_stage(Some("zero9")).is_err());
-        assert_eq!(zero_stage(Some("ddp")).unwrap(), 1);
+        assert_eq!(zero_stage("s", Some("fsdp2")).unwrap(), 3);
+        assert!(zero_stage("s", Some("zero9")).is_err());
+        assert_eq!(zero_stage("s", Some("ddp")).unwrap(), 1);
+        assert_eq!(zero_stage("s", None).unwrap(), 1);
+        assert_eq!(zero_stage("megatronlm_2021_a100", None).unwrap(), 0);
+        assert!(stack_of("nemo_24.07_h100").tp_comm_overlap && !stack_of("megatronlm_2021_a100").grad_reduce_overlap);
+        assert_eq!(stack_of("torchtitan_2412_h100").loss, LossKernel::Fused);
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
     }

@@ -17,7 +17,7 @@ use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
-use wavecast_workload::{Layout, Recompute, TrainOptions, TransformerSpec};
+use wavecast_workload::{Layout, Recompute, Stack, TrainOptions, TransformerSpec};
 
 /// What to plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,6 +250,7 @@ fn price(
         dtype: req.dtype,
         optimizer: req.optimizer,
         layout: *layout,
+        stack: Stack::EAGER,
     };
     o.validate(spec, Some(req.gpus))?;
     // The graph's collectives run over links that depend on where the groups sit.
@@ -269,7 +270,7 @@ fn price(
         Entry::Occupied(e) => e.into_mut(),
         Entry::Vacant(e) => {
             let graph = o.micro_batch_graph(spec)?;
-            e.insert(price_micro_batch(&graph, spec, layout, &req.topology, gpu, predictor, comm)?)
+            e.insert(price_micro_batch(&graph, spec, layout, o.stack, &req.topology, gpu, predictor, comm)?)
         }
     };
     // With fused attention there is nothing for selective recomputation to drop: the same

@@ -29,7 +29,7 @@ use wavecast_workload::train::{
     model_state_bytes, Recompute, TrainMemory, TrainOptions, RUNTIME_OVERHEAD_BYTES, SELECTIVE_LAYER_SHARE,
     SELECTIVE_OP_MATMUL_SHARE,
 };
-use wavecast_workload::{Layout, TransformerSpec};
+use wavecast_workload::{Layout, Stack, TransformerSpec};
 
 /// PyTorch DDP's default gradient bucket (`bucket_cap_mb = 25`).
 pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
@@ -211,6 +211,10 @@ pub enum Route {
     /// Not priced in place: its bytes are collected for the schedule to place (gradient
     /// synchronisation, activations between pipeline stages).
     Deferred(Axis),
+    /// Priced, and pipelined with the layer's GEMMs in `chunks` pieces (tensor-parallel
+    /// communication overlap): the first piece is exposed, the rest hides behind the layer's
+    /// compute.
+    Overlapped(Axis, Link, u32),
 }
 
 impl Sections {
@@ -281,8 +285,9 @@ pub fn sections(
         let bw = n.phase != Phase::Forward;
         let seconds = match &n.op {
             Op::Comm(c) => {
-                let (axis, link) = match route(n) {
-                    Route::Inline(axis, link) => (axis, link),
+                let (axis, link, chunks) = match route(n) {
+                    Route::Inline(axis, link) => (axis, link, None),
+                    Route::Overlapped(axis, link, chunks) => (axis, link, Some(f64::from(chunks.max(1)))),
                     Route::Deferred(axis) => {
                         let d = s.deferred.entry(axis).or_default();
                         d.0 += c.bytes * reps;
@@ -301,7 +306,15 @@ pub fn sections(
                     hidden_comm[bw as usize] += t * 1e3 * reps / per_layer;
                     continue;
                 }
-                t
+                match chunks {
+                    // The first chunk has no GEMM to hide behind yet; the others run under
+                    // the GEMM chunks before them.
+                    Some(k) if is_layer_node(n, layers) => {
+                        hidden_comm[bw as usize] += t * 1e3 * reps * (1.0 - 1.0 / k) / per_layer;
+                        t / k
+                    }
+                    _ => t,
+                }
             }
             op => match predictor.predict(op, gpu, &Context::IN_MODEL) {
                 // Math or bytes at 0 ms is a missing price, listed rather than summed.
@@ -541,15 +554,17 @@ pub fn train_step(
     graph
         .check_scale()
         .map_err(wavecast_workload::WorkloadError::from)?;
-    let sec = price_micro_batch(&graph, spec, &l, topo, gpu, predictor, comm)?;
+    let sec = price_micro_batch(&graph, spec, &l, o.stack, topo, gpu, predictor, comm)?;
     assemble(spec, o, topo, gpu, predictor, comm, &sec)
 }
 
 /// Prices one GPU's micro-batch graph of a transformer built for layout `l`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn price_micro_batch(
     graph: &Graph,
     spec: &TransformerSpec,
     l: &Layout,
+    stack: Stack,
     topo: &Topology,
     gpu: &Gpu,
     predictor: &dyn Predictor,
@@ -558,7 +573,12 @@ pub(crate) fn price_micro_batch(
     let fabric = Fabric { layout: l, topo, gpu, comm };
     let mut sec = sections(graph, spec.layers, gpu, predictor, comm, |n| {
         let axis = Axis::of_node(&n.name);
-        Route::Inline(axis, fabric.link(axis))
+        match &n.op {
+            Op::Comm(c) if stack.tp_comm_overlap && axis == Axis::Tensor && l.tp > 1 && matches!(c.kind, CommKind::AllGather | CommKind::ReduceScatter) => {
+                Route::Overlapped(axis, fabric.link(axis), u32::try_from(l.tp).unwrap_or(u32::MAX))
+            }
+            _ => Route::Inline(axis, fabric.link(axis)),
+        }
     })?;
     sec.flops = graph
         .nodes
@@ -631,15 +651,21 @@ pub(crate) fn assemble(
     if l.dp > 1 {
         if l.zero < 3 {
             let kind = if l.zero == 0 { CommKind::AllReduce } else { CommKind::ReduceScatter };
-            dp_exposed += exposed_after_backward(grad_bytes, stages[0].1, |b| fabric.ms(kind, b, Axis::Data));
+            dp_exposed += if o.stack.grad_reduce_overlap {
+                exposed_after_backward(grad_bytes, stages[0].1, |b| fabric.ms(kind, b, Axis::Data))
+            } else {
+                fabric.ms(kind, grad_bytes, Axis::Data)
+            };
             let buckets = (grad_bytes / BUCKET_BYTES).ceil().max(1.0) as u64;
             let whole = fabric.ms(kind, grad_bytes, Axis::Data);
             collectives.push(fabric.row(Axis::Data, kind, buckets, grad_bytes / buckets as f64, whole));
         }
         if l.zero == 1 || l.zero == 2 {
-            // Updated weight shards are gathered after the optimizer step, before the next one.
+            // Updated weight shards are gathered after the optimizer step, before the next one;
+            // a stack that overlaps the gather runs it under the first micro-batch's forward.
             let ag = fabric.ms(CommKind::AllGather, grad_bytes, Axis::Data);
-            dp_exposed += ag;
+            let cover = if o.stack.param_gather_overlap { stages[0].0 } else { 0.0 };
+            dp_exposed += (ag - cover).max(0.0);
             collectives.push(fabric.row(Axis::Data, CommKind::AllGather, 1, grad_bytes, ag));
         }
     }
@@ -741,15 +767,6 @@ fn optimizer_ms(
     }
 }
 
-/// FP32 vocabulary-wide tensors alive at the loss's peak (see [`memory`]): the saved
-/// log-probabilities and their gradient, 10 bytes per token and vocabulary entry with BF16
-/// logits. Measured on an H100 (`data/measurements/h100/physics/loss_memory.csv`): eager
-/// PyTorch's cross entropy on the FP32 upcast holds 12.9 bytes at its peak, the same function
-/// under torch.compile 4.0. The training stack is not part of a layout, so the count sits
-/// between: the plain-PyTorch steps measured on the H100 and H200 (`bench/results/steps.md`)
-/// come out 9–18 % low at 16K tokens, and torchtitan's compiled runs at 32K tokens per GPU
-/// (8 × H100, 80 GB), which the eager count would refuse, fit.
-const LOSS_FP32_COPIES: f64 = 2.0;
 
 /// Memory of the most loaded stage: model states of its parameters (ZeRO-sharded), the
 /// activations of the micro-batches 1F1B keeps in flight there, and buffers.
@@ -785,9 +802,9 @@ fn memory(
             mem.activations += tokens * spec.hidden as f64 * d * in_flight as f64;
         }
         if i + 1 == layers.len() {
-            // The loss of one micro-batch when backward starts: the logits in the storage
-            // format, the FP32 log-probabilities saved for backward and their FP32 gradient.
-            mem.activations += tokens * spec.vocab.div_ceil(l.tp) as f64 * (d + LOSS_FP32_COPIES * 4.0);
+            // The loss of one micro-batch when backward starts: the vocabulary-wide tensors
+            // the stack's loss kernel keeps (logits, FP32 work, gradient).
+            mem.activations += tokens * spec.vocab.div_ceil(l.tp) as f64 * o.stack.loss.bytes_per_token_entry(d);
         }
         let gathered = if l.zero == 3 {
             2.0 * sec.layer_params * d

@@ -136,6 +136,72 @@ pub struct GroupStrides {
     pub dp: u64,
 }
 
+/// How a training stack computes the language-model loss, which sets the vocabulary-wide
+/// memory alive when backward starts (bytes per token and vocabulary entry, see
+/// [`LossKernel::bytes_per_token_entry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossKernel {
+    /// Plain PyTorch: `F.cross_entropy` on the logits upcast to FP32, run eagerly.
+    #[default]
+    Eager,
+    /// One fused loss kernel (torch.compile of the same function, or Transformer Engine's
+    /// fused cross entropy): only the logits and their gradient, in the storage format.
+    Fused,
+    /// Megatron-Core's vocabulary-parallel cross entropy: the logits upcast to FP32 once and
+    /// worked on in place (softmax and its gradient share that buffer).
+    VocabParallel,
+}
+
+/// Peak bytes per token and vocabulary entry of eager PyTorch's cross entropy on the FP32
+/// upcast of BF16 logits, measured on an H100 (`data/measurements/h100/physics/loss_memory.csv`,
+/// `tools/collect/loss_memory.py`): the BF16 logits and FP32 tensors of their size alive
+/// together in backward.
+pub const EAGER_LOSS_BYTES_AT_BF16: f64 = 12.94;
+
+impl LossKernel {
+    /// Bytes per token and vocabulary entry alive at the loss's peak with logits stored in
+    /// `storage_bytes`-byte elements. Eager: the measured 12.94 at BF16, i.e. the logits plus
+    /// 10.94 bytes of FP32 work; fused: the logits and their gradient (measured 4.0 at BF16
+    /// under torch.compile); vocabulary-parallel: the logits plus one FP32 buffer (counted from
+    /// Megatron-Core's kernel, not measured).
+    pub fn bytes_per_token_entry(self, storage_bytes: f64) -> f64 {
+        match self {
+            LossKernel::Eager => storage_bytes + (EAGER_LOSS_BYTES_AT_BF16 - 2.0),
+            LossKernel::Fused => 2.0 * storage_bytes,
+            LossKernel::VocabParallel => storage_bytes + 4.0,
+        }
+    }
+}
+
+/// The training software that runs the step, where it changes the step's time or memory. Not
+/// part of a layout: the same layout runs differently under plain PyTorch and Megatron-Core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Stack {
+    pub loss: LossKernel,
+    /// Tensor-parallel all-gathers and reduce-scatters (sequence parallelism) pipelined with the
+    /// GEMMs they feed or drain (Megatron-Core's `--tp-comm-overlap`, userbuffers): one chunk
+    /// of `tp` stays exposed, the rest hides behind the layer's compute.
+    pub tp_comm_overlap: bool,
+    /// ZeRO-1/2's gather of the updated weights runs under the next step's first forward pass
+    /// (Megatron-Core's `--overlap-param-gather`) instead of after the optimizer step.
+    pub param_gather_overlap: bool,
+    /// Gradient buckets are reduced while the last backward pass still runs (PyTorch DDP,
+    /// FSDP, Megatron-Core); without it (Megatron-LM's 2021 local DDP) the whole reduction
+    /// waits for the backward pass to end.
+    pub grad_reduce_overlap: bool,
+}
+
+impl Stack {
+    /// Plain PyTorch, eager: what `predict` and `plan train` assume.
+    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true };
+    /// torch.compile'd stacks (torchtitan, torchao) and stacks with a fused loss kernel.
+    pub const FUSED_LOSS: Stack = Stack { loss: LossKernel::Fused, ..Stack::EAGER };
+    /// Megatron-Core as NeMo and Megatron-Bridge run it: vocabulary-parallel loss, tensor- and
+    /// data-parallel communication overlapped.
+    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true };
+}
+
 /// A training run: the global batch and sequence, formats, optimizer and layout.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainOptions {
@@ -149,6 +215,8 @@ pub struct TrainOptions {
     pub dtype: DType,
     pub optimizer: OptimizerKind,
     pub layout: Layout,
+    /// The software running the step ([`Stack::EAGER`] unless a caller knows better).
+    pub stack: Stack,
 }
 
 impl TrainOptions {
@@ -429,7 +497,7 @@ mod tests {
     }
 
     fn opts(layout: Layout) -> TrainOptions {
-        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout }
+        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER }
     }
 
     #[test]
@@ -514,7 +582,7 @@ mod tests {
     fn expert_parallelism_folds_over_tensor_context_and_data_ranks() {
         let cfg = r#"{"model_type":"qwen3_moe","hidden_size":512,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":4,"intermediate_size":1024,"moe_intermediate_size":256,"num_experts":128,"num_experts_per_tok":8,"vocab_size":1000}"#;
         let spec = TransformerSpec::from_json(cfg, "tiny-moe").unwrap();
-        let o = |l: Layout| TrainOptions { global_batch: 64, seq: 256, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: l };
+        let o = |l: Layout| TrainOptions { global_batch: 64, seq: 256, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: l, stack: Stack::EAGER };
         assert!(o(Layout { tp: 2, dp: 32, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
         assert!(o(Layout { tp: 2, cp: 2, dp: 16, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
         let e = o(Layout { tp: 2, dp: 16, ep: 64, ..Layout::default() }).validate(&spec, Some(32)).unwrap_err().to_string();

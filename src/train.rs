@@ -140,6 +140,25 @@ pub fn train_step(req: &PredictRequest) -> Result<TrainStep> {
     Ok(TrainStep { report, per_op })
 }
 
+/// `predict`'s answer for one step as `--json` prints it: a transformer's training step on the
+/// one training route ([`train_step`]), any other workload's step the per-op report.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum StepAnswer {
+    Train(Box<TrainStep>),
+    Step(Box<crate::Prediction>),
+}
+
+/// Answers a [`PredictRequest`] of one step (`--mode inference|train`, no layout flags) as
+/// `predict --json` does.
+pub fn predict_answer(req: &PredictRequest) -> Result<StepAnswer> {
+    if crate::trains_as_layout(req) {
+        Ok(StepAnswer::Train(Box::new(train_step(req)?)))
+    } else {
+        Ok(StepAnswer::Step(Box::new(crate::predict(req)?)))
+    }
+}
+
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.
 pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;

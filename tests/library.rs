@@ -25,8 +25,14 @@ fn step_by_step_flow_equals_the_one_call_request_and_the_cli() {
     let one_call = wavecast::predict(&req).unwrap();
     assert_eq!(serde_json::to_value(&step).unwrap(), serde_json::to_value(&one_call).unwrap());
 
+    // The CLI answers a transformer's training step on the one training route: the layout
+    // report with the per-op detail beside it (`train_step`), whose per-op numbers are these.
     let cli = cli_json(&["predict", "--model", "gpt2", "--gpu", "a100-sxm-80gb", "--batch", "4", "--seq", "512", "--mode", "train"]);
-    assert_eq!(serde_json::to_value(&one_call).unwrap(), cli);
+    assert_eq!(serde_json::to_value(wavecast::train_step(&req).unwrap()).unwrap(), cli);
+    let one_call = serde_json::to_value(&one_call).unwrap();
+    for key in ["total_ms", "interval_ms", "phases", "classes", "provenance", "flops", "bytes", "memory_gb", "params"] {
+        assert_eq!(one_call[key], cli[key], "{key}");
+    }
     assert!(step.total_ms > 0.0 && step.phases.backward.is_some());
 }
 

@@ -44,7 +44,8 @@ where
 /// `wavecast predict --json`: one workload on one GPU. Takes and returns JSON.
 #[pyfunction]
 fn predict(py: Python<'_>, request: &str) -> PyResult<String> {
-    call(py, request, wavecast::predict)
+    // As the CLI's `--json`: a transformer's training step on the one training route.
+    call(py, request, wavecast::predict_answer)
 }
 
 /// `wavecast predict --mode serve --json`: LLM serving on one GPU type. Takes and returns JSON.

@@ -213,6 +213,8 @@ def predict(
 
     Returns:
         A :class:`Prediction`: ``total_ms``, ``interval_ms``, ``phases.forward``, ``classes``, …
+        A transformer's training step also carries the layout report's keys (``step_ms``,
+        ``parts``, ``memory_gb``, ``mfu``, …), as :func:`train` with ``dp=1`` answers it.
 
     Raises:
         WavecastError: (a ``ValueError``) with the CLI's one-line message on bad input.

@@ -305,15 +305,8 @@ fn run_question(q: &Question, given: &[(String, String)]) -> std::result::Result
     let request = request_json(q, given)?;
     let inputs = Node::of(&request).map_err(|e| e.to_string())?;
     let report = match q.kind {
-        Kind::Predict => {
-            let req: wavecast::PredictRequest = parse(request)?;
-            // A transformer's training step answers as the CLI's `--json` does (one route).
-            if wavecast::trains_as_layout(&req) {
-                node(wavecast::train_step(&req))
-            } else {
-                node(wavecast::predict(&req))
-            }
-        }
+        // A transformer's training step answers as the CLI's `--json` does (one route).
+        Kind::Predict => node(wavecast::predict_answer(&parse(request)?)),
         Kind::Serve => node(wavecast::serve(&parse(request)?)),
         Kind::ServeSim => node(wavecast::serve_sim(&parse(request)?)),
         Kind::Compare => node(wavecast::compare(&parse(request)?)),

@@ -372,9 +372,17 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     let f = spec.ffn as f64;
     let dropout = spec.arch != Arch::Llama;
     let mask = if dropout { 1.0 } else { 0.0 };
-    // Sharded by tensor parallelism: Q, K, V, the projection input, the MLP's inner tensors.
-    let mlp_inner = if spec.activation == Activation::SwiGlu { 3.0 * f } else { 2.0 * f };
-    let inner = s * b * (q + 2.0 * kv + q + mlp_inner) * d;
+    // FP8 training (Transformer Engine's linears): a GEMM keeps its input for the weight
+    // gradient as the FP8 copy it cast in forward, one byte, not the BF16 tensor — the QKV and
+    // fc1 inputs (the norms' outputs) and fc2's input. The output projection's input is also
+    // fused attention's output, which the kernel's backward reads in BF16: it keeps both.
+    let fp8 = o.dtype == DType::Fp8;
+    let gemm_input = if fp8 { 1.0 } else { d };
+    let projection_input = if fp8 { d + 1.0 } else { d };
+    // Sharded by tensor parallelism: Q, K, V, the projection input, the MLP's inner tensors
+    // (fc1's outputs, which the activation's backward reads, and fc2's input).
+    let fc1_outputs = if spec.activation == Activation::SwiGlu { 2.0 * f } else { f };
+    let inner = s * b * ((q + 2.0 * kv + fc1_outputs) * d + q * projection_input + f * gemm_input);
     let fused_core = spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32);
     let scores = if fused_core || l.recompute == Recompute::Selective {
         0.0
@@ -382,8 +390,9 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
         // Softmax output, its dropout mask and dropout output.
         (spec.heads as f64) * s * (s * l.cp as f64) * b * (d + mask * (1.0 + d))
     };
-    // Replicated unless sequence-parallel: block inputs (attention, MLP), norm inputs, masks.
-    let outer = sbh * (2.0 * d + 2.0 * d + 2.0 * mask);
+    // Replicated unless sequence-parallel: block inputs (attention, MLP: the QKV and fc1
+    // GEMMs' inputs), norm inputs, masks.
+    let outer = sbh * (2.0 * gemm_input + 2.0 * d + 2.0 * mask);
     let outer_share = if l.sequence_parallel { 1.0 / t } else { 1.0 };
     (inner + scores) / t + outer * outer_share
 }
@@ -605,6 +614,25 @@ mod tests {
         assert!(Layout::spans_nodes(s.pp, l.pp, 8));
         assert!(!Layout::spans_nodes(s.dp, 1, 8));
         assert!(!Layout::spans_nodes(2, 4, 8));
+    }
+
+    /// FP8 training keeps the FP8 copies its GEMMs cast as their saved inputs: per token of a
+    /// Llama layer (h 512, f 1024, no tensor parallelism) BF16 keeps Q, K, V, the projection's
+    /// input (4h), gate and up (2f), fc2's input (f) and four h-wide block and norm inputs at 2
+    /// bytes; FP8 keeps the QKV and fc1 inputs and fc2's input at 1 byte and the projection's
+    /// input twice (BF16 for attention's backward, FP8 for the GEMM).
+    #[test]
+    fn fp8_training_keeps_the_fp8_copies_of_gemm_inputs() {
+        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
+        let spec = TransformerSpec::from_json(cfg, "tiny").unwrap();
+        let mut o = opts(Layout::default());
+        o.seq = 128;
+        let (h, f, tokens) = (512.0, 1024.0, 128.0);
+        o.dtype = DType::Bf16;
+        assert_eq!(o.layer_activation_bytes(&spec), tokens * (4.0 * h * 2.0 + 3.0 * f * 2.0 + 4.0 * h * 2.0));
+        o.dtype = DType::Fp8;
+        let fp8 = tokens * (3.0 * h * 2.0 + h * 3.0 + 2.0 * f * 2.0 + f * 1.0 + 2.0 * h * 1.0 + 2.0 * h * 2.0);
+        assert_eq!(o.layer_activation_bytes(&spec), fp8);
     }
 
     #[test]

@@ -156,6 +156,8 @@ struct Worker<'a> {
     /// Whether the group scheduled this iteration.
     group_scheduled: bool,
     grouped: bool,
+    /// Iterations to wait before regrouping after the group had to be taken apart.
+    hold_ungrouped: u32,
     admitted: u64,
     /// Scratch lists kept between iterations (no allocation per iteration).
     plan: Vec<(usize, u64)>,
@@ -167,6 +169,9 @@ struct Worker<'a> {
     busy_until: Option<f64>,
     decode_seqs_total: u64,
 }
+
+/// Iterations a worker keeps its running sequences apart after its group had to be taken apart.
+const HOLD_UNGROUPED: u32 = 16;
 
 fn blocks_for(tokens: u64, block: u64) -> u64 {
     tokens.div_ceil(block)
@@ -183,6 +188,7 @@ impl<'a> Worker<'a> {
             group: DecodeGroup::new(cfg.block_size),
             group_scheduled: false,
             grouped,
+            hold_ungrouped: 0,
             admitted: 0,
             plan: Vec::new(),
             finished: Vec::new(),
@@ -221,6 +227,10 @@ impl<'a> Worker<'a> {
 
     /// Moves the running sequences that decode into the group (after an iteration completes).
     fn regroup(&mut self) {
+        if self.hold_ungrouped > 0 {
+            self.hold_ungrouped -= 1;
+            return;
+        }
         if !self.grouped || self.running.iter().all(|s| s.computed < s.prompt) {
             return;
         }
@@ -302,7 +312,12 @@ impl<'a> Worker<'a> {
         let (budget, preempted) = match self.schedule_grouped(prompts_only) {
             Some(budget) => (budget, false),
             None => {
-                self.ungroup();
+                if !self.group.is_empty() {
+                    self.ungroup();
+                    // What needed them one by one (pages short, a preemption) tends to last:
+                    // regrouping at once would only be undone again.
+                    self.hold_ungrouped = HOLD_UNGROUPED;
+                }
                 self.schedule_running(preemptions, prompts_only)
             }
         };
@@ -472,26 +487,10 @@ impl Worker<'_> {
         let none = Skipped { iterations: 0, seqs: 0 };
         // Iteration i (0 the scheduled one) ends with the sequences that had i + 1 tokens to go.
         let fewest_to_go = if self.group.is_empty() { self.running.iter().map(|s| s.output - s.generated).min().unwrap_or(0) } else { self.group.fewest_to_go() };
-        let most = fewest_to_go.saturating_sub(1);
-        if most == 0 || end >= limit_s {
-            return (end, none);
-        }
-        let seqs = b.decode_seqs;
-        // Iterations 1..=j: each starts where the last ended, before the limit.
-        let mut ends = Vec::new();
-        let mut j = 0;
-        self.cost.decode_steps(seqs, b.decode_context + seqs, &mut |next| {
-            if !(next.is_finite() && next > 0.0) {
-                return false;
-            }
-            j += 1;
-            end += next / 1e3;
-            ends.push(end);
-            j < most && end < limit_s
-        });
+        let mut most = fewest_to_go.saturating_sub(1);
         // Fewer if the pages they need run out: the most that fit (the need only grows with j).
-        if self.pages_for(j) > self.free_blocks {
-            let (mut fits, mut short) = (0, j);
+        if most > 0 && end < limit_s && self.pages_for(most) > self.free_blocks {
+            let (mut fits, mut short) = (0, most);
             while short - fits > 1 {
                 let mid = (fits + short) / 2;
                 if self.pages_for(mid) <= self.free_blocks {
@@ -500,10 +499,24 @@ impl Worker<'_> {
                     short = mid;
                 }
             }
-            j = fits;
+            most = fits;
         }
+        if most == 0 || end >= limit_s {
+            return (end, none);
+        }
+        let seqs = b.decode_seqs;
+        // Iterations 1..=j: each starts where the last ended, before the limit.
+        let mut j = 0;
+        self.cost.decode_steps(seqs, b.decode_context + seqs, &mut |next| {
+            if !(next.is_finite() && next > 0.0) {
+                return false;
+            }
+            j += 1;
+            end += next / 1e3;
+            j < most && end < limit_s
+        });
         if j == 0 {
-            return (start_s + ms / 1e3, none);
+            return (end, none);
         }
         let need = self.pages_for(j);
         self.free_blocks -= need;
@@ -515,7 +528,7 @@ impl Worker<'_> {
             s.blocks = s.blocks.max(owned);
         }
         self.decode_seqs_total += j * seqs;
-        (ends[j as usize - 1], Skipped { iterations: j, seqs: j * seqs })
+        (end, Skipped { iterations: j, seqs: j * seqs })
     }
 
     /// Pages the running sequences need beyond their own to decode `j` more tokens each after

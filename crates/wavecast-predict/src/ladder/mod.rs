@@ -223,7 +223,16 @@ impl Ladder {
     /// of its libraries) carries beyond its kernel: the table's fastest time, when the table
     /// spans shapes at least [`FLOOR_SPAN`] times apart in time (so its fastest is a shape too
     /// small to be anything but launch and host work); else 0. `None` from a surface.
+    ///
+    /// A fused MoE has none: its floor (15–40 µs at one token) is its own kernels' GPU time —
+    /// routing, permutation, two grouped GEMMs reading every routed expert's weights — which
+    /// the GPUs' figures scale like the rest. GB200 and B200 left out in turn, MoE mean APE per
+    /// format with that floor kept as is 3.7–7.7 %, copying the sibling 4.4–9.9 %, the whole
+    /// time scaled by the roofline ratio 3.1–7.4 % (`bench/results/ladder.md`).
     fn overhead(&self, q: &Query, from: &Gpu) -> Option<f64> {
+        if matches!(q.shape, Shape::Moe { .. }) {
+            return Some(0.0);
+        }
         let (libraries, _) = self.own_tables(q, from)?;
         let table = match q.library.as_deref().and_then(|l| libraries.get(l)) {
             Some(table) => table,
@@ -235,12 +244,23 @@ impl Ladder {
 
     /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape, the part above
     /// its table's overhead scaled by the roofline ratio (the overhead is launch and host work,
-    /// which no GPU figure scales), and whether that table timed host work.
+    /// which no GPU figure scales), and whether that table timed host work. A kernel table that
+    /// timed host work is carried as is: its host cost is not only its floor but grows with the
+    /// shape (per-token quantisation, MLA's module glue on the CPU side), and scaling what lies
+    /// above the floor by the GPUs' figures did worse than copying it (GB200 and B200 left out
+    /// in turn: block-FP8 GEMMs 41.7 / 77.2 % against copying's 41.2 / 74.6 %, MLA 38.7–41.8 /
+    /// 69.0–80.2 % against 36.2–39.9 / 63.2–75.4 %). Collectives keep the scaling: their part
+    /// above the floor is link time, which the ratio carries (B200's eager all-reduces 34.4 %
+    /// scaled against 40.1 % copied).
     fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup, bool)> {
         let there = self.measured(q, from)?;
         let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
         let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
-        Some((overhead + (there.seconds - overhead) * ratio, there, overhead >= tables::HOST_BOUND_SECONDS))
+        let host_bound = overhead >= tables::HOST_BOUND_SECONDS;
+        if host_bound && !matches!(q.shape, Shape::Collective { .. }) {
+            return Some((there.seconds, there, true));
+        }
+        Some((overhead + (there.seconds - overhead) * ratio, there, host_bound))
     }
 
     /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
@@ -347,6 +367,23 @@ mod tests {
         assert!((sglang.seconds / vllm.seconds - 2.0).abs() < 1e-9, "{vllm:?} {sglang:?}");
     }
 
+    /// A fused MoE's floor is GPU work, scaled with the rest: its transfer is the sibling's
+    /// time times the roofline ratio, where a GEMM table of the same times keeps its floor.
+    #[test]
+    fn a_fused_moes_floor_is_scaled_with_the_rest() {
+        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 4096, inter: 1536, topk: 8, experts: 128, tp: 1, ep: 1, balanced: true }, ..timing("h100-sxm", 1, ms) };
+        let rows = [moe(1, 0.2), moe(8192, 4.0)];
+        let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
+        let (h100, h200) = (Gpu::find("h100-sxm").unwrap(), Gpu::find("h200").unwrap());
+        let p = ladder.price(&Query::of(&Timing { gpu: "h200".into(), ..rows[0].clone() }), &h200).unwrap();
+        let ratio = transfer::roofline_ratio(&rows[0].shape, Precision::Bf16, &h100, &h200).unwrap();
+        assert!(ratio < 0.9, "H200's memory is faster: {ratio}");
+        assert!((p.seconds / (0.2e-3 * ratio) - 1.0).abs() < 1e-9, "{p:?}, ratio {ratio}");
+        // A GEMM table with the same span keeps its 30 µs floor as host work.
+        let gemm = price_on_h200(&[timing("h100-sxm", 1, 0.03), timing("h100-sxm", 4096, 1.0)], 1);
+        assert!((gemm.seconds / 0.03e-3 - 1.0).abs() < 1e-9, "{gemm:?}");
+    }
+
     /// A sibling whose every measurement carries 200 µs of host work passes that floor on as
     /// is (no GPU figure scales a host), and says it is unsure by a host's worth; a table of
     /// kernel-only times is scaled and keeps the narrow interval.
@@ -356,6 +393,9 @@ mod tests {
         assert_eq!(host_bound.provenance.rung, Rung::Transfer);
         assert!((host_bound.seconds / 0.2e-3 - 1.0).abs() < 1e-9, "{host_bound:?}");
         assert!((host_bound.hi / host_bound.seconds).ln() >= HOST_BOUND_HALF_WIDTH - 1e-9, "{host_bound:?}");
+        // Above its floor too: a kernel table that timed host work is carried as is.
+        let above = price_on_h200(&[timing("h100-sxm", 1, 0.2), timing("h100-sxm", 4096, 1.0)], 4096);
+        assert!((above.seconds / 1.0e-3 - 1.0).abs() < 1e-9, "{above:?}");
         let kernel_only = price_on_h200(&[timing("h100-sxm", 1, 0.004), timing("h100-sxm", 4096, 0.02)], 4096);
         assert_eq!(kernel_only.provenance.rung, Rung::Transfer);
         assert!((kernel_only.hi / kernel_only.seconds).ln() < HOST_BOUND_HALF_WIDTH, "{kernel_only:?}");

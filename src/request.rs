@@ -352,6 +352,12 @@ pub struct PredictRequest {
     #[arg(long, value_name = "DTYPE", alias = "kv-cache-dtype")]
     #[serde(default)]
     pub kv_dtype: Option<String>,
+    /// Serve mode: the serving engine the batch runs in, whose memory share, host time per
+    /// iteration and kernel tables apply: vllm, sglang or trtllm [default: vllm] (as serve-sim's
+    /// --backend).
+    #[arg(long, value_name = "ENGINE")]
+    #[serde(default)]
+    pub backend: Option<String>,
     #[command(flatten)]
     #[serde(default, skip_serializing_if = "LayoutArgs::is_empty")]
     pub layout: LayoutArgs,
@@ -422,7 +428,7 @@ impl PredictRequest {
     /// formats outside serve mode, `seq`/`attention`/`optimizer` and the layout in serve mode,
     /// `optimizer`, the layout and `tp` in plain inference.
     pub fn check_flags(&self) -> Result<()> {
-        let serving = self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() || self.kv_dtype.is_some();
+        let serving = self.input_len.is_some() || self.output_len.is_some() || self.weights.is_some() || self.kv_dtype.is_some() || self.backend.is_some();
         let message = match self.mode {
             ModeChoice::Serve if self.seq.is_some() || self.attention.is_some() || self.optimizer.is_some() => {
                 "--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)"
@@ -431,7 +437,7 @@ impl PredictRequest {
             ModeChoice::Serve => return Ok(()),
             ModeChoice::Inference if self.optimizer.is_some() => "--optimizer applies to --mode train only",
             ModeChoice::Inference if self.layout.any() => "layout flags (--dp, --tp, --pp, …) apply to --mode train",
-            _ if serving => "--input-len, --output-len, --weights and --kv-dtype apply to --mode serve only",
+            _ if serving => "--input-len, --output-len, --weights, --kv-dtype and --backend apply to --mode serve only",
             ModeChoice::Inference if self.tp != defaults::TP => "--tp applies to --mode serve and --mode train only",
             _ => return Ok(()),
         };

@@ -59,7 +59,11 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
     let ladder = ladder_for(req.predictor(), req.ops_data.as_deref())?;
-    let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
+    let backend = match &req.backend {
+        Some(name) => name.parse().map_err(Error::new)?,
+        None => wavecast_sim::serve::default_backend(),
+    };
+    let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)
 }

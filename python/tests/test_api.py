@@ -81,6 +81,15 @@ def test_serve(wavecast, cli):
     assert isinstance(s, wavecast.ServeReport)
 
 
+def test_serve_in_a_named_engine_matches_the_cli(wavecast, cli):
+    s = wavecast.serve("qwen2.5-7b", gpu="h100", batch=8, input_len=1000, output_len=50, backend="trtllm")
+    want = cli.json("predict", "--model", "qwen2.5-7b", "--gpu", "h100", "--mode", "serve", "--batch", 8,
+                    "--input-len", 1000, "--output-len", 50, "--backend", "trtllm")
+    assert s.to_dict() == want and want["backend"] == "trtllm"
+    vllm = wavecast.serve("qwen2.5-7b", gpu="h100", batch=8, input_len=1000, output_len=50)
+    assert s.decode_ms < vllm.decode_ms
+
+
 def test_serve_prices_from_measured_tables_as_the_cli_does(wavecast, cli, monkeypatch):
     ops = os.path.join(ROOT, "tests", "fixtures", "modern")
     s = wavecast.serve("llama-3.1-8b", gpu="h200", input_len=1000, output_len=8, ops_data=ops)

@@ -255,6 +255,7 @@ def serve(
     quant: Optional[str] = None,
     allow_partial: bool = False,
     price: Union[None, float, str, Mapping[str, float]] = None,
+    backend: Optional[str] = None,
 ) -> ServeReport:
     """Predicts serving an LLM on one GPU type (``wavecast predict --mode serve --json``):
     ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
@@ -267,7 +268,9 @@ def serve(
     bf16). Kernels are priced by the
     ``"ladder"`` predictor unless ``predictor`` names another: measured tables of the GPU from
     ``ops_data`` (or ``$WAVECAST_OPS_DATA``) first, then a measured sibling's, then physics.
-    ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it).
+    ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it). ``backend``
+    (``"vllm"``, ``"sglang"`` or ``"trtllm"``, default vLLM) is the engine the batch runs in, as
+    in :func:`serve_sim`.
     Returns a :class:`ServeReport` (``prefill_ms``, ``decode_ms``, ``total_ms``,
     ``tokens_per_s``, ``memory_gb``, ``tokens_per_usd``, …). Raises :class:`WavecastError`
     (a ``ValueError``) on bad input, e.g. a model that does not fit in memory.
@@ -286,6 +289,7 @@ def serve(
         "dtype": _str("dtype", dtype),
         "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
+        "backend": _str("backend", backend),
         "predictor": _str("predictor", predictor),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),

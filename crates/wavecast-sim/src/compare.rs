@@ -43,7 +43,7 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
     for gpu in gpus {
         for &tp in tps {
             let o = ServeOptions { tp, ..base.clone() };
-            match serve(spec, gpu, pricing, &o) {
+            match serve(spec, gpu, pricing, &o, crate::serve::default_backend()) {
                 Ok(r) => results.push(r),
                 Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
             }

@@ -183,16 +183,17 @@ pub fn default_backend() -> Backend {
 }
 
 /// Predicts the serving workload `o` of `spec` on `gpu` (each of the `o.tp` GPUs) as the
-/// simulator runs it with a fixed batch and no arrivals ([`Prepared::run_batch`]), or says why
-/// it cannot run (bad TP, too large for memory, zero lengths).
-pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions) -> Result<ServeReport, SimError> {
+/// simulator runs it in `backend`'s engine with a fixed batch and no arrivals
+/// ([`Prepared::run_batch`]), or says why it cannot run (bad TP, too large for memory, zero
+/// lengths).
+pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions, backend: Backend) -> Result<ServeReport, SimError> {
     o.validate(spec)?;
     // The op graphs of the prefill and a middle decode step: the GPU must have units for every
     // format, and they say where the prices come from and which ops nothing prices.
     let comm = CommModel::default();
     let prefill_graph = estimate_with(&o.prefill_graph(spec)?, gpu, pricing.ops, Some(&comm))?;
     let decode_graph = estimate_with(&o.decode_graph(spec, o.output_len / 2)?, gpu, pricing.ops, Some(&comm))?;
-    let options = batch_options(o, default_backend())?;
+    let options = batch_options(o, backend)?;
     let prepared = Prepared::with_pricing(spec, gpu, &options, o.context()?, pricing)?;
     let run = prepared.run_batch(spec, o.batch, o.input_len, o.output_len)?;
     let prefill_ms = run.prefill.total_ms();
@@ -281,7 +282,7 @@ mod tests {
         let spec = preset("llama-3.2-1b").unwrap();
         let mut o = ServeOptions::new(4, 256, 100, DType::Bf16);
         o.tp = 2;
-        let r = serve(&spec, cat.get("h100-sxm").unwrap(), ROOFLINE, &o).unwrap();
+        let r = serve(&spec, cat.get("h100-sxm").unwrap(), ROOFLINE, &o, default_backend()).unwrap();
         let v = serde_json::to_value(&r).unwrap();
         for key in ["prefill_ms", "decode_ms", "total_ms", "tokens_per_s", "weight_gb", "kv_cache_gb", "memory_gb", "comm_share"] {
             assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", v[key]);
@@ -302,7 +303,7 @@ mod tests {
         let gpu = cat.get("h100-sxm").unwrap();
         let spec = preset("llama-3-8b").unwrap();
         let o = ServeOptions::new(1, 128, 8, DType::Bf16);
-        let r = serve(&spec, gpu, ROOFLINE, &o).unwrap();
+        let r = serve(&spec, gpu, ROOFLINE, &o, default_backend()).unwrap();
         let read_ms = |bytes: f64| roofline(0.0, bytes, OpClass::Memory, DType::Bf16, gpu).1 * 1e3;
         let floor = read_ms(r.weight_gb * 1e9);
         // The input embedding table is never streamed (a lookup), the KV cache adds a little;
@@ -326,7 +327,7 @@ mod tests {
                 for tp in [1, 2, 4, 8] {
                     let mut o = ServeOptions::new(2, 64, 3, DType::Bf16);
                     o.tp = tp;
-                    match serve(&spec, gpu, ROOFLINE, &o) {
+                    match serve(&spec, gpu, ROOFLINE, &o, default_backend()) {
                         Ok(r) => {
                             assert!(r.prefill_ms > 0.0 && r.decode_ms > 0.0 && r.total_ms.is_finite(), "{name} {} {tp}", gpu.id);
                             assert!(r.unpriced.is_empty(), "{:?}", r.unpriced);
@@ -349,10 +350,10 @@ mod tests {
         let cat = Catalog::builtin();
         let gpu = cat.get("h200").unwrap();
         let spec = preset("qwen3-32b").unwrap();
-        let one = serve(&spec, gpu, ROOFLINE, &ServeOptions::new(8, 1024, 16, DType::Bf16)).unwrap();
+        let one = serve(&spec, gpu, ROOFLINE, &ServeOptions::new(8, 1024, 16, DType::Bf16), default_backend()).unwrap();
         let mut o = ServeOptions::new(8, 1024, 16, DType::Bf16);
         o.tp = 4;
-        let four = serve(&spec, gpu, ROOFLINE, &o).unwrap();
+        let four = serve(&spec, gpu, ROOFLINE, &o, default_backend()).unwrap();
         // Attention heads split four ways exactly (roofline is linear in FLOPs and bytes at this size).
         let gemm = |r: &ServeReport| r.prefill_classes["attention"];
         assert!((gemm(&four) * 4.0 / gemm(&one) - 1.0).abs() < 0.01, "{} vs {}", gemm(&four), gemm(&one));
@@ -367,7 +368,7 @@ mod tests {
         let cat = Catalog::builtin();
         let spec = preset("llama-3.1-70b").unwrap();
         let o = ServeOptions::new(8, 1024, 128, DType::Bf16);
-        let e = serve(&spec, cat.get("l40").unwrap(), ROOFLINE, &o).unwrap_err().to_string();
+        let e = serve(&spec, cat.get("l40").unwrap(), ROOFLINE, &o, default_backend()).unwrap_err().to_string();
         assert!(e.contains("does not fit in memory"), "{e}");
     }
 }

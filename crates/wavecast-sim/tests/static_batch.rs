@@ -6,7 +6,7 @@ use wavecast_gpu::Catalog;
 use wavecast_ir::DType;
 use wavecast_predict::ladder::LadderOps;
 use wavecast_sim::serve::{batch_options, default_backend};
-use wavecast_sim::serving::{serve_sim, Arrival, Load, Pricing, Request};
+use wavecast_sim::serving::{serve_sim, Arrival, Backend, Load, Pricing, Request, BACKENDS};
 use wavecast_workload::presets::preset;
 use wavecast_workload::ServeOptions;
 
@@ -16,6 +16,12 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn static_serve_and_serve_sim_agree_on_one_batch() {
+    for backend in BACKENDS {
+        static_serve_and_serve_sim_agree_in(*backend);
+    }
+}
+
+fn static_serve_and_serve_sim_agree_in(backend: Backend) {
     let cat = Catalog::builtin();
     let ladder = LadderOps::shipped(None);
     // Dense and MoE models, one and several GPUs, prompt-heavy and decode-heavy batches.
@@ -25,17 +31,18 @@ fn static_serve_and_serve_sim_agree_on_one_batch() {
         let gpu = cat.get(gpu_id).unwrap();
         let mut o = ServeOptions::new(batch, input, output, DType::Bf16);
         o.tp = tp;
-        let fixed = wavecast_sim::serve(&spec, gpu, Pricing::ladder(&ladder), &o).unwrap();
+        let fixed = wavecast_sim::serve(&spec, gpu, Pricing::ladder(&ladder), &o, backend).unwrap();
+        assert_eq!(fixed.backend, backend.name);
         // serve-sim with the same engine and limits, the batch's requests all at time 0 and
         // nothing in front of the engine (no arrivals to wait for).
-        let mut options = batch_options(&o, default_backend()).unwrap();
+        let mut options = batch_options(&o, backend).unwrap();
         options.backend.frontend_ms = 0.0;
         options.backend.server_ms = 0.0;
         options.backend.server_us_per_token = 0.0;
         let load = Load { arrival: Arrival::Trace, requests: (0..batch).map(|_| Request { arrival_s: 0.0, input_len: input, output_len: output }).collect() };
         let sim = serve_sim(&spec, gpu, &load, &options).unwrap();
         let m = &sim.metrics;
-        let case = format!("{model} on {tp} × {gpu_id}, {batch} × ({input} + {output})");
+        let case = format!("{model} on {tp} × {gpu_id}, {batch} × ({input} + {output}) in {}", backend.name);
         assert!(close(m.ttft_ms.mean, fixed.prefill_ms) && close(m.ttft_ms.p99, fixed.prefill_ms), "{case}: TTFT {} vs {}", m.ttft_ms.mean, fixed.prefill_ms);
         let mean_step = (fixed.total_ms - fixed.prefill_ms) / (output - 1) as f64;
         assert!(close(m.tpot_ms.mean, mean_step), "{case}: TPOT {} vs {mean_step}", m.tpot_ms.mean);
@@ -58,6 +65,32 @@ fn a_batch_whose_cache_outgrows_the_engines_pool_does_not_fit() {
     // 48 × 8k tokens of cache is about 52 GB: more than the engine's share of an H100 leaves
     // beside 16 GB of weights and the activations of a 196k-token prefill.
     let o = ServeOptions::new(48, 4096, 4096, DType::Bf16);
-    let e = wavecast_sim::serve(&spec, cat.get("h100-sxm").unwrap(), Pricing::ladder(&ladder), &o).unwrap_err().to_string();
+    let e = wavecast_sim::serve(&spec, cat.get("h100-sxm").unwrap(), Pricing::ladder(&ladder), &o, default_backend()).unwrap_err().to_string();
     assert!(e.contains("does not fit in memory") && e.contains("KV cache"), "{e}");
+}
+
+#[test]
+fn a_static_batch_runs_in_the_engine_it_names() {
+    let cat = Catalog::builtin();
+    let ladder = LadderOps::shipped(None);
+    let spec = preset("qwen3-32b").unwrap();
+    let gpu = cat.get("h100-sxm").unwrap();
+    let mut o = ServeOptions::new(16, 1024, 64, DType::Bf16);
+    o.tp = 2;
+    let run = |name: &str| wavecast_sim::serve(&spec, gpu, Pricing::ladder(&ladder), &o, name.parse().unwrap()).unwrap();
+    let (vllm, sglang, trtllm) = (run("vllm"), run("sglang"), run("tensorrt-llm"));
+    let engine = |r: &wavecast_sim::ServeReport| r.decode_classes["engine"];
+    // Each engine's own host time per iteration is in its decode step, the kernels are the same.
+    for (r, b) in [(&vllm, "vllm"), (&sglang, "sglang"), (&trtllm, "trtllm")] {
+        let backend: Backend = b.parse().unwrap();
+        assert_eq!(r.backend, b);
+        assert!((engine(r) - backend.iteration_overhead_ms).abs() < 1e-9, "{b}: {}", engine(r));
+        assert!((r.decode_classes["layers"] - vllm.decode_classes["layers"]).abs() < 1e-9, "{b}");
+    }
+    // TensorRT-LLM's host time is shorter: so are its decode steps and the whole batch.
+    assert!(trtllm.decode_ms < vllm.decode_ms && trtllm.total_ms < vllm.total_ms);
+    // SGLang and vLLM share those constants: the same times.
+    assert!((sglang.total_ms - vllm.total_ms).abs() < 1e-9 * vllm.total_ms);
+    // And the engine is a serve-mode input: refused by name when unknown.
+    assert!("tgi".parse::<Backend>().is_err());
 }

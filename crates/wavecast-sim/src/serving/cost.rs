@@ -99,6 +99,11 @@ struct Grid {
 impl Grid {
     fn at(&self, x: f64, y: f64) -> f64 {
         let (i, fx) = locate(&self.xs, x);
+        self.at_located(i, fx, y)
+    }
+
+    /// [`Grid::at`] with x already located (`locate(&self.xs, x)`).
+    fn at_located(&self, i: usize, fx: f64, y: f64) -> f64 {
         let (j, fy) = locate(&self.ys, y);
         let v = |a: usize, b: usize| self.values[a.min(self.xs.len() - 1)][b.min(self.ys.len() - 1)];
         let (i1, j1) = ((i + 1).min(self.xs.len() - 1), (j + 1).min(self.ys.len() - 1));
@@ -436,6 +441,22 @@ impl IterationModel {
 impl StepCost for IterationModel {
     fn step_ms(&self, b: &Batch) -> f64 {
         self.parts(b).total_ms()
+    }
+
+    /// Everything but decode attention is the same in each of these iterations: priced once,
+    /// the attention grid's sequence axis located once; the sums are the ones `step_ms` makes.
+    fn decode_steps(&self, seqs: u64, context: u64, each: &mut dyn FnMut(f64) -> bool) {
+        let p = self.parts(&Batch { decode_seqs: seqs, decode_context: context, prefill: Vec::new() });
+        let (i, fx) = locate(&self.decode.xs, (seqs as f64 / self.attention_dp as f64).ceil());
+        let mut context = context;
+        loop {
+            let decode_attention_ms = self.decode.at_located(i, fx, context as f64 / seqs as f64);
+            let parts = StepParts { decode_attention_ms, ..p };
+            if !each(parts.total_ms()) {
+                break;
+            }
+            context += seqs;
+        }
     }
 }
 

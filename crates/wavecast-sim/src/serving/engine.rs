@@ -8,6 +8,7 @@
 //! Disaggregated serving runs prefill-only and decode-only workers: a prompt is prefilled on
 //! one, its KV cache crosses the link, and a decode worker generates the rest.
 
+use super::decoding::DecodeGroup;
 use super::load::{Arrival, Load};
 use crate::SimError;
 use serde::Serialize;
@@ -45,6 +46,16 @@ impl Batch {
 /// Milliseconds one iteration takes on one worker.
 pub trait StepCost {
     fn step_ms(&self, batch: &Batch) -> f64;
+
+    /// Successive decode-only iterations of `seqs` sequences, the first with `context` tokens of
+    /// cache in all (each new token included), each next one `seqs` longer: `each` gets every
+    /// iteration's time, as [`StepCost::step_ms`] gives it, and says whether to go on.
+    fn decode_steps(&self, seqs: u64, context: u64, each: &mut dyn FnMut(f64) -> bool) {
+        let mut context = context;
+        while each(self.step_ms(&Batch { decode_seqs: seqs, decode_context: context, prefill: Vec::new() })) {
+            context += seqs;
+        }
+    }
 }
 
 /// What a worker does.
@@ -84,18 +95,22 @@ pub struct EngineConfig {
 }
 
 #[derive(Debug, Clone)]
-struct Seq {
-    id: usize,
+pub(super) struct Seq {
+    pub(super) id: usize,
     /// Tokens to hold in the cache before decoding: the prompt (plus, after a preemption, the
     /// tokens generated before it).
-    prompt: u64,
-    computed: u64,
-    generated: u64,
-    output: u64,
-    blocks: u64,
+    pub(super) prompt: u64,
+    pub(super) computed: u64,
+    pub(super) generated: u64,
+    pub(super) output: u64,
+    pub(super) blocks: u64,
     /// Pages of the shared prefix this sequence reads instead of owning.
-    prefix_blocks: u64,
-    scheduled: u64,
+    pub(super) prefix_blocks: u64,
+    pub(super) scheduled: u64,
+    /// When it was admitted to run (a worker's running sequences are in this order).
+    pub(super) adm: u64,
+    /// In a [`DecodeGroup`]: the group's tick its counters are as of.
+    pub(super) since: u64,
 }
 
 /// Per request: when it arrived, produced its first token and finished (seconds).
@@ -133,7 +148,21 @@ struct Worker<'a> {
     cfg: EngineConfig,
     cost: &'a dyn StepCost,
     waiting: VecDeque<Seq>,
+    /// Running sequences in admission order, apart from those held in `group`.
     running: Vec<Seq>,
+    /// Running sequences that decode a token every iteration they are scheduled, held together
+    /// (empty where `grouped` is off, and whenever a scheduling step needs them one by one).
+    group: DecodeGroup,
+    /// Whether the group scheduled this iteration.
+    group_scheduled: bool,
+    grouped: bool,
+    /// Iterations to wait before regrouping after the group had to be taken apart.
+    hold_ungrouped: u32,
+    admitted: u64,
+    /// Scratch lists kept between iterations (no allocation per iteration).
+    plan: Vec<(usize, u64)>,
+    finished: Vec<Seq>,
+    own_events: Vec<(u64, Event)>,
     free_blocks: u64,
     /// The shared prefix's pages, once computed and kept (prefix caching).
     prefix_cached: bool,
@@ -141,17 +170,81 @@ struct Worker<'a> {
     decode_seqs_total: u64,
 }
 
+/// Iterations a worker keeps its running sequences apart after its group had to be taken apart.
+const HOLD_UNGROUPED: u32 = 16;
+
 fn blocks_for(tokens: u64, block: u64) -> u64 {
     tokens.div_ceil(block)
 }
 
 impl<'a> Worker<'a> {
-    fn new(role: Role, cfg: EngineConfig, cost: &'a dyn StepCost) -> Worker<'a> {
-        Worker { role, cfg, cost, waiting: VecDeque::new(), running: Vec::new(), free_blocks: cfg.kv_blocks, prefix_cached: false, busy_until: None, decode_seqs_total: 0 }
+    fn new(role: Role, cfg: EngineConfig, cost: &'a dyn StepCost, grouped: bool) -> Worker<'a> {
+        Worker {
+            role,
+            cfg,
+            cost,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            group: DecodeGroup::new(cfg.block_size),
+            group_scheduled: false,
+            grouped,
+            hold_ungrouped: 0,
+            admitted: 0,
+            plan: Vec::new(),
+            finished: Vec::new(),
+            own_events: Vec::new(),
+            free_blocks: cfg.kv_blocks,
+            prefix_cached: false,
+            busy_until: None,
+            decode_seqs_total: 0,
+        }
     }
 
     fn load(&self) -> usize {
-        self.running.len() + self.waiting.len()
+        self.running_count() + self.waiting.len()
+    }
+
+    fn running_count(&self) -> usize {
+        self.running.len() + self.group.len()
+    }
+
+    /// Puts the group's members back among the running sequences, in admission order.
+    fn ungroup(&mut self) {
+        if self.group.is_empty() {
+            return;
+        }
+        let members = self.group.take_all();
+        let singles = std::mem::take(&mut self.running);
+        self.running.reserve(members.len() + singles.len());
+        let (mut a, mut b) = (members.into_iter().peekable(), singles.into_iter().peekable());
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            let next = if x.adm < y.adm { a.next() } else { b.next() };
+            self.running.extend(next);
+        }
+        self.running.extend(a);
+        self.running.extend(b);
+    }
+
+    /// Moves the running sequences that decode into the group (after an iteration completes).
+    fn regroup(&mut self) {
+        if self.hold_ungrouped > 0 {
+            self.hold_ungrouped -= 1;
+            return;
+        }
+        if !self.grouped || self.running.iter().all(|s| s.computed < s.prompt) {
+            return;
+        }
+        // In place: the ones left keep their order.
+        let mut kept = 0;
+        for k in 0..self.running.len() {
+            if self.running[k].computed >= self.running[k].prompt {
+                self.group.join(self.running[k].clone());
+            } else {
+                self.running.swap(kept, k);
+                kept += 1;
+            }
+        }
+        self.running.truncate(kept);
     }
 
     fn prefix_blocks(&self) -> u64 {
@@ -203,6 +296,7 @@ impl<'a> Worker<'a> {
 
     /// Chooses the next iteration's work; counts preemptions.
     fn schedule(&mut self, preemptions: &mut u64) -> Batch {
+        // The group's members all decode: only the others can have prompt tokens to compute.
         let prompts_pending = !self.waiting.is_empty() || self.running.iter().any(|s| s.computed < s.prompt);
         if self.cfg.prefill_first && prompts_pending {
             let b = self.schedule_with(preemptions, true);
@@ -215,6 +309,73 @@ impl<'a> Worker<'a> {
 
     /// One iteration's work; with `prompts_only` the decoding sequences sit it out.
     fn schedule_with(&mut self, preemptions: &mut u64, prompts_only: bool) -> Batch {
+        let (budget, preempted) = match self.schedule_grouped(prompts_only) {
+            Some(budget) => (budget, false),
+            None => {
+                if !self.group.is_empty() {
+                    self.ungroup();
+                    // What needed them one by one (pages short, a preemption) tends to last:
+                    // regrouping at once would only be undone again.
+                    self.hold_ungrouped = HOLD_UNGROUPED;
+                }
+                self.schedule_running(preemptions, prompts_only)
+            }
+        };
+        self.admit(budget, preempted);
+        self.batch()
+    }
+
+    /// The running sequences' share of the iteration with the group kept whole, when that is
+    /// what scheduling them one by one in admission order would give: the group decodes (its
+    /// members take one token each, first) unless `prompts_only`, then the other running
+    /// sequences in order; nobody is preempted (the pages they need are free), and either the
+    /// group comes before every other running sequence or every sequence gets all it wants (so
+    /// the order does not matter). Returns the token budget left, or None (nothing changed).
+    fn schedule_grouped(&mut self, prompts_only: bool) -> Option<u64> {
+        self.group_scheduled = false;
+        if self.cfg.prefix_caching && !self.prefix_cached && self.role != Role::Decode {
+            return None;
+        }
+        let members = if prompts_only { 0 } else { self.group.len() as u64 };
+        let mut budget = self.cfg.max_batched_tokens.checked_sub(members)?;
+        let group_first = members == 0 || self.running.first().is_none_or(|s| Some(s.adm) > self.group.last_admitted());
+        let mut pages = if members > 0 { self.group.pages_due() } else { 0 };
+        let mut plan = std::mem::take(&mut self.plan);
+        plan.clear();
+        let mut all_served = true;
+        for (i, s) in self.running.iter().enumerate() {
+            if prompts_only && s.computed >= s.prompt {
+                continue;
+            }
+            let full = if s.computed < s.prompt { s.prompt - s.computed } else { 1 };
+            let Some(n) = self.want(s, budget) else {
+                all_served = false;
+                break;
+            };
+            all_served &= n == full;
+            pages += self.owned_blocks(s, s.computed + n).saturating_sub(s.blocks);
+            budget -= n;
+            plan.push((i, n));
+        }
+        let fits = pages <= self.free_blocks && (group_first || all_served);
+        if fits {
+            self.free_blocks -= pages;
+            self.group_scheduled = members > 0;
+            for &(i, n) in &plan {
+                let need = self.owned_blocks(&self.running[i], self.running[i].computed + n).saturating_sub(self.running[i].blocks);
+                let s = &mut self.running[i];
+                s.blocks += need;
+                s.scheduled = n;
+            }
+        }
+        self.plan = plan;
+        fits.then_some(budget)
+    }
+
+    /// The running sequences' share of the iteration, one by one in admission order (the group
+    /// empty); a sequence that needs a page when none is free preempts the most recently
+    /// admitted. Returns the token budget left and whether anything was preempted.
+    fn schedule_running(&mut self, preemptions: &mut u64, prompts_only: bool) -> (u64, bool) {
         let mut budget = self.cfg.max_batched_tokens;
         let mut i = 0;
         let mut preempted = false;
@@ -244,7 +405,13 @@ impl<'a> Worker<'a> {
             budget -= n;
             i += 1;
         }
-        while !preempted && budget > 0 && (self.running.len() as u64) < self.cfg.max_seqs {
+        (budget, preempted)
+    }
+
+    /// Admits waiting requests, first come first served, while the budget, the sequence limit
+    /// and the free pages allow (none after a preemption).
+    fn admit(&mut self, mut budget: u64, preempted: bool) {
+        while !preempted && budget > 0 && (self.running_count() as u64) < self.cfg.max_seqs {
             let Some(front) = self.waiting.front() else { break };
             let mut s = front.clone();
             if self.cfg.prefix_caching && self.role != Role::Decode && self.prefix_cached && s.computed == 0 {
@@ -260,10 +427,20 @@ impl<'a> Worker<'a> {
             self.free_blocks -= need;
             s.blocks = need;
             s.scheduled = n;
+            s.adm = self.admitted;
+            self.admitted += 1;
             budget -= n;
             self.running.push(s);
         }
+    }
+
+    /// What the scheduled sequences compute.
+    fn batch(&self) -> Batch {
         let mut b = Batch::default();
+        if self.group_scheduled {
+            b.decode_seqs = self.group.len() as u64;
+            b.decode_context = self.group.context();
+        }
         for s in &self.running {
             match s.scheduled {
                 0 => {}
@@ -290,8 +467,14 @@ impl Worker<'_> {
     /// else, and the engine could keep running such iterations unchanged: nothing waits that a
     /// later identical iteration could admit (the token budget, the sequence limit and the free
     /// pages only shrink while the batch decodes), and no prefix is about to be cached.
+    /// Either every running sequence is in the group or none is.
     fn decodes_alone(&self, b: &Batch) -> bool {
-        b.prefill.is_empty() && b.decode_seqs > 0 && b.decode_seqs == self.running.len() as u64 && self.role != Role::Prefill && (self.prefix_cached || !self.cfg.prefix_caching)
+        b.prefill.is_empty()
+            && b.decode_seqs > 0
+            && b.decode_seqs == self.running_count() as u64
+            && (self.group.is_empty() || self.running.is_empty())
+            && self.role != Role::Prefill
+            && (self.prefix_cached || !self.cfg.prefix_caching)
     }
 
     /// Runs, at once, the decode iterations that follow the one just scheduled (`b`, which
@@ -303,28 +486,11 @@ impl Worker<'_> {
         let mut end = start_s + ms / 1e3;
         let none = Skipped { iterations: 0, seqs: 0 };
         // Iteration i (0 the scheduled one) ends with the sequences that had i + 1 tokens to go.
-        let most = self.running.iter().map(|s| s.output - s.generated).min().unwrap_or(0).saturating_sub(1);
-        if most == 0 || end >= limit_s {
-            return (end, none);
-        }
-        let seqs = b.decode_seqs;
-        let mut context = b.decode_context;
-        // Iterations 1..=j: each starts where the last ended, before the limit.
-        let mut ends = Vec::new();
-        let mut j = 0;
-        while j < most && end < limit_s {
-            context += seqs;
-            let next = self.cost.step_ms(&Batch { decode_seqs: seqs, decode_context: context, prefill: Vec::new() });
-            if !(next.is_finite() && next > 0.0) {
-                break;
-            }
-            j += 1;
-            end += next / 1e3;
-            ends.push(end);
-        }
+        let fewest_to_go = if self.group.is_empty() { self.running.iter().map(|s| s.output - s.generated).min().unwrap_or(0) } else { self.group.fewest_to_go() };
+        let mut most = fewest_to_go.saturating_sub(1);
         // Fewer if the pages they need run out: the most that fit (the need only grows with j).
-        if self.pages_for(j) > self.free_blocks {
-            let (mut fits, mut short) = (0, j);
+        if most > 0 && end < limit_s && self.pages_for(most) > self.free_blocks {
+            let (mut fits, mut short) = (0, most);
             while short - fits > 1 {
                 let mid = (fits + short) / 2;
                 if self.pages_for(mid) <= self.free_blocks {
@@ -333,13 +499,28 @@ impl Worker<'_> {
                     short = mid;
                 }
             }
-            j = fits;
+            most = fits;
         }
+        if most == 0 || end >= limit_s {
+            return (end, none);
+        }
+        let seqs = b.decode_seqs;
+        // Iterations 1..=j: each starts where the last ended, before the limit.
+        let mut j = 0;
+        self.cost.decode_steps(seqs, b.decode_context + seqs, &mut |next| {
+            if !(next.is_finite() && next > 0.0) {
+                return false;
+            }
+            j += 1;
+            end += next / 1e3;
+            j < most && end < limit_s
+        });
         if j == 0 {
-            return (start_s + ms / 1e3, none);
+            return (end, none);
         }
         let need = self.pages_for(j);
         self.free_blocks -= need;
+        self.group.advance(j);
         for s in self.running.iter_mut() {
             s.computed += j;
             s.generated += j;
@@ -347,13 +528,13 @@ impl Worker<'_> {
             s.blocks = s.blocks.max(owned);
         }
         self.decode_seqs_total += j * seqs;
-        (ends[j as usize - 1], Skipped { iterations: j, seqs: j * seqs })
+        (end, Skipped { iterations: j, seqs: j * seqs })
     }
 
     /// Pages the running sequences need beyond their own to decode `j` more tokens each after
     /// the scheduled iteration.
     fn pages_for(&self, j: u64) -> u64 {
-        self.running.iter().map(|s| blocks_for(s.computed + 1 + j, self.cfg.block_size).saturating_sub(s.prefix_blocks).saturating_sub(s.blocks)).sum()
+        self.group.pages_ahead(j) + self.running.iter().map(|s| blocks_for(s.computed + 1 + j, self.cfg.block_size).saturating_sub(s.prefix_blocks).saturating_sub(s.blocks)).sum::<u64>()
     }
 }
 
@@ -366,8 +547,35 @@ enum Event {
 }
 
 impl Worker<'_> {
-    /// Applies the iteration's results at time `t`.
+    /// Applies the iteration's results at time `t`: events in admission order.
     fn complete(&mut self, events: &mut Vec<Event>) {
+        let mut finished = std::mem::take(&mut self.finished);
+        if std::mem::take(&mut self.group_scheduled) {
+            self.group.advance(1);
+            self.group.take_finished(&mut finished);
+        }
+        let mut own = std::mem::take(&mut self.own_events);
+        self.complete_running(&mut own);
+        for s in &finished {
+            self.free_blocks += s.blocks;
+        }
+        // Both lists are in admission order: merge them.
+        let mut theirs = finished.drain(..).map(|s| (s.adm, Event::Finished(s.id))).peekable();
+        for (adm, e) in own.drain(..) {
+            while theirs.peek().is_some_and(|(a, _)| *a < adm) {
+                events.extend(theirs.next().map(|(_, e)| e));
+            }
+            events.push(e);
+        }
+        events.extend(theirs.map(|(_, e)| e));
+        self.finished = finished;
+        self.own_events = own;
+        self.regroup();
+    }
+
+    /// [`Worker::complete`] for the sequences outside the group; events with their admission
+    /// numbers.
+    fn complete_running(&mut self, events: &mut Vec<(u64, Event)>) {
         let prefix_tokens = self.prefix_blocks() * self.cfg.block_size;
         // In place, in admission order (the last admitted is the first preempted).
         let mut running = std::mem::take(&mut self.running);
@@ -389,15 +597,15 @@ impl Worker<'_> {
             }
             s.generated += 1;
             if s.generated == 1 {
-                events.push(Event::FirstToken(s.id));
+                events.push((s.adm, Event::FirstToken(s.id)));
             }
             if s.generated >= s.output {
                 self.free_blocks += s.blocks;
-                events.push(Event::Finished(s.id));
+                events.push((s.adm, Event::Finished(s.id)));
                 false
             } else if self.role == Role::Prefill {
                 self.free_blocks += s.blocks;
-                events.push(Event::Handoff(s.clone()));
+                events.push((s.adm, Event::Handoff(s.clone())));
                 false
             } else {
                 true
@@ -481,13 +689,14 @@ const MAX_ITERATIONS: u64 = 200_000_000;
 
 /// Replays `load` on `deployment` and returns every request's timeline.
 pub fn simulate(load: &Load, deployment: &Deployment) -> Result<Outcome, SimError> {
-    simulate_with(load, deployment, true)
+    simulate_with(load, deployment, true, true)
 }
 
-/// [`simulate`]; with `skip` false every decode iteration runs in turn (what the skipping must
-/// reproduce exactly).
-fn simulate_with(load: &Load, deployment: &Deployment, skip: bool) -> Result<Outcome, SimError> {
-    let mut workers: Vec<Worker> = deployment.workers.iter().map(|(r, c, cost)| Worker::new(*r, *c, *cost)).collect();
+/// [`simulate`]; with `skip` false every decode iteration runs in turn, with `grouped` false
+/// every sequence is scheduled one by one (what the skipping and the grouping must reproduce
+/// exactly).
+fn simulate_with(load: &Load, deployment: &Deployment, skip: bool, grouped: bool) -> Result<Outcome, SimError> {
+    let mut workers: Vec<Worker> = deployment.workers.iter().map(|(r, c, cost)| Worker::new(*r, *c, *cost, grouped)).collect();
     check(load, &workers)?;
     let n = load.requests.len();
     let mut timelines: Vec<Timeline> = load.requests.iter().map(|r| Timeline { arrival_s: f64::NAN, first_token_s: f64::NAN, finish_s: f64::NAN, input_len: r.input_len, output_len: r.output_len }).collect();
@@ -518,7 +727,7 @@ fn simulate_with(load: &Load, deployment: &Deployment, skip: bool) -> Result<Out
     while done < n {
         decoding_alone.clear();
         for (k, w) in workers.iter_mut().enumerate().filter(|(_, w)| w.busy_until.is_none()) {
-            if w.running.is_empty() && w.waiting.is_empty() {
+            if w.running_count() == 0 && w.waiting.is_empty() {
                 continue;
             }
             let preempted_before = preemptions;
@@ -573,7 +782,7 @@ fn simulate_with(load: &Load, deployment: &Deployment, skip: bool) -> Result<Out
                 }
                 Arriving::Request(i) => {
                     let r = &load.requests[i];
-                    let s = Seq { id: i, prompt: r.input_len, computed: 0, generated: 0, output: r.output_len, blocks: 0, prefix_blocks: 0, scheduled: 0 };
+                    let s = Seq { id: i, prompt: r.input_len, computed: 0, generated: 0, output: r.output_len, blocks: 0, prefix_blocks: 0, scheduled: 0, adm: 0, since: 0 };
                     least_loaded(&mut workers, |r| r != Role::Decode).waiting.push_back(s);
                 }
                 Arriving::Handoff(s) => least_loaded(&mut workers, |r| r == Role::Decode).waiting.push_back(*s),
@@ -867,14 +1076,12 @@ mod tests {
                     let agg = Deployment { workers: vec![(Role::Mixed, c, &Growing as &dyn StepCost)], transfer_ms: &transfer, frontend_ms: 2.0, server_ms: &server };
                     let disagg = Deployment { workers: vec![(Role::Prefill, cfg(4, 4000), &Growing as &dyn StepCost), (Role::Decode, c, &Growing), (Role::Decode, c, &Growing)], transfer_ms: &transfer, frontend_ms: 2.0, server_ms: &server };
                     for d in [&agg, &disagg] {
-                        let (fast, slow) = (simulate_with(load, d, true), simulate_with(load, d, false));
-                        match (fast, slow) {
-                            (Ok(fast), Ok(slow)) => {
-                                assert_eq!(fast, slow);
-                                ran_some |= fast.stats.iterations > 0;
-                            }
-                            (fast, slow) => assert_eq!(fast.map_err(|e| e.to_string()), slow.map_err(|e| e.to_string())),
+                        let slow = simulate_with(load, d, false, false).map_err(|e| e.to_string());
+                        for (skip, grouped) in [(true, false), (false, true), (true, true)] {
+                            let fast = simulate_with(load, d, skip, grouped).map_err(|e| e.to_string());
+                            assert_eq!(fast, slow, "skip {skip}, grouped {grouped}");
                         }
+                        ran_some |= slow.is_ok_and(|o| o.stats.iterations > 0);
                     }
                 }
             }

@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod batch;
 pub mod cost;
+mod decoding;
 pub mod deploy;
 pub mod engine;
 pub mod load;

@@ -1,9 +1,12 @@
 //! Reader for NVIDIA AIConfigurator's per-op database, in its upstream layout:
 //! `systems/data/<system>/<family>/<framework>/<version>/<table>.parquet`. Point it at the
 //! database root (the folder holding `systems/`), at `systems/`, at `systems/data/` or at one
-//! system's folder. Per system and family one collection is read: the newest vLLM version, else
-//! the newest version of the first framework by name; for `comm`, the newest of every framework
-//! (NCCL and the framework's custom all-reduce).
+//! system's folder. Per system and family, by default one collection is read: the newest vLLM
+//! version, else the newest version of the first framework by name ([`Engines::Default`]); with
+//! [`Engines::All`], the newest version of every framework (vLLM, SGLang, TensorRT-LLM), each
+//! row keyed by its engine and version (`Timing::engine`). For `comm`, always the newest of every
+//! framework (NCCL and each framework's custom all-reduce), pooled with no engine: NCCL is the
+//! same library under every engine.
 
 use crate::table::{DeviceIds, LoadReport};
 use crate::timing::{Collective, Precision, Shape, Source, Timing};
@@ -45,24 +48,59 @@ fn newest_version(framework: &Path) -> Option<PathBuf> {
     subfolders(framework).into_iter().max_by_key(|p| version_key(p))
 }
 
+/// Which engines' collections to read (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engines {
+    /// One per family: vLLM's, else the first framework's by name. What the fits and the
+    /// evaluations read, so their figures stay those of one engine.
+    Default,
+    /// Every framework's newest collection, keyed by engine: what the price ladder reads, so a
+    /// query names the engine whose kernels it wants.
+    All,
+}
+
+/// One collection folder to read and the engine (`framework/version`) its rows are keyed by;
+/// empty for `comm`.
+struct Collection {
+    dir: PathBuf,
+    engine: String,
+}
+
+fn folder_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// The collection folders read for one family folder (see the module comment).
-fn collections(family: &Path) -> Vec<PathBuf> {
+fn collections(family: &Path, engines: Engines) -> Vec<Collection> {
     let frameworks = subfolders(family);
     let is_comm = family.file_name().is_some_and(|n| n == "comm");
-    let chosen: Vec<&PathBuf> = if is_comm {
+    let chosen: Vec<&PathBuf> = if is_comm || engines == Engines::All {
         frameworks.iter().collect()
     } else {
-        match frameworks.iter().find(|f| f.file_name().is_some_and(|n| n.eq_ignore_ascii_case("vllm"))) {
+        match frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(crate::DEFAULT_ENGINE)) {
             Some(v) => vec![v],
             None => frameworks.first().into_iter().collect(),
         }
     };
-    chosen.into_iter().filter_map(|f| newest_version(f)).collect()
+    chosen
+        .into_iter()
+        .filter_map(|f| {
+            let dir = newest_version(f)?;
+            let engine = if is_comm { String::new() } else { format!("{}/{}", folder_name(f).to_ascii_lowercase(), folder_name(&dir)) };
+            Some(Collection { dir, engine })
+        })
+        .collect()
 }
 
-/// Loads every table of every system under `root`. Rows that cannot be read are skipped with
-/// their reason; a file that is not parquet, or lacks a column its table needs, is an error.
+/// Loads every table of every system under `root`, one engine's per family
+/// ([`Engines::Default`]). Rows that cannot be read are skipped with their reason; a file that
+/// is not parquet, or lacks a column its table needs, is an error.
 pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    load_engines(root, catalog, Engines::Default)
+}
+
+/// [`load`] reading the collections `engines` names.
+pub fn load_engines(root: &Path, catalog: &Catalog, engines: Engines) -> Result<LoadReport<Timing>, DataError> {
     let systems = if is_system(root) { vec![root.to_path_buf()] } else { systems_folder(root).map(|s| subfolders(&s).into_iter().filter(|p| is_system(p)).collect()).unwrap_or_default() };
     if systems.is_empty() {
         return Err(DataError::Read { path: root.display().to_string(), reason: "no AIConfigurator systems here (expected systems/data/<system>/<family>/<framework>/<version>/*.parquet)".into() });
@@ -70,9 +108,13 @@ pub fn load(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataEr
     let mut report = LoadReport::default();
     for system in &systems {
         for family in subfolders(system) {
-            for collection in collections(&family) {
-                for file in parquet_files(&collection)? {
-                    report.extend(load_table(&file, system, catalog)?);
+            for collection in collections(&family, engines) {
+                for file in parquet_files(&collection.dir)? {
+                    let mut table = load_table(&file, system, catalog)?;
+                    for t in &mut table.rows {
+                        t.engine.clone_from(&collection.engine);
+                    }
+                    report.extend(table);
                 }
             }
         }
@@ -321,7 +363,7 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
             (Shape::Collective { op, gpus: gpus_n, bytes, gpus_per_node: gpus_n }, precision)
         }
     };
-    Ok(Timing { source: Source::Aiconfigurator, gpu, shape, precision, kernel_source, latency_ms, provenance: String::new() })
+    Ok(Timing { source: Source::Aiconfigurator, gpu, shape, precision, kernel_source, latency_ms, provenance: String::new(), engine: String::new() })
 }
 
 /// Bytes of one element a collective moves in `p` (8-bit formats one, 16-bit two, FP32 four).

@@ -2,6 +2,7 @@
 
 use crate::table::LoadReport;
 use crate::timing::Timing;
+use crate::aiconfigurator::Engines;
 use crate::{aiconfigurator, neusight_ops, pipeweave, vidur, DataError};
 use std::path::Path;
 use wavecast_gpu::Catalog;
@@ -43,14 +44,20 @@ impl Layout {
 }
 
 /// Every modern-GPU measurement under `root` (AIConfigurator, Vidur or PipeWeave layout; a
-/// folder holding several of them, like `../shared/data`, loads all).
+/// folder holding several of them, like `../shared/data`, loads all), one engine's
+/// AIConfigurator collections per family ([`Engines::Default`]).
 pub fn load_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+    load_timings_of(root, catalog, Engines::Default)
+}
+
+/// [`load_timings`] reading the AIConfigurator collections `engines` names.
+pub fn load_timings_of(root: &Path, catalog: &Catalog, engines: Engines) -> Result<LoadReport<Timing>, DataError> {
     let candidates = [root.to_path_buf(), root.join("aiconfigurator"), root.join("vidur"), root.join("pipeweave")];
     let mut report = LoadReport::default();
     let mut found = false;
     for dir in candidates.iter().filter(|d| d.is_dir() || d.is_file()) {
         let loaded = match Layout::detect(dir) {
-            Some(Layout::Aiconfigurator) => aiconfigurator::load(dir, catalog)?,
+            Some(Layout::Aiconfigurator) => aiconfigurator::load_engines(dir, catalog, engines)?,
             Some(Layout::Vidur) => vidur::load(dir, catalog)?,
             Some(Layout::Pipeweave) => pipeweave::load(dir, catalog)?,
             _ => continue,
@@ -64,13 +71,13 @@ pub fn load_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>
     Ok(report)
 }
 
-/// What the price ladder's tables are built from: every modern-GPU measurement under `root`
-/// ([`load_timings`]) and NeuSight's FP32 per-op measurements (`root` itself in NeuSight's
+/// What the price ladder's tables are built from: every modern-GPU measurement under `root`,
+/// every engine's ([`load_timings_of`] with [`Engines::All`]), and NeuSight's FP32 per-op measurements (`root` itself in NeuSight's
 /// layout, or its `neusight/` folder, as in `../shared/data`). Kept apart from
 /// [`load_timings`] so that the modern-GPU fits and evaluations never see FP32 rows.
 pub fn load_ladder_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
     let neusight: Vec<_> = [root.to_path_buf(), root.join("neusight")].into_iter().filter(|d| Layout::detect(d) == Some(Layout::NeuSight)).collect();
-    let mut report = match load_timings(root, catalog) {
+    let mut report = match load_timings_of(root, catalog, Engines::All) {
         Ok(modern) => modern,
         Err(_) if !neusight.is_empty() => LoadReport::default(),
         Err(e) => return Err(e),

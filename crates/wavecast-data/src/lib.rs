@@ -15,9 +15,10 @@ pub mod vidur;
 pub use labels::{load_labels, load_paper_predictions, Label, PaperRow};
 pub use measurement::{measured_ms, Kernel, Measurement, OpShape, MEASURED_MS};
 pub use neusight_ops::{load_neusight_csv, load_neusight_dir, op_sets, OpSet};
-pub use layout::{load_ladder_timings, load_timings, Layout};
+pub use layout::{load_ladder_timings, load_timings, load_timings_of, Layout};
 pub use table::{LoadReport, Skipped};
-pub use timing::{Collective, Precision, Shape, Source, Timing};
+pub use aiconfigurator::Engines;
+pub use timing::{Collective, Precision, Shape, Source, Timing, DEFAULT_ENGINE};
 
 use thiserror::Error;
 

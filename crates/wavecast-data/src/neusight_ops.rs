@@ -203,7 +203,7 @@ pub fn timing(m: &Measurement) -> Option<Timing> {
         DType::Fp32 => Precision::Fp32,
         _ => return None,
     };
-    Some(Timing { source: Source::Neusight, gpu: m.gpu.clone(), shape, precision, kernel_source: LIBRARY.into(), latency_ms: m.latency_ms, provenance: m.provenance.clone() })
+    Some(Timing { source: Source::Neusight, gpu: m.gpu.clone(), shape, precision, kernel_source: LIBRARY.into(), latency_ms: m.latency_ms, provenance: m.provenance.clone(), engine: String::new() })
 }
 
 /// Every per-op measurement under a NeuSight data folder (all of [`op_sets`]) that the

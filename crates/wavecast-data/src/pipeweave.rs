@@ -58,7 +58,7 @@ pub fn gemm_csv(text: &str, file: &str, catalog: &Catalog) -> Result<LoadReport<
             }
             let latency_ms = measured_ms("avg_duration", cols.num::<f64>(&rec, "avg_duration")? / 1e3)?;
             let shape = Shape::Gemm { m: cols.dim(&rec, "M")?, n: cols.dim(&rec, "N")?, k: cols.dim(&rec, "K")? };
-            Ok(Timing { source: Source::Pipeweave, gpu, shape, precision: Precision::Fp8, kernel_source: "pipeweave_fp8_gemm".into(), latency_ms, provenance: format!("{file}:{line}") })
+            Ok(Timing { source: Source::Pipeweave, gpu, shape, precision: Precision::Fp8, kernel_source: "pipeweave_fp8_gemm".into(), latency_ms, provenance: format!("{file}:{line}"), engine: String::new() })
         });
         report.push(file, line, row);
     }

@@ -132,5 +132,21 @@ pub struct Timing {
     pub latency_ms: f64,
     /// File (and row) the measurement came from.
     pub provenance: String,
+    /// The serving engine whose collection timed it, with its version (`vllm/0.24.0`,
+    /// `sglang/0.5.14`, `trtllm/1.3.0rc20`): engines run different kernels for one shape. Empty
+    /// where the kernel is the same whichever engine runs it (other sources, collectives).
+    #[serde(default)]
+    pub engine: String,
+}
+
+/// The engine whose tables answer when a query names none: vLLM, the one collection every
+/// system of the shared data has for every family wavecast reads.
+pub const DEFAULT_ENGINE: &str = "vllm";
+
+impl Timing {
+    /// The engine's name without its version (`vllm`), empty when none timed it.
+    pub fn engine_name(&self) -> &str {
+        self.engine.split('/').next().unwrap_or_default()
+    }
 }
 

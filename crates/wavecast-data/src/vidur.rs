@@ -128,6 +128,7 @@ pub fn layer_ops_csv(text: &str, file: &str, gpu: &str) -> Result<LoadReport<Tim
                 kernel_source: format!("vidur/{op}"),
                 latency_ms,
                 provenance: format!("{file}:{line}"),
+                engine: String::new(),
             });
             report.push(file, line, timing);
         }
@@ -164,7 +165,7 @@ pub fn collective_csv(text: &str, file: &str, gpu: &str, source: Source) -> Resu
             let column = format!("time_stats.{name}.median");
             let latency_ms = measured_ms(&column, cols.num(&rec, &column)?)?;
             let shape = Shape::Collective { op, gpus: cols.dim(&rec, "num_workers")?, bytes: cols.dim(&rec, "size")?, gpus_per_node: cols.dim(&rec, "devices_per_node")? };
-            Ok(Timing { source, gpu: gpu.to_string(), shape, precision: Precision::Fp16, kernel_source: "NCCL".into(), latency_ms, provenance: format!("{file}:{line}") })
+            Ok(Timing { source, gpu: gpu.to_string(), shape, precision: Precision::Fp16, kernel_source: "NCCL".into(), latency_ms, provenance: format!("{file}:{line}"), engine: String::new() })
         });
         report.push(file, line, row);
     }

@@ -157,7 +157,7 @@ mod tests {
     use wavecast_data::{Precision, Shape, Source};
 
     fn gemm(m: u64, ms: f64) -> Timing {
-        Timing { source: Source::Aiconfigurator, gpu: "h100-sxm".into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Aiconfigurator, gpu: "h100-sxm".into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     /// Our harness 10 % slower on small m and 20 % faster on large m: each range reports its

@@ -30,31 +30,40 @@ impl Rung {
 
 /// A rung and, for a transfer, the measured GPU it came from (the one with the largest weight);
 /// `shipped` when the measurements were the surfaces wavecast ships (`weights/ladder.json`)
-/// rather than a measured-data folder's full tables.
+/// rather than a measured-data folder's full tables; `engine` when the measurements were
+/// another engine's than the one asked (none of its tables had the family).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Provenance {
     pub rung: Rung,
     pub from: Option<&'static str>,
     pub shipped: bool,
+    pub engine: Option<&'static str>,
 }
 
 impl Provenance {
-    pub const MEASURED: Provenance = Provenance { rung: Rung::Measured, from: None, shipped: false };
-    pub const PHYSICS: Provenance = Provenance { rung: Rung::Physics, from: None, shipped: false };
+    pub const MEASURED: Provenance = Provenance { rung: Rung::Measured, from: None, shipped: false, engine: None };
+    pub const PHYSICS: Provenance = Provenance { rung: Rung::Physics, from: None, shipped: false, engine: None };
 
     pub fn transfer(from: &str) -> Provenance {
-        Provenance { rung: Rung::Transfer, from: Some(intern(from)), shipped: false }
+        Provenance { rung: Rung::Transfer, from: Some(intern(from)), ..Provenance::PHYSICS }
     }
 
     /// The same rung, read from shipped surfaces.
     pub fn shipped(self, shipped: bool) -> Provenance {
         Provenance { shipped, ..self }
     }
+
+    /// The same rung, read from `engine`'s tables in place of the asked engine's (`None`: the
+    /// asked engine's own).
+    pub fn from_engine(self, engine: Option<&str>) -> Provenance {
+        Provenance { engine: engine.map(intern), ..self }
+    }
 }
 
 impl std::fmt::Display for Provenance {
     /// `measured`, `transfer from h100-sxm` or `physics`, with ` (shipped)` after a rung read
-    /// from the shipped surfaces.
+    /// from the shipped surfaces and ` (vllm tables)` after one read from another engine's
+    /// tables than the one asked.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.from {
             Some(gpu) => write!(f, "{} from {gpu}", self.rung.as_str())?,
@@ -62,6 +71,9 @@ impl std::fmt::Display for Provenance {
         }
         if self.shipped {
             f.write_str(" (shipped)")?;
+        }
+        if let Some(engine) = self.engine {
+            write!(f, " ({engine} tables)")?;
         }
         Ok(())
     }
@@ -73,7 +85,7 @@ impl Serialize for Provenance {
     }
 }
 
-/// GPU ids live as long as the process so that a provenance stays `Copy` like the time it
+/// GPU ids and engine names live as long as the process so that a provenance stays `Copy` like the time it
 /// labels; the set is bounded by the catalog.
 fn intern(id: &str) -> &'static str {
     static IDS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
@@ -96,6 +108,7 @@ mod tests {
         assert_eq!(Provenance::transfer("b200-sxm").to_string(), "transfer from b200-sxm");
         assert_eq!(Provenance::MEASURED.shipped(true).to_string(), "measured (shipped)");
         assert_eq!(Provenance::transfer("h100-sxm").shipped(true).to_string(), "transfer from h100-sxm (shipped)");
+        assert_eq!(Provenance::MEASURED.from_engine(Some("vllm")).to_string(), "measured (vllm tables)");
         assert_eq!(serde_json::to_string(&Provenance::PHYSICS).unwrap(), "\"physics\"");
         assert!(std::ptr::eq(Provenance::transfer("x").from.unwrap(), Provenance::transfer("x").from.unwrap()));
     }

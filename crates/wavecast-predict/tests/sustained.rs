@@ -91,7 +91,7 @@ fn mla_decode_reads_the_latent_cache_once_and_the_module_adds_its_projections() 
 fn an_mla_kernel_timed_alone_is_never_priced_with_the_modules_numbers() {
     let cat = Catalog::builtin();
     let a100 = cat.get("a100").unwrap();
-    let t = |module| Timing { source: wavecast_data::Source::Aiconfigurator, gpu: "a100-sxm-80gb".into(), shape: mla(8, 1023, module, Precision::Bf16), precision: Precision::Bf16, kernel_source: "k".into(), latency_ms: 1.0, provenance: String::new() };
+    let t = |module| Timing { source: wavecast_data::Source::Aiconfigurator, gpu: "a100-sxm-80gb".into(), shape: mla(8, 1023, module, Precision::Bf16), precision: Precision::Bf16, kernel_source: "k".into(), latency_ms: 1.0, provenance: String::new(), engine: String::new() };
     let kernel = t(false);
     let keys = wavecast_predict::sustained::keys(&kernel, &Work::of(&kernel.shape, kernel.precision, a100).unwrap());
     assert_eq!(keys[3], "*/mla_kernel");

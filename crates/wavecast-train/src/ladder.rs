@@ -116,7 +116,7 @@ fn held_out_errors(points: &[Point]) -> Vec<f64> {
     if kept.is_empty() {
         return Vec::new();
     }
-    let probe = Surface { family: Family { source: wavecast_data::Source::Aiconfigurator, class: String::new(), precision: wavecast_data::Precision::Bf16 }, gpu: String::new(), library: String::new(), rows: 0, half_width: 0.0, step: step_of(&kept), knots: knots(&kept) };
+    let probe = Surface { family: Family { source: wavecast_data::Source::Aiconfigurator, engine: String::new(), class: String::new(), precision: wavecast_data::Precision::Bf16 }, gpu: String::new(), library: String::new(), rows: 0, half_width: 0.0, step: step_of(&kept), knots: knots(&kept) };
     points.iter().filter(|p| p.held_out).filter_map(|p| probe.correction(&p.at).map(|(c, _)| c - p.correction)).collect()
 }
 
@@ -172,7 +172,7 @@ mod tests {
     use wavecast_predict::Rung;
 
     fn timing(gpu: &str, m: u64, ms: f64) -> Timing {
-        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     /// Measured times 1.3× physics on a grid of GEMMs.

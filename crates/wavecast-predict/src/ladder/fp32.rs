@@ -279,7 +279,7 @@ mod tests {
     const NAMES: [&str; 13] = ["add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "tanh", "relu", "gelu", "softmax", "ln"];
 
     fn row(gpu: &str, shape: Shape, ms: f64) -> Timing {
-        Timing { source: Source::Neusight, gpu: gpu.into(), shape, precision: Precision::Fp32, kernel_source: "pytorch".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Neusight, gpu: gpu.into(), shape, precision: Precision::Fp32, kernel_source: "pytorch".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     fn linear(m: u64, n: u64, k: u64) -> Op {

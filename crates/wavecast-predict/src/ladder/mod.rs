@@ -58,27 +58,29 @@ const FLOOR_SPAN: f64 = 4.0;
 /// Most measured GPUs one transfer combines.
 const MAX_SOURCES: usize = 2;
 
-/// What is asked: a kernel shape in a format, as one source times it, and optionally the kernel
-/// library (else the fastest the GPU's tables know, as an engine picks).
+/// What is asked: a kernel shape in a format, as one source times it, the serving engine whose
+/// kernels run it (empty: the default, [`wavecast_data::DEFAULT_ENGINE`]), and optionally the
+/// kernel library (else the fastest the GPU's tables know, as an engine picks).
 #[derive(Debug, Clone)]
 pub struct Query {
     pub source: Source,
     pub shape: Shape,
     pub precision: Precision,
     pub library: Option<String>,
+    pub engine: String,
 }
 
 impl Query {
     pub fn of(t: &Timing) -> Query {
-        Query { source: t.source, shape: t.shape.clone(), precision: t.precision, library: Some(t.kernel_source.clone()) }
+        Query { source: t.source, shape: t.shape.clone(), precision: t.precision, library: Some(t.kernel_source.clone()), engine: tables::engine_key(t.engine_name()).to_string() }
     }
 
     fn family(&self) -> Family {
-        Family::of(self.source, &self.shape, self.precision)
+        Family::of_engine(self.source, &self.shape, self.precision, &self.engine)
     }
 
     fn timing(&self, shape: &Shape, gpu: &Gpu) -> Timing {
-        Timing { source: self.source, gpu: gpu.id.clone(), shape: shape.clone(), precision: self.precision, kernel_source: self.library.clone().unwrap_or_default(), latency_ms: 0.0, provenance: String::new() }
+        Timing { source: self.source, gpu: gpu.id.clone(), shape: shape.clone(), precision: self.precision, kernel_source: self.library.clone().unwrap_or_default(), latency_ms: 0.0, provenance: String::new(), engine: String::new() }
     }
 }
 
@@ -145,10 +147,42 @@ impl Ladder {
         self.model.predict(&q.timing(shape, gpu), gpu).ok().filter(|s| s.is_finite() && *s > 0.0)
     }
 
-    /// `q` on a GPU from its own tables of the family, else from its shipped surface of it;
-    /// `None` when it has neither.
+    /// `q`'s family as each engine the tables hold times it: the asked engine first, then the
+    /// default, then the others by name.
+    fn engine_families(&self, q: &Query) -> Vec<Family> {
+        let asked = q.family();
+        let others: Vec<Family> = self.tables.engines().filter(|e| *e != asked.engine).map(|e| Family { engine: e.to_string(), ..asked.clone() }).collect();
+        std::iter::once(asked).chain(others).collect()
+    }
+
+    /// `gpu`'s tables of `q`'s family by kernel library, from the asked engine's collection
+    /// when it has one, else from the first other engine's ([`Ladder::engine_families`]), and
+    /// that engine's name when it was not the one asked.
+    fn own_tables(&self, q: &Query, gpu: &Gpu) -> Option<(&BTreeMap<String, Table>, Option<&str>)> {
+        let asked = q.family();
+        if let Some(libraries) = self.tables.of(&asked, &gpu.id) {
+            return Some((libraries, None));
+        }
+        let families = self.engine_families(q);
+        let (family, libraries) = families.iter().skip(1).find_map(|f| Some((f, self.tables.of(f, &gpu.id)?)))?;
+        let name = if family.engine.is_empty() { wavecast_data::DEFAULT_ENGINE } else { self.tables.engines().find(|e| *e == family.engine)? };
+        Some((libraries, Some(name)))
+    }
+
+    /// The engine whose measurements answer `q` on `gpu` when not the asked one: another
+    /// engine's table, or the shipped surfaces (the default engine's) for a query naming
+    /// another engine.
+    fn answering_engine(&self, q: &Query, gpu: &Gpu) -> Option<&str> {
+        match self.own_tables(q, gpu) {
+            Some((_, engine)) => engine,
+            None => (!tables::engine_key(&q.engine).is_empty()).then_some(wavecast_data::DEFAULT_ENGINE),
+        }
+    }
+
+    /// `q` on a GPU from its own tables of the family (the asked engine's, else another's),
+    /// else from its shipped surface of it; `None` when it has neither.
     pub fn measured(&self, q: &Query, gpu: &Gpu) -> Option<Lookup> {
-        let Some(libraries) = self.tables.of(&q.family(), &gpu.id) else {
+        let Some((libraries, _)) = self.own_tables(q, gpu) else {
             let hit = self.surfaces.lookup(&q.timing(&q.shape, gpu), gpu, &self.reference)?;
             // Beyond a cell of the nearest knot the answer is carried by physics, as a table's is.
             let half_width = hit.half_width + MEASURED_PER_STEP * (hit.distance - hit.step).max(0.0);
@@ -161,8 +195,13 @@ impl Ladder {
     /// Every other GPU that measured `q`'s family (a table or a shipped surface), most similar
     /// first.
     fn measured_others(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
-        let family = q.family();
-        let mut ids: Vec<&str> = self.tables.measured(&family).map(|(id, _)| id).chain(self.surfaces.measured(&family)).filter(|id| *id != gpu.id).collect();
+        let default = Family::of(q.source, &q.shape, q.precision);
+        let mut ids: Vec<&str> = Vec::new();
+        for family in self.engine_families(q) {
+            ids.extend(self.tables.measured(&family).map(|(id, _)| id));
+        }
+        ids.extend(self.surfaces.measured(&default));
+        ids.retain(|id| *id != gpu.id);
         ids.sort_unstable();
         ids.dedup();
         let mut v: Vec<(&Gpu, f64)> = ids.into_iter().filter_map(|id| self.catalog.get(id).ok()).map(|s| (s, similarity(s, gpu, q.precision))).collect();
@@ -184,8 +223,17 @@ impl Ladder {
     /// of its libraries) carries beyond its kernel: the table's fastest time, when the table
     /// spans shapes at least [`FLOOR_SPAN`] times apart in time (so its fastest is a shape too
     /// small to be anything but launch and host work); else 0. `None` from a surface.
+    ///
+    /// A fused MoE has none: its floor (15–40 µs at one token) is its own kernels' GPU time —
+    /// routing, permutation, two grouped GEMMs reading every routed expert's weights — which
+    /// the GPUs' figures scale like the rest. GB200 and B200 left out in turn, MoE mean APE per
+    /// format with that floor kept as is 3.7–7.7 %, copying the sibling 4.4–9.9 %, the whole
+    /// time scaled by the roofline ratio 3.1–7.4 % (`bench/results/ladder.md`).
     fn overhead(&self, q: &Query, from: &Gpu) -> Option<f64> {
-        let libraries = self.tables.of(&q.family(), &from.id)?;
+        if matches!(q.shape, Shape::Moe { .. }) {
+            return Some(0.0);
+        }
+        let (libraries, _) = self.own_tables(q, from)?;
         let table = match q.library.as_deref().and_then(|l| libraries.get(l)) {
             Some(table) => table,
             None => libraries.values().min_by(|a, b| a.fastest().map(|p| p.seconds).unwrap_or(f64::INFINITY).total_cmp(&b.fastest().map(|p| p.seconds).unwrap_or(f64::INFINITY)))?,
@@ -196,12 +244,23 @@ impl Ladder {
 
     /// `q` on `gpu` carried from the measured GPU `from`: its time of the shape, the part above
     /// its table's overhead scaled by the roofline ratio (the overhead is launch and host work,
-    /// which no GPU figure scales), and whether that table timed host work.
+    /// which no GPU figure scales), and whether that table timed host work. A kernel table that
+    /// timed host work is carried as is: its host cost is not only its floor but grows with the
+    /// shape (per-token quantisation, MLA's module glue on the CPU side), and scaling what lies
+    /// above the floor by the GPUs' figures did worse than copying it (GB200 and B200 left out
+    /// in turn: block-FP8 GEMMs 41.7 / 77.2 % against copying's 41.2 / 74.6 %, MLA 38.7–41.8 /
+    /// 69.0–80.2 % against 36.2–39.9 / 63.2–75.4 %). Collectives keep the scaling: their part
+    /// above the floor is link time, which the ratio carries (B200's eager all-reduces 34.4 %
+    /// scaled against 40.1 % copied).
     fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup, bool)> {
         let there = self.measured(q, from)?;
         let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
         let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
-        Some((overhead + (there.seconds - overhead) * ratio, there, overhead >= tables::HOST_BOUND_SECONDS))
+        let host_bound = overhead >= tables::HOST_BOUND_SECONDS;
+        if host_bound && !matches!(q.shape, Shape::Collective { .. }) {
+            return Some((there.seconds, there, true));
+        }
+        Some((overhead + (there.seconds - overhead) * ratio, there, host_bound))
     }
 
     /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
@@ -210,7 +269,7 @@ impl Ladder {
     pub fn price(&self, q: &Query, gpu: &Gpu) -> Result<Priced, String> {
         if let Some(hit) = self.measured(q, gpu) {
             let half_width = hit.surface_half_width.unwrap_or(MEASURED_HALF_WIDTH + MEASURED_PER_STEP * hit.distance);
-            return Ok(widened(hit.seconds, half_width, Provenance::MEASURED.shipped(hit.surface_half_width.is_some())));
+            return Ok(widened(hit.seconds, half_width, Provenance::MEASURED.shipped(hit.surface_half_width.is_some()).from_engine(self.answering_engine(q, gpu))));
         }
         // The GPU must be able to run it at all before a sibling's time is carried over.
         let here = Work::of(&q.shape, q.precision, gpu)?;
@@ -226,7 +285,7 @@ impl Ladder {
             // A sibling's surface is only as good as its held-out error: never narrower than that.
             let sibling = if *host_bound { HOST_BOUND_HALF_WIDTH } else { TRANSFER_HALF_WIDTH };
             let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
-            return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some())));
+            return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))));
         }
         let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
         Ok(widened(seconds, PHYSICS_HALF_WIDTH, Provenance::PHYSICS))
@@ -274,13 +333,55 @@ mod tests {
     use crate::provenance::Rung;
 
     fn timing(gpu: &str, m: u64, ms: f64) -> Timing {
-        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 64, k: 64 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 64, k: 64 }, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     fn price_on_h200(rows: &[Timing], m: u64) -> Priced {
         let ladder = Ladder::from_rows(Model::shipped(), rows, &Catalog::builtin(), None);
         let q = Query::of(&timing("h200", m, 0.0));
         ladder.price(&q, &Gpu::find("h200").unwrap()).unwrap()
+    }
+
+    fn timing_by(engine: &str, gpu: &str, m: u64, ms: f64) -> Timing {
+        Timing { engine: engine.into(), ..timing(gpu, m, ms) }
+    }
+
+    /// Each engine's query reads its own engine's table; an engine nobody measured reads the
+    /// default engine's and says so; a GPU without the family carries the asked engine's
+    /// sibling table.
+    #[test]
+    fn a_query_reads_its_engines_tables_and_names_a_fallback() {
+        let rows = [timing_by("vllm/0.24.0", "h100-sxm", 64, 0.010), timing_by("sglang/0.5.14", "h100-sxm", 64, 0.020)];
+        let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
+        let h100 = Gpu::find("h100-sxm").unwrap();
+        let ask = |engine: &str, gpu: &Gpu| ladder.price(&Query { engine: tables::engine_key(engine).into(), library: None, ..Query::of(&rows[0]) }, gpu).unwrap();
+        let (vllm, sglang, trtllm) = (ask("vllm", &h100), ask("sglang", &h100), ask("trtllm", &h100));
+        assert_eq!((vllm.seconds, vllm.provenance), (0.010e-3, Provenance::MEASURED), "{vllm:?}");
+        assert_eq!((sglang.seconds, sglang.provenance), (0.020e-3, Provenance::MEASURED), "{sglang:?}");
+        assert_eq!(trtllm.seconds, 0.010e-3, "{trtllm:?}");
+        assert_eq!(trtllm.provenance.to_string(), "measured (vllm tables)");
+        // H200 has no table: SGLang's H100 time is the one carried over.
+        let h200 = Gpu::find("h200").unwrap();
+        let (vllm, sglang) = (ask("vllm", &h200), ask("sglang", &h200));
+        assert_eq!(sglang.provenance.to_string(), "transfer from h100-sxm");
+        assert!((sglang.seconds / vllm.seconds - 2.0).abs() < 1e-9, "{vllm:?} {sglang:?}");
+    }
+
+    /// A fused MoE's floor is GPU work, scaled with the rest: its transfer is the sibling's
+    /// time times the roofline ratio, where a GEMM table of the same times keeps its floor.
+    #[test]
+    fn a_fused_moes_floor_is_scaled_with_the_rest() {
+        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 4096, inter: 1536, topk: 8, experts: 128, tp: 1, ep: 1, balanced: true }, ..timing("h100-sxm", 1, ms) };
+        let rows = [moe(1, 0.2), moe(8192, 4.0)];
+        let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
+        let (h100, h200) = (Gpu::find("h100-sxm").unwrap(), Gpu::find("h200").unwrap());
+        let p = ladder.price(&Query::of(&Timing { gpu: "h200".into(), ..rows[0].clone() }), &h200).unwrap();
+        let ratio = transfer::roofline_ratio(&rows[0].shape, Precision::Bf16, &h100, &h200).unwrap();
+        assert!(ratio < 0.9, "H200's memory is faster: {ratio}");
+        assert!((p.seconds / (0.2e-3 * ratio) - 1.0).abs() < 1e-9, "{p:?}, ratio {ratio}");
+        // A GEMM table with the same span keeps its 30 µs floor as host work.
+        let gemm = price_on_h200(&[timing("h100-sxm", 1, 0.03), timing("h100-sxm", 4096, 1.0)], 1);
+        assert!((gemm.seconds / 0.03e-3 - 1.0).abs() < 1e-9, "{gemm:?}");
     }
 
     /// A sibling whose every measurement carries 200 µs of host work passes that floor on as
@@ -292,6 +393,9 @@ mod tests {
         assert_eq!(host_bound.provenance.rung, Rung::Transfer);
         assert!((host_bound.seconds / 0.2e-3 - 1.0).abs() < 1e-9, "{host_bound:?}");
         assert!((host_bound.hi / host_bound.seconds).ln() >= HOST_BOUND_HALF_WIDTH - 1e-9, "{host_bound:?}");
+        // Above its floor too: a kernel table that timed host work is carried as is.
+        let above = price_on_h200(&[timing("h100-sxm", 1, 0.2), timing("h100-sxm", 4096, 1.0)], 4096);
+        assert!((above.seconds / 1.0e-3 - 1.0).abs() < 1e-9, "{above:?}");
         let kernel_only = price_on_h200(&[timing("h100-sxm", 1, 0.004), timing("h100-sxm", 4096, 0.02)], 4096);
         assert_eq!(kernel_only.provenance.rung, Rung::Transfer);
         assert!((kernel_only.hi / kernel_only.seconds).ln() < HOST_BOUND_HALF_WIDTH, "{kernel_only:?}");

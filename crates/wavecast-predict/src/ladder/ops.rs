@@ -105,7 +105,7 @@ impl LadderOps {
 
     /// A measured-style shape priced inside a running model, down the ladder.
     pub fn price_shape(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
-        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None };
+        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None, engine: String::new() };
         let p = self.ladder.price(&q, gpu)?;
         let in_model = self.in_model_ratio(&q, gpu);
         // Never below the shape's own floor (dense peak, achievable bandwidth).
@@ -122,7 +122,7 @@ impl LadderOps {
     /// physics(in a model) / physics(on its own) for the query's shape: the share of a
     /// stand-alone time that is not host launch.
     fn in_model_ratio(&self, q: &Query, gpu: &Gpu) -> f64 {
-        let t = Timing { source: q.source, gpu: gpu.id.clone(), shape: q.shape.clone(), precision: q.precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+        let t = Timing { source: q.source, gpu: gpu.id.clone(), shape: q.shape.clone(), precision: q.precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
         let model = self.ladder.model();
         match (model.predict_in_model(&t, gpu, IN_MODEL_KERNEL_US), model.predict(&t, gpu)) {
             (Ok(inside), Ok(alone)) if inside > 0.0 && alone > 0.0 => (inside / alone).min(1.0),
@@ -163,7 +163,7 @@ mod tests {
     use wavecast_ir::DType;
 
     fn timing(gpu: &str, shape: Shape, ms: f64) -> Timing {
-        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     fn gemm_op(m: u64, n: u64, k: u64) -> Op {

@@ -12,7 +12,7 @@
 //! inverse-distance weights in log space. The physics sets the slope, the measurement the level.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wavecast_data::{Precision, Shape, Source, Timing};
 
 /// Nearest measured points a query averages over.
@@ -23,6 +23,11 @@ const NEIGHBOURS: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Family {
     pub source: Source,
+    /// The engine whose collection timed it (`sglang`, `trtllm`); empty for the default engine
+    /// ([`wavecast_data::DEFAULT_ENGINE`]) and for kernels no engine chooses (collectives, other
+    /// sources), so the shipped surfaces, fitted on the default engine, keep their keys.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine: String,
     /// The shape's family and its categorical parts (head size, KV format, window, collective
     /// group), e.g. `attention_decode/hd128/kv:bf16/w0`.
     pub class: String,
@@ -30,13 +35,37 @@ pub struct Family {
 }
 
 impl Family {
+    /// The family as the default engine times it.
     pub fn of(source: Source, shape: &Shape, precision: Precision) -> Family {
-        Family { source, class: class(shape), precision }
+        Family { source, engine: String::new(), class: class(shape), precision }
+    }
+
+    /// The family as `engine` (a name: `vllm`, `sglang`; empty: the default) times it.
+    pub fn of_engine(source: Source, shape: &Shape, precision: Precision, engine: &str) -> Family {
+        Family { engine: engine_key(engine).to_string(), ..Family::of(source, shape, precision) }
+    }
+
+    /// The engine's name as reports say it (`vllm` for the default).
+    pub fn engine_name(&self) -> &str {
+        if self.engine.is_empty() {
+            wavecast_data::DEFAULT_ENGINE
+        } else {
+            &self.engine
+        }
     }
 
     /// The family name reports group by (`gemm`, `attention_decode`, …).
     pub fn name(&self) -> &str {
         self.class.split('/').next().unwrap_or(&self.class)
+    }
+}
+
+/// A [`Family::engine`] key: the default engine's name keys as empty.
+pub fn engine_key(engine: &str) -> &str {
+    if engine.eq_ignore_ascii_case(wavecast_data::DEFAULT_ENGINE) {
+        ""
+    } else {
+        engine
     }
 }
 
@@ -241,6 +270,8 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
     tables: BTreeMap<Family, BTreeMap<String, BTreeMap<String, Table>>>,
+    /// Every [`Family::engine`] key some table has (the default's, empty, sorts first).
+    engines: BTreeSet<String>,
 }
 
 impl Tables {
@@ -253,7 +284,8 @@ impl Tables {
     pub fn filtered(rows: &[Timing], keep: impl Fn(&Timing) -> bool) -> Tables {
         let mut tables = Tables::default();
         for t in rows.iter().filter(|t| keep(t) && t.latency_ms.is_finite() && t.latency_ms > 0.0) {
-            let family = Family::of(t.source, &t.shape, t.precision);
+            let family = Family::of_engine(t.source, &t.shape, t.precision, t.engine_name());
+            tables.engines.insert(family.engine.clone());
             let per_gpu = tables.tables.entry(family).or_default().entry(t.gpu.clone()).or_default();
             per_gpu.entry(t.kernel_source.clone()).or_default().insert(&t.shape, t.latency_ms * 1e-3);
         }
@@ -286,6 +318,11 @@ impl Tables {
     pub fn families(&self) -> impl Iterator<Item = &Family> {
         self.tables.keys()
     }
+
+    /// Every engine key some table has, the default's (empty) first.
+    pub fn engines(&self) -> impl Iterator<Item = &str> {
+        self.engines.iter().map(String::as_str)
+    }
 }
 
 #[cfg(test)]
@@ -297,7 +334,7 @@ mod tests {
     }
 
     fn timing(gpu: &str, shape: Shape, ms: f64) -> Timing {
-        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new() }
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape, precision: Precision::Bf16, kernel_source: "lib".into(), latency_ms: ms, provenance: String::new(), engine: String::new() }
     }
 
     fn flops(shape: &Shape) -> Option<f64> {

@@ -36,7 +36,7 @@ impl SustainedOps {
 
     /// Seconds for a measured-style shape inside a running model, or why it cannot be priced.
     pub fn shape_seconds(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<f64, String> {
-        let t = Timing { source: Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+        let t = Timing { source: Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
         self.model.predict_in_model(&t, gpu, IN_MODEL_KERNEL_US)
     }
 }

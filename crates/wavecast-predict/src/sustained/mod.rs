@@ -234,7 +234,7 @@ impl Model {
     /// keys price the probes, as they do serving.
     pub fn implied(&self, gpu: &Gpu) -> Implied {
         let probe = |shape: Shape, precision: Precision| -> Option<(f64, Work)> {
-            let t = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new() };
+            let t = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape, precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
             let (work, params) = self.fitted(&t, gpu).ok()?;
             Some((params.seconds(&work), work))
         };

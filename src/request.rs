@@ -765,6 +765,11 @@ pub struct ServeSimRequest {
     #[arg(long, conflicts_with_all = ["prefill", "decode"])]
     #[serde(default)]
     pub layout: Option<String>,
+    /// One aggregated worker over this many GPUs: shorthand for --layout tpN (also vLLM's
+    /// --tensor-parallel-size, SGLang's --tp-size).
+    #[arg(long, value_name = "N", aliases = ["tensor-parallel-size", "tp-size"], conflicts_with_all = ["layout", "prefill", "decode"])]
+    #[serde(default)]
+    pub tp: Option<u64>,
     /// Disaggregated serving: the prefill pool, e.g. 2xtp4 (needs --decode).
     #[arg(long, requires = "decode")]
     #[serde(default)]

@@ -45,6 +45,12 @@ fn pool(text: &str, max_seqs: Option<u64>) -> Result<Pool> {
 }
 
 fn layout(req: &ServeSimRequest) -> Result<Layout> {
+    if let Some(tp) = req.tp {
+        if req.layout.is_some() || req.prefill.is_some() || req.decode.is_some() {
+            return Err(Error::new("--tp is shorthand for --layout tpN: give one of them"));
+        }
+        return Ok(Layout::Agg { pool: pool(&format!("tp{tp}"), req.max_seqs)? });
+    }
     match (&req.layout, &req.prefill, &req.decode) {
         (l, None, None) => Ok(Layout::Agg { pool: pool(l.as_deref().unwrap_or("tp1"), req.max_seqs)? }),
         (None, Some(p), Some(d)) => Ok(Layout::Disagg { prefill: pool(p, None)?, decode: pool(d, req.max_seqs)? }),

@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use wavecast_test_support::par_map;
 
 /// Longest a single run may take before it counts as a hang.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -254,21 +253,7 @@ fn every_malformed_input_gets_one_line_and_exit_2_or_a_finite_answer() {
     runs.extend(arg_lines.iter().map(|l| l.split_whitespace().map(str::to_string).collect()));
 
     // A few runs at once: most are a few milliseconds of work after process start-up.
-    let next = AtomicUsize::new(0);
-    let failures: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(args) = runs.get(i) else { break };
-                if let Some((cause, detail)) = broken_promise(args) {
-                    failures.lock().unwrap().push((cause, args.join(" "), detail));
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
+    let failures: Vec<(String, String, String)> = par_map(&runs, |args| broken_promise(args).map(|(cause, detail)| (cause, args.join(" "), detail))).into_iter().flatten().collect();
     assert!(runs.len() >= 3000, "the corpus shrank: {} runs ({})", runs.len(), per_reader.join(", "));
     if failures.is_empty() {
         return;

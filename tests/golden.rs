@@ -10,7 +10,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::Command;
-use wavecast_test_support::shared;
+use wavecast_test_support::{par_map, shared};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -59,15 +59,16 @@ fn every_command_prints_its_snapshot() {
         // Read by insta at its first assertion, which has not happened yet in this process.
         std::env::set_var("INSTA_UPDATE", "always");
     }
+    // The commands run a few at a time; their outputs are compared in the file's order.
+    let cases: Vec<(String, String, Vec<String>)> = cases().into_iter().filter_map(|(name, args)| Some((name, args.clone(), expand(&args)?))).collect();
+    let outputs = par_map(&cases, |(_, _, argv)| Command::new(env!("CARGO_BIN_EXE_wavecast")).current_dir(root()).args(argv).output().unwrap());
     let (mut checked, mut differ) = (0, Vec::new());
-    for (name, args) in cases() {
-        let Some(argv) = expand(&args) else { continue };
-        let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).current_dir(root()).args(&argv).output().unwrap();
+    for ((name, args, _), out) in cases.iter().zip(outputs) {
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{name}: stdout is not UTF-8: {e}"));
         // Every case is compared (each failure prints its own diff) before the test fails.
-        if catch_unwind(AssertUnwindSafe(|| check(&name, &args, &stdout))).is_err() {
-            differ.push(name);
+        if catch_unwind(AssertUnwindSafe(|| check(name, args, &stdout))).is_err() {
+            differ.push(name.clone());
         }
         checked += 1;
     }

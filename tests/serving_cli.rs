@@ -284,3 +284,24 @@ fn serving_prices_down_the_ladder_and_says_where_each_price_came_from() {
     assert_eq!(via_env["prefill_ms"], measured["prefill_ms"]);
     assert!(error(&["predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--mode", "serve", "--input-len", "10", "--output-len", "2", "--ops-data", "/nonexistent/ops"]).contains("/nonexistent/ops"));
 }
+
+#[test]
+fn tensor_parallelism_is_asked_the_way_engines_name_it() {
+    let base = ["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--concurrency", "8", "--input", "512", "--output", "64"];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        json(&args)
+    };
+    let layout = with(&["--layout", "tp2"]);
+    assert_eq!(layout["gpus"], 2);
+    for flag in ["--tp", "--tensor-parallel-size", "--tp-size"] {
+        assert_eq!(with(&[flag, "2"]), layout, "{flag} 2 and --layout tp2 are one question");
+    }
+    let mut both = base.to_vec();
+    both.extend(["--tp", "2", "--layout", "tp2"]);
+    assert!(error(&both).contains("--tp"));
+    let mut zero = base.to_vec();
+    zero.extend(["--tp", "0"]);
+    assert!(error(&zero).contains("tp0"));
+}

@@ -345,6 +345,8 @@ def test_one_vocabulary_with_the_cli(wavecast, cli):
     assert a == b == cli.json("serve-sim", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp4",
                               "--concurrency", 4, "--requests", 8, "--input-len", 512, "--output-len", 64,
                               "--weights", "fp8")
+    assert wavecast.serve_sim("llama-3.1-70b", input=512, output=64, quant="fp8", tp=4,
+                              **{k: v for k, v in sim.items() if k != "layout"}) == a
     s = wavecast.serve("llama-3.2-1b", gpu="h100", input_len=256, output_len=16, quant="fp8")
     assert s == wavecast.serve("llama-3.2-1b", gpu="h100", input_len=256, output_len=16, weights="fp8")
     with pytest.raises(wavecast.WavecastError, match="give quant or weights, not both"):

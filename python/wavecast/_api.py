@@ -501,7 +501,7 @@ def plan_train(
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     price: Union[None, float, str, Mapping[str, float]] = None,
-) -> TrainReport:
+) -> PlanTrainReport:
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
     that fit (``wavecast plan train --json``): ``rows`` (rank, layout, step_ms, mfu,
     tokens_per_s_per_gpu, memory_gb, days and cost for ``tokens``), ``evaluated``,
@@ -539,6 +539,7 @@ def serve_sim(
     gpu: str,
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     layout: Optional[str] = None,
+    tp: Optional[int] = None,
     prefill: Optional[str] = None,
     decode: Optional[str] = None,
     concurrency: Optional[int] = None,
@@ -565,12 +566,12 @@ def serve_sim(
     input_len: Union[int, str, None] = None,
     output_len: Union[int, str, None] = None,
     weights: Optional[str] = None,
-) -> TrainReport:
+) -> ServeSimReport:
     """LLM serving under load (``wavecast serve-sim --json``): a continuous-batching
     simulation of ``requests`` requests arriving from ``concurrency`` users (or at ``rate``
     per second, or from a CSV ``trace``) on workers laid out as ``layout`` (``"tp8"``,
-    ``"tp1,dp8,ep8"``, ``"2xtp4"``) or as ``prefill`` and ``decode`` pools. ``input`` and
-    ``output`` are token counts or distributions (``"uniform:512:2048"``,
+    ``"tp1,dp8,ep8"``, ``"2xtp4"``; ``tp=N`` is ``layout="tpN"``) or as ``prefill`` and
+    ``decode`` pools. ``input`` and ``output`` are token counts or distributions (``"uniform:512:2048"``,
     ``"lognormal:1024:0.5"``); ``input_len`` and ``output_len`` are other names for them, and
     ``weights`` for ``quant`` (as :func:`serve` and the CLI spell them).
 
@@ -597,6 +598,7 @@ def serve_sim(
         "gpu_file": _path("gpu_file", gpu_file),
         "ops_data": _ops_data(ops_data),
         "layout": _str("layout", layout),
+        "tp": _int("tp", tp),
         "prefill": _str("prefill", prefill),
         "decode": _str("decode", decode),
         "concurrency": _int("concurrency", concurrency),
@@ -637,7 +639,7 @@ def plan_serve(
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     weights: Optional[str] = None,
-) -> TrainReport:
+) -> PlanServeReport:
     """Serving deployments of ``model`` on ``gpus`` GPUs ranked by output tokens/s per GPU
     among those meeting the TTFT/TPOT targets (``wavecast plan serve --json``): ``ranked``
     (best point per layout), ``points`` (every simulated layout × concurrency, with

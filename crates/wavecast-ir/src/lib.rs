@@ -6,12 +6,14 @@
 
 pub mod dims;
 pub mod dtype;
+pub mod format;
 pub mod graph;
 pub mod ops;
 pub mod quant;
 
 pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
+pub use format::Precision;
 pub use graph::{grad_clip_ops, Graph, Node, Phase, ResidentFloor, Role};
 pub use ops::{Op, OpClass};
 pub use quant::Quant;

@@ -1,7 +1,9 @@
-//! Quantised weight formats of linear layers: how many bits a stored weight takes (scales
-//! included) and whether the activations are quantised too. [`crate::ops::Gemm`] carries one
-//! in its `quant` field; its byte counts read the widths from here.
+//! Quantised weight formats of linear layers: the formats a layer's weights can be stored in.
+//! [`crate::ops::Gemm`] carries one in its `quant` field; the widths (bits per weight, scales
+//! included) and whether activations are quantised too are the format's row in the one table
+//! of number formats, [`crate::Precision`].
 
+use crate::Precision;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -33,18 +35,14 @@ impl Quant {
         Quant::Int4,
     ];
 
-    /// Bits per stored weight element, scales included. FP8 with 128×128 blocks adds one FP32
-    /// scale per 16,384 weights (0.002 bits), counted as 8.
+    /// This format's entry in the one table of number formats, where its widths live.
+    pub fn format(self) -> Precision {
+        Precision::from(self)
+    }
+
+    /// Bits per stored weight element, scales included.
     pub fn weight_bits(self) -> f64 {
-        match self {
-            Quant::Fp8 | Quant::Fp8Block => 8.0,
-            // 4 bits + an 8-bit scale per 16 elements.
-            Quant::Nvfp4 => 4.5,
-            // 4 bits + an 8-bit scale per 32 elements.
-            Quant::Mxfp4 => 4.25,
-            // 4 bits + a 16-bit scale per 128 elements.
-            Quant::Int4 => 4.125,
-        }
+        self.format().weight_bits()
     }
 
     /// Bytes per stored weight element, scales included.
@@ -55,17 +53,13 @@ impl Quant {
     /// Bits per activation element the GEMM reads: the quantised width when activations are
     /// quantised too, else 16 (BF16/FP16) for weight-only formats.
     pub fn activation_bits(self) -> f64 {
-        match self {
-            Quant::Fp8 | Quant::Fp8Block => 8.0,
-            Quant::Nvfp4 => 4.5,
-            Quant::Mxfp4 | Quant::Int4 => 16.0,
-        }
+        self.format().activation_bits()
     }
 
     /// Whether the matmul itself runs in the low-precision format (activations quantised), as
     /// opposed to a weight-only format that is dequantised to 16 bits before the multiply.
     pub fn quantizes_activations(self) -> bool {
-        matches!(self, Quant::Fp8 | Quant::Fp8Block | Quant::Nvfp4)
+        self.format().quantizes_activations()
     }
 
     /// A format name where 16-bit weights are also a valid answer: "", "none", "bf16" and

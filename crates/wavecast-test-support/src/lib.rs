@@ -3,6 +3,8 @@
 //! they are absent.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// The folder that holds the shared data sets: `WAVECAST_SHARED` when set (a missing folder
 /// shows what a checkout without the data does), else `shared/` beside the repository.
@@ -30,9 +32,35 @@ pub fn strict() -> bool {
     std::env::var_os("WAVECAST_TEST_STRICT").is_some_and(|v| v == "1")
 }
 
+/// `f` over every item on a few threads (the machine's cores, 2 to 8), answers in the items'
+/// order: the command-running tests are mostly process start-up and wait, so they overlap well.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let answers: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let answer = f(item);
+                answers.lock().unwrap()[i] = Some(answer);
+            });
+        }
+    });
+    answers.into_inner().unwrap().into_iter().map(|a| a.expect("every item was answered")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn par_map_answers_every_item_in_order() {
+        let items: Vec<u64> = (0..100).collect();
+        assert_eq!(par_map(&items, |x| x * x), items.iter().map(|x| x * x).collect::<Vec<_>>());
+        assert!(par_map(&[] as &[u64], |x| *x).is_empty());
+    }
 
     #[test]
     fn a_missing_data_set_is_skipped_with_none() {

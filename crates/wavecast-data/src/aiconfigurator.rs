@@ -54,8 +54,9 @@ pub enum Engines {
     /// One per family: vLLM's, else the first framework's by name. What the fits and the
     /// evaluations read, so their figures stay those of one engine.
     Default,
-    /// Every framework's newest collection, keyed by engine: what the price ladder reads, so a
-    /// query names the engine whose kernels it wants.
+    /// Every framework's newest collection, keyed by engine: a ladder built from these answers
+    /// a query from the engine it names (the commands' `--ops-data` reads `Default` until they
+    /// pass their engine down).
     All,
 }
 

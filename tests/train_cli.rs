@@ -216,6 +216,25 @@ fn plan_train_ranks_fitting_layouts_fastest_first() {
 
 /// One training route: a single-GPU step and the layout dp = tp = pp = 1 share their defaults
 /// (format by the training rule, the whole batch in one micro-batch) and their answer.
+/// A step's JSON never holds two times for one step: with recomputation the per-op detail
+/// (which prices the plain step) is left out rather than shown beside a different step_ms.
+#[test]
+fn one_step_has_one_time_in_its_json() {
+    for extra in [&[][..], &["--recompute", "full"][..], &["--recompute", "selective"][..]] {
+        let mut args = vec!["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "512", "--json"];
+        args.extend(extra);
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let step = v["step_ms"].as_f64().unwrap();
+        if let Some(total) = v.get("total_ms").and_then(|t| t.as_f64()) {
+            assert!((total / step - 1.0).abs() < 1e-9, "{extra:?}: per-op total {total} ms beside step {step} ms");
+        } else {
+            assert!(!extra.is_empty(), "the plain step carries its per-op detail");
+        }
+    }
+}
+
 #[test]
 fn one_gpu_and_the_trivial_layout_answer_alike() {
     for (model, dtype) in [("gpt2-large", "fp32"), ("llama-3.2-1b", "bf16")] {

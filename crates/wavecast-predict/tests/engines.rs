@@ -2,7 +2,7 @@
 //! collection, one naming vLLM (or nothing) vLLM's, on a shape the two engines time apart.
 //! Needs `../shared/data`; skipped without it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use wavecast_data::{load_timings_of, Engines, Precision, Shape, Timing};
 use wavecast_gpu::{Catalog, Gpu};
 use wavecast_predict::ladder::{Ladder, Query};
@@ -13,11 +13,8 @@ use wavecast_predict::sustained::Model;
 /// layout (the whole system would load every family), one folder per `test`; `None` without
 /// the shared data.
 fn h100_gemm_collections(test: &str) -> Option<(PathBuf, Vec<Timing>)> {
-    let gemm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/aiconfigurator/systems/data/h100_sxm/gemm");
-    if !gemm.is_dir() {
-        eprintln!("skipped: {} is absent", gemm.display());
-        return None;
-    }
+    // Skips without ../shared, and fails then under WAVECAST_TEST_STRICT=1 (as CI runs it).
+    let gemm = wavecast_test_support::shared("data/aiconfigurator/systems/data/h100_sxm/gemm")?;
     let root = std::env::temp_dir().join(format!("wavecast-engines-{test}-{}", std::process::id()));
     let family = root.join("systems/data/h100_sxm");
     std::fs::create_dir_all(&family).unwrap();

@@ -44,6 +44,12 @@ use wavecast_gpu::{Catalog, Gpu};
 const MEASURED_HALF_WIDTH: f64 = 0.1;
 const MEASURED_PER_STEP: f64 = 0.03;
 const TRANSFER_HALF_WIDTH: f64 = 0.12;
+/// |ln(roofline ratio)| below which two siblings count as of like speed for a shape, so that a
+/// host-bound table is carried as is: within a factor of 1.65 (GB200 over B200 is 0.90 at FP8
+/// and FP4, H200 over H100 0.70 on memory-bound shapes; H20 over H100 is 6.7 on compute-bound
+/// ones).
+const LIKE_SPEED_LOG_RATIO: f64 = 0.5;
+
 /// A transfer from a table that timed host work ([`tables::HOST_BOUND_SECONDS`]): the
 /// host's CPU and runtime are not in any GPU's figures (GB200's Grace host took 1.2–2.5× B200's
 /// x86 host on the same vLLM 0.24.0 kernels: MLA modules, block-scaled FP8 GEMMs, eager
@@ -257,7 +263,10 @@ impl Ladder {
         let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
         let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
         let host_bound = overhead >= tables::HOST_BOUND_SECONDS;
-        if host_bound && !matches!(q.shape, Shape::Collective { .. }) {
+        // Only between GPUs of like speed (B200 and GB200, H100 and H200): a much slower
+        // sibling (H20 from H100) would otherwise inherit the fast GPU's kernel time.
+        let like_speed = ratio.ln().abs() < LIKE_SPEED_LOG_RATIO;
+        if host_bound && like_speed && !matches!(q.shape, Shape::Collective { .. }) {
             return Some((there.seconds, there, true));
         }
         Some((overhead + (there.seconds - overhead) * ratio, there, host_bound))
@@ -401,5 +410,14 @@ mod tests {
         assert!((kernel_only.hi / kernel_only.seconds).ln() < HOST_BOUND_HALF_WIDTH, "{kernel_only:?}");
         // Above the floor the roofline ratio applies: H200's faster memory makes it faster.
         assert!(kernel_only.seconds < 0.02e-3, "{kernel_only:?}");
+        // A sibling of another speed class does not inherit the fast GPU's time above the
+        // floor: an 8192³ GEMM (compute-bound) on an H20, a sixth of the H100's tensor peak.
+        let big = |gpu: &str, m: u64, ms: f64| Timing { shape: Shape::Gemm { m, n: 8192, k: 8192 }, ..timing(gpu, m, ms) };
+        let ladder = Ladder::from_rows(Model::shipped(), &[big("h100-sxm", 1, 0.2), big("h100-sxm", 8192, 1.6)], &Catalog::builtin(), None);
+        let h20 = ladder.price(&Query::of(&big("h20", 8192, 0.0)), &Gpu::find("h20").unwrap()).unwrap();
+        assert_eq!(h20.provenance.rung, Rung::Transfer, "{h20:?}");
+        // Copied, 1.6 ms would be lifted only to the H20's roofline floor (1.1 TFLOP at 148
+        // TFLOP/s: 7.4 ms); scaled, the time above the floor grows by the peak ratio (~9.6 ms).
+        assert!(h20.seconds > 8.5e-3, "{h20:?}");
     }
 }

@@ -57,7 +57,7 @@ pub use request::{defaults, AttentionChoice, CompareRequest, ConfigArg, GammaCho
 pub use scale::{scale, ScaleReport};
 pub use serve::{compare, serve};
 pub use serve_sim::{plan_serve, serve_sim, PlanServeReport, ServeSimReport};
-pub use train::{plan_train, predict_answer, train, train_step, PerOpDetail, StepAnswer, TrainStep};
+pub use train::{plan_train, predict_answer, train, train_step, train_step_given, PerOpDetail, StepAnswer, TrainStep};
 
 pub use wavecast_gpu::{Catalog, Gpu};
 pub use wavecast_ir::DType;

@@ -127,6 +127,12 @@ pub struct TrainStep {
 /// Answers a transformer's training request on either route (with or without layout flags)
 /// as one [`TrainStep`].
 pub fn train_step(req: &PredictRequest) -> Result<TrainStep> {
+    train_step_given(req, None)
+}
+
+/// [`train_step`] for a request without layout flags whose per-op prediction the caller has
+/// already made (`predict` prints its notes and table from it), so it is not priced twice.
+pub fn train_step_given(req: &PredictRequest, per_op_step: Option<crate::Prediction>) -> Result<TrainStep> {
     let report = train(req)?;
     // The per-op route prices the plain step: with recomputation the two would disagree.
     let plain = matches!(req.layout.recompute, None | Some(crate::request::RecomputeChoice::None));
@@ -134,7 +140,11 @@ pub fn train_step(req: &PredictRequest) -> Result<TrainStep> {
         let mut one = req.clone();
         one.layout = LayoutArgs::default();
         one.tp = crate::defaults::TP;
-        let p = crate::predict(&one)?;
+        // The caller's prediction answers the same request only when it had no layout flags.
+        let p = match per_op_step {
+            Some(p) if !req.layout.any() && req.tp == crate::defaults::TP => p,
+            _ => crate::predict(&one)?,
+        };
         Some(PerOpDetail { mode: p.mode, batch: p.batch, params: p.params, total_ms: p.total_ms, interval_ms: p.interval_ms, phases: p.phases, classes: p.classes, provenance: p.provenance, flops: p.flops, bytes: p.bytes })
     } else {
         None

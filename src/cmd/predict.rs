@@ -15,7 +15,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     // A transformer's training step answers (JSON, page) with the layout route's report and
     // the per-op detail: one training route.
     if wavecast::trains_as_layout(request) && (a.json || a.html.html.is_some()) {
-        let step = wavecast::train_step(request)?;
+        let step = wavecast::train_step_given(request, Some(p.clone()))?;
         write_html(&a.html, wavecast::html::Kind::Predict, Some(request), &step)?;
         if a.json {
             return print_json(&step);

@@ -24,13 +24,14 @@ fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Op
     Ok(o)
 }
 
-/// The price ladder itself when `predictor` names it: the simulator then prices the routed
-/// experts as the fused MoE kernel, exactly as `serve-sim` does.
-fn ladder_for(predictor: &str, ops_data: Option<&std::path::Path>) -> Result<Option<LadderOps>> {
+/// The price ladder itself when `predictor` names it, reading the serving engine `engine`'s
+/// tables first (empty: the default's): the simulator then prices the routed experts as the
+/// fused MoE kernel, exactly as `serve-sim` does.
+fn ladder_for(predictor: &str, ops_data: Option<&std::path::Path>, engine: &str) -> Result<Option<LadderOps>> {
     if predictor != "ladder" {
         return Ok(None);
     }
-    Ok(Some(LadderOps::load(ops_data, None).map_err(crate::Error::new)?))
+    Ok(Some(LadderOps::load_for(ops_data, None, engine).map_err(crate::Error::new)?))
 }
 
 fn pricing<'a>(predictor: &'a dyn wavecast_predict::Predictor, ladder: Option<&'a LadderOps>) -> Pricing<'a> {
@@ -58,11 +59,11 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     let mut o = options(req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
-    let ladder = ladder_for(req.predictor(), req.ops_data.as_deref())?;
-    let backend = match &req.backend {
+    let backend: wavecast_sim::serving::Backend = match &req.backend {
         Some(name) => name.parse().map_err(Error::new)?,
         None => wavecast_sim::serve::default_backend(),
     };
+    let ladder = ladder_for(req.predictor(), req.ops_data.as_deref(), backend.name)?;
     let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)
@@ -77,7 +78,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let spec = spec(&req.model, &req.config)?;
     let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref())?;
+    // A comparison runs on the default engine (it takes no --backend).
+    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref(), "")?;
     let report = wavecast_sim::compare(&spec, &gpus, &req.tp, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
     for row in &report.results {
         crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;

@@ -55,9 +55,12 @@ pub enum Engines {
     /// evaluations read, so their figures stay those of one engine.
     Default,
     /// Every framework's newest collection, keyed by engine: a ladder built from these answers
-    /// a query from the engine it names (the commands' `--ops-data` reads `Default` until they
-    /// pass their engine down).
+    /// a query from the engine it names.
     All,
+    /// The default's collection and the named framework's newest (`sglang`, `trtllm`): what a
+    /// command serving on that engine reads with `--ops-data` (all three engines cost three
+    /// times the load time and memory of one).
+    DefaultAnd(&'static str),
 }
 
 /// One collection folder to read and the engine (`framework/version`) its rows are keyed by;
@@ -78,10 +81,15 @@ fn collections(family: &Path, engines: Engines) -> Vec<Collection> {
     let chosen: Vec<&PathBuf> = if is_comm || engines == Engines::All {
         frameworks.iter().collect()
     } else {
-        match frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(crate::DEFAULT_ENGINE)) {
+        let default: Vec<&PathBuf> = match frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(crate::DEFAULT_ENGINE)) {
             Some(v) => vec![v],
             None => frameworks.first().into_iter().collect(),
-        }
+        };
+        let named = match engines {
+            Engines::DefaultAnd(name) => frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(name) && !default.contains(f)),
+            _ => None,
+        };
+        default.into_iter().chain(named).collect()
     };
     chosen
         .into_iter()

@@ -162,6 +162,9 @@ impl PricedDeployments {
 fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
+    // The row's engine asks for its own kernel tables first; its parts are cached apart.
+    let ops = &ops.with_engine(backend.name);
+    let ops_key = &format!("{ops_key}|{}", backend.name);
     let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
     let (mut gemm, mut moe) = (gemm_quant, Quant::parse_optional(&row.moe_quant)?.or(gemm_quant));
     if moe == Some(Quant::Nvfp4) && gpu.peak_tflops.fp4.is_none() {

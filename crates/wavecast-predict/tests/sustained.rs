@@ -58,6 +58,30 @@ fn mla(batch: u64, kv_len: u64, module: bool, kv_precision: Precision) -> Shape 
     Shape::Mla { batch, isl: 1, kv_len, heads: 128, tp: 1, generation: true, module, kv_precision, attention_precision: Precision::Bf16 }
 }
 
+/// A fused MoE's bound holds under GB200's measured vLLM times where the expected counts did
+/// not: Nemotron 3's ungated experts (hidden 2048, width 5120, 22 of 512) under a skewed
+/// routing took 1.12 ms at 16 tokens (AIConfigurator, power law 1.2), where 256 expected
+/// gated experts' weights at achievable bandwidth need 2.2 ms. The bound still reads every
+/// expert a balanced routing is sure to hit, and never exceeds the expected work.
+#[test]
+fn a_fused_moes_bound_is_what_any_routing_and_expert_form_must_do() {
+    let gb200 = Catalog::builtin().get("gb200").unwrap().clone();
+    let moe = |tokens: u64, balanced: bool| Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced };
+    let skewed = Work::of(&moe(16, false), Precision::Bf16, &gb200).unwrap();
+    assert!(skewed.floor_seconds() > 2e-3, "the expected counts: {}", skewed.floor_seconds());
+    assert!(skewed.bound_seconds() < 1.12e-3, "{}", skewed.bound_seconds());
+    // At least the 22 experts one token picks, two 2048 x 5120 BF16 matrices each.
+    assert!(skewed.bound_seconds() >= 22.0 * 2.0 * 2048.0 * 5120.0 * 2.0 / gb200.bandwidth(), "{}", skewed.bound_seconds());
+    let balanced = Work::of(&moe(16, true), Precision::Bf16, &gb200).unwrap();
+    assert!(balanced.bound_seconds() > 5.0 * skewed.bound_seconds(), "a balanced routing spreads 352 picks: {} vs {}", balanced.bound_seconds(), skewed.bound_seconds());
+    for tokens in [1, 16, 256, 8192] {
+        for balanced in [false, true] {
+            let w = Work::of(&moe(tokens, balanced), Precision::Bf16, &gb200).unwrap();
+            assert!(w.bound_seconds() > 0.0 && w.bound_seconds() <= w.roofline_seconds(), "{tokens} {balanced}: {w:?}");
+        }
+    }
+}
+
 #[test]
 fn mla_decode_reads_the_latent_cache_once_and_the_module_adds_its_projections() {
     let cat = Catalog::builtin();

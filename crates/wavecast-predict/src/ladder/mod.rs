@@ -290,7 +290,7 @@ impl Ladder {
         }
         if let Some((_, _, best, lookup, host_bound)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             let weights: f64 = carried.iter().map(|c| c.1).sum();
-            let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.floor_seconds());
+            let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.bound_seconds());
             // A sibling's surface is only as good as its held-out error: never narrower than that.
             let sibling = if *host_bound { HOST_BOUND_HALF_WIDTH } else { TRANSFER_HALF_WIDTH };
             let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
@@ -391,6 +391,21 @@ mod tests {
         // A GEMM table with the same span keeps its 30 µs floor as host work.
         let gemm = price_on_h200(&[timing("h100-sxm", 1, 0.03), timing("h100-sxm", 4096, 1.0)], 1);
         assert!((gemm.seconds / 0.03e-3 - 1.0).abs() < 1e-9, "{gemm:?}");
+    }
+
+    /// A transfer is lifted only to what the shape must do on the GPU: B200's 1.0 ms for a
+    /// skewed routing of Nemotron 3's experts reaches GB200 scaled by the roofline ratio, not
+    /// raised to the 2.2 ms that 256 expected gated experts would take at achievable bandwidth.
+    #[test]
+    fn a_skewed_moe_transfer_is_not_lifted_by_an_expected_count() {
+        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced: false }, ..timing("b200", 1, ms) };
+        let rows = [moe(16, 1.0), moe(8192, 9.0)];
+        let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
+        let (b200, gb200) = (Gpu::find("b200").unwrap(), Gpu::find("gb200").unwrap());
+        let p = ladder.price(&Query::of(&Timing { gpu: "gb200".into(), ..rows[0].clone() }), &gb200).unwrap();
+        let ratio = transfer::roofline_ratio(&rows[0].shape, Precision::Bf16, &b200, &gb200).unwrap();
+        assert_eq!(p.provenance.rung, Rung::Transfer);
+        assert!((p.seconds / (1.0e-3 * ratio) - 1.0).abs() < 1e-9, "{p:?}, ratio {ratio}");
     }
 
     /// A sibling whose every measurement carries 200 µs of host work passes that floor on as

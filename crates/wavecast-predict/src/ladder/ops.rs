@@ -26,24 +26,39 @@ pub struct LadderOps {
     /// FP32 ops' rungs (the learned FP32 model in place of physics) when the tables hold
     /// NeuSight's FP32 measurements; else FP32 ops take the physics rung as before.
     fp32: Option<Fp32Rungs>,
+    /// The serving engine whose kernels run the ops (`sglang`, `trtllm`; empty: the default,
+    /// vLLM): every query asks for its tables first.
+    engine: String,
 }
 
-/// Ladders already built in this process (with their FP32 rungs), by data folder and left-out
-/// GPU: loading and fitting the transfer takes seconds, and a comparison or a sweep asks many
-/// times.
-type Built = Mutex<BTreeMap<(PathBuf, Option<String>), LadderOps>>;
+/// Ladders already built in this process (with their FP32 rungs), by data folder, left-out
+/// GPU and the engine whose tables were read besides the default's: loading and fitting the
+/// transfer takes seconds, and a comparison or a sweep asks many times.
+type Built = Mutex<BTreeMap<(PathBuf, Option<String>, &'static str), LadderOps>>;
 
 impl LadderOps {
     pub fn new(ladder: Ladder, ops_data: Option<PathBuf>) -> LadderOps {
         let fp32 = Fp32Rungs::for_tables(ladder.tables(), None);
-        LadderOps { ladder: Arc::new(ladder), ops_data, fp32 }
+        LadderOps { ladder: Arc::new(ladder), ops_data, fp32, engine: String::new() }
+    }
+
+    /// The same ladder answering for the serving engine `engine` (`vllm`, `sglang`, `trtllm`;
+    /// empty: the default): its queries read that engine's tables first, the default's where
+    /// it has none (the answer's provenance says so).
+    pub fn with_engine(&self, engine: &str) -> LadderOps {
+        LadderOps { engine: super::tables::engine_key(engine).to_ascii_lowercase(), ..self.clone() }
+    }
+
+    /// The engine the queries name (empty: the default).
+    pub fn engine(&self) -> &str {
+        &self.engine
     }
 
     /// No measurements at all: every op priced by the shipped physics numbers.
     pub fn physics_only() -> LadderOps {
         static PHYSICS: OnceLock<Arc<Ladder>> = OnceLock::new();
         let ladder = PHYSICS.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin())));
-        LadderOps { ladder: ladder.clone(), ops_data: None, fp32: None }
+        LadderOps { ladder: ladder.clone(), ops_data: None, fp32: None, engine: String::new() }
     }
 
     /// No measured-data folder: the shipped surfaces (every one of `held_out` left out) for
@@ -54,36 +69,50 @@ impl LadderOps {
             None => SHIPPED.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped()))).clone(),
             Some(_) => Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped_without(held_out))),
         };
-        LadderOps { ladder, ops_data: None, fp32: None }
+        LadderOps { ladder, ops_data: None, fp32: None, engine: String::new() }
     }
 
     /// Tables from the measured-data folder `dir` (any layout `wavecast_data::load_ladder_timings`
     /// reads), every row of `held_out` left out; built once per process.
     pub fn from_dir(dir: &Path, catalog: &Catalog, held_out: Option<&str>) -> Result<LadderOps, String> {
+        LadderOps::from_dir_for(dir, catalog, held_out, "")
+    }
+
+    /// [`LadderOps::from_dir`] for the serving engine `engine` (`sglang`, `trtllm`; empty or
+    /// `vllm`: the default): the default engine's tables and that engine's, its queries
+    /// asking for that engine's first. Every engine's collections would cost three times the
+    /// load time and memory of one (30 s and 5 GB on the shared AIConfigurator data).
+    pub fn from_dir_for(dir: &Path, catalog: &Catalog, held_out: Option<&str>, engine: &str) -> Result<LadderOps, String> {
         static BUILT: OnceLock<Built> = OnceLock::new();
-        let key = (dir.to_path_buf(), held_out.map(str::to_string));
+        let engine = known_engine(engine)?;
+        let key = (dir.to_path_buf(), held_out.map(str::to_string), engine);
         let built = BUILT.get_or_init(Default::default);
         if let Some(ops) = built.lock().map_err(|e| e.to_string())?.get(&key) {
             return Ok(ops.clone());
         }
-        // One engine's tables (vLLM's): the commands do not name their engine to the ladder
-        // yet, and every engine's collections cost three times the load time and memory.
-        let loaded = wavecast_data::load_ladder_timings(dir, catalog, wavecast_data::Engines::Default).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
+        let engines = if engine.is_empty() { wavecast_data::Engines::Default } else { wavecast_data::Engines::DefaultAnd(engine) };
+        let loaded = wavecast_data::load_ladder_timings(dir, catalog, engines).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
         if loaded.rows.is_empty() {
             return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
         }
         // The folder's tables win; shipped surfaces answer for GPUs and families it lacks.
         let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out).with_surfaces(Surfaces::shipped_without(held_out)));
-        let ops = LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0.clone()) };
+        let ops = LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0.clone()), engine: engine.to_string() };
         built.lock().map_err(|e| e.to_string())?.insert(key, ops.clone());
         Ok(ops)
     }
 
     /// [`LadderOps::from_dir`] when a folder is given, else [`LadderOps::shipped`].
     pub fn load(ops_data: Option<&Path>, held_out: Option<&str>) -> Result<LadderOps, String> {
+        LadderOps::load_for(ops_data, held_out, "")
+    }
+
+    /// [`LadderOps::load`] answering for the serving engine `engine` ([`LadderOps::from_dir_for`];
+    /// the shipped surfaces hold the default engine's measurements only).
+    pub fn load_for(ops_data: Option<&Path>, held_out: Option<&str>, engine: &str) -> Result<LadderOps, String> {
         match ops_data {
-            Some(dir) => LadderOps::from_dir(dir, &Catalog::builtin(), held_out),
-            None => Ok(LadderOps::shipped(held_out)),
+            Some(dir) => LadderOps::from_dir_for(dir, &Catalog::builtin(), held_out, engine),
+            None => Ok(LadderOps::shipped(held_out).with_engine(known_engine(engine)?)),
         }
     }
 
@@ -107,11 +136,11 @@ impl LadderOps {
 
     /// A measured-style shape priced inside a running model, down the ladder.
     pub fn price_shape(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
-        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None, engine: String::new() };
+        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None, engine: self.engine.clone() };
         let p = self.ladder.price(&q, gpu)?;
         let in_model = self.in_model_ratio(&q, gpu);
         // Never below the shape's own floor (dense peak, achievable bandwidth).
-        let floor = crate::sustained::Work::of(&q.shape, q.precision, gpu).map(|w| w.floor_seconds()).unwrap_or(0.0);
+        let floor = crate::sustained::Work::of(&q.shape, q.precision, gpu).map(|w| w.bound_seconds()).unwrap_or(0.0);
         let seconds = (p.seconds * in_model).max(floor);
         Ok(Priced { seconds, lo: (p.lo * in_model).max(floor).min(seconds), hi: (p.hi * in_model).max(seconds), provenance: p.provenance })
     }
@@ -131,6 +160,20 @@ impl LadderOps {
             _ => 1.0,
         }
     }
+}
+
+/// The engines whose collections a measured-data folder may hold, by the name their folder
+/// and `--backend` give them; the default's (vLLM) as empty.
+const ENGINES: [&str; 2] = ["sglang", "trtllm"];
+
+/// `engine` as a key of [`ENGINES`] (empty for the default); an engine wavecast does not know
+/// is an error naming it.
+fn known_engine(engine: &str) -> Result<&'static str, String> {
+    let engine = engine.to_ascii_lowercase();
+    if super::tables::engine_key(&engine).is_empty() {
+        return Ok("");
+    }
+    ENGINES.into_iter().find(|e| *e == engine).ok_or_else(|| format!("no measured tables for the serving engine '{engine}' (known: vllm, {})", ENGINES.join(", ")))
 }
 
 impl Predictor for LadderOps {

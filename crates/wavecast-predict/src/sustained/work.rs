@@ -21,6 +21,11 @@ pub struct KernelWork {
     pub padded_flops: f64,
     /// Bytes that must come from or go to DRAM at least once.
     pub bytes: f64,
+    /// What the shape guarantees whatever runs it, for the floor: FLOPs and DRAM bytes no
+    /// kernel can do without. Equal to `flops` and `bytes` except where the shape leaves the
+    /// work open (a fused MoE: how the tokens are routed, whether the experts are gated).
+    pub least_flops: f64,
+    pub least_bytes: f64,
     /// Independent output tiles (0 for memory-only ops).
     pub tiles: f64,
     /// Length of each tile's serial reduction loop (K of a GEMM, the KV length of attention).
@@ -77,12 +82,28 @@ pub enum Work {
 }
 
 impl Work {
-    /// What no prediction may undercut: FLOPs at the dense peak, bytes at the achievable
-    /// fraction of datasheet bandwidth (the link's one-way bandwidth for collectives).
+    /// The least time the physics model prices: FLOPs at the dense peak, bytes at the
+    /// achievable fraction of datasheet bandwidth (the link's one-way bandwidth for
+    /// collectives). A modelling choice of the physics rung, not a bound on measured times:
+    /// see [`Work::bound_seconds`].
     pub fn floor_seconds(&self) -> f64 {
         match self {
             Work::Kernel(k) => k.floor_seconds(super::ACHIEVABLE_BANDWIDTH),
             Work::Chain(ks) => ks.iter().map(|k| k.floor_seconds(super::ACHIEVABLE_BANDWIDTH)).sum(),
+            Work::Collective(c) => c.link_bytes / c.link_bandwidth,
+        }
+    }
+
+    /// The physical bound no answer drawn from measurements may undercut: the FLOPs and bytes
+    /// the shape guarantees whatever runs it ([`KernelWork::least_flops`]) at the dense peak
+    /// and the datasheet bandwidth (the same bound as [`crate::bounds::floor_seconds`] for IR
+    /// ops). Measured kernels do beat [`Work::floor_seconds`]: GB200's vLLM fused MoE streamed
+    /// its experts' weights at 93-94 % of the datasheet bandwidth, and skewed routings hit
+    /// fewer experts than the expected count.
+    pub fn bound_seconds(&self) -> f64 {
+        match self {
+            Work::Kernel(k) => k.least_seconds(1.0),
+            Work::Chain(ks) => ks.iter().map(|k| k.least_seconds(1.0)).sum(),
             Work::Collective(c) => c.link_bytes / c.link_bandwidth,
         }
     }
@@ -114,6 +135,11 @@ impl KernelWork {
         (self.flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.bytes / (bandwidth_share * self.bandwidth))
     }
 
+    /// [`KernelWork::floor_seconds`] of the work the shape guarantees.
+    fn least_seconds(&self, bandwidth_share: f64) -> f64 {
+        (self.least_flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.least_bytes / (bandwidth_share * self.bandwidth))
+    }
+
     /// One kernel standing for the whole chain in the learned correction's features: FLOPs,
     /// bytes and tiles summed, the longest reduction, the first kernel's peak.
     pub fn combined(kernels: &[KernelWork]) -> Option<KernelWork> {
@@ -123,6 +149,8 @@ impl KernelWork {
             flops: sum(|k| k.flops),
             padded_flops: sum(|k| k.padded_flops),
             bytes: sum(|k| k.bytes),
+            least_flops: sum(|k| k.least_flops),
+            least_bytes: sum(|k| k.least_bytes),
             tiles: sum(|k| k.tiles),
             reduction: kernels.iter().map(|k| k.reduction).fold(0.0, f64::max),
             quantized_rows: sum(|k| k.quantized_rows),
@@ -172,12 +200,12 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
     } else {
         0.0
     };
-    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, least_flops: ir.flops(), least_bytes: bytes, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// `batch` independent copies of one GEMM's work in one launch (a batched matmul).
 fn batched(one: KernelWork, batch: f64) -> KernelWork {
-    KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
+    KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, least_flops: one.least_flops * batch, least_bytes: one.least_bytes * batch, tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
 }
 
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
@@ -192,7 +220,7 @@ fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padd
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: a.flops(), padded_flops, least_flops: a.flops(), least_bytes: bytes, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
@@ -244,7 +272,7 @@ impl Mla {
         let per_head = |width: u64| self.heads.saturating_mul(width);
         let mut chain = vec![gemm(tokens, MLA_Q_RANK + MLA_KV_RANK + MLA_ROPE, MLA_HIDDEN, weights, gpu)?, gemm(tokens, per_head(MLA_NOPE + MLA_ROPE), MLA_Q_RANK, weights, gpu)?];
         let latents = tokens as f64 * (MLA_Q_RANK + MLA_KV_RANK) as f64;
-        chain.push(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(3.0 * latents, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() });
+        chain.push(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(3.0 * latents, 16.0), least_flops: 0.0, least_bytes: bytes_of(3.0 * latents, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() });
         if generation {
             // Absorbed per-head matrices: the batch's query rows times each head's 128 × 512.
             chain.push(gemm(tokens, per_head(MLA_KV_RANK), MLA_NOPE, Precision::Bf16, gpu)?);
@@ -263,6 +291,38 @@ impl Mla {
 /// Expected distinct experts that `picks` routed token slots hit among `experts` (uniform).
 fn experts_hit(experts: f64, picks: f64) -> f64 {
     experts * (1.0 - (1.0 - 1.0 / experts).powf(picks))
+}
+
+/// One GPU's share of a fused MoE call: `tokens` routed to `topk` of `experts` each, the
+/// experts split over `ep` GPUs, each expert's width `inter` already split over tensor parallelism.
+struct MoeRouting {
+    tokens: f64,
+    hidden: f64,
+    inter: f64,
+    topk: f64,
+    experts: f64,
+    ep: f64,
+    balanced: bool,
+}
+
+/// The FLOPs and DRAM bytes one GPU's fused MoE cannot do without, whatever the routing and
+/// expert form (the floor; the expected counts feed the physics model). Per expert hit,
+/// 2·H·I weights: the shape does not say whether its experts are gated (3·H·I: Mixtral, Qwen,
+/// DeepSeek) or not (Nemotron 3's squared-ReLU experts). Experts hit: a balanced routing
+/// spreads the slots over at least as many experts as a uniform one is expected to hit; a
+/// skewed one (AIConfigurator's power-law rows) may pile them onto as few as `topk` (each
+/// token picks `topk` distinct experts). Counted with the expected uniform hits and gated
+/// experts, the floor lay above GB200's measured vLLM times on 6-15 % of the BF16 rows (up to
+/// 1.9×: Nemotron 3 shapes and skewed routings), which lifted every transfer on them.
+fn moe_least_work(r: MoeRouting, precision: Precision) -> (f64, f64) {
+    let local_experts = (r.experts / r.ep).max(1.0);
+    let hit = if r.balanced { experts_hit(r.experts, r.tokens * r.topk).min(r.experts) / r.ep } else { r.topk.min(r.experts) / r.ep };
+    let hit = hit.clamp(1.0_f64.min(local_experts), local_experts);
+    let slots = r.tokens * r.topk / r.ep;
+    let flops = 2.0 * slots * r.hidden * 2.0 * r.inter;
+    // Each local token's activations are read once and its output written once, in 16 bits.
+    let bytes = bytes_of(hit * 2.0 * r.hidden * r.inter, precision.weight_bits()) + bytes_of(2.0 * r.tokens / r.ep * r.hidden, 16.0);
+    (flops.max(1.0), bytes)
 }
 
 impl Work {
@@ -300,7 +360,7 @@ impl Work {
                 let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
                 Work::Kernel(attention(a, kv_precision, attention_math, rows, tiles, gpu)?)
             }
-            Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => {
+            Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, balanced } => {
                 let (t, h, e) = (tokens as f64, hidden as f64, experts as f64);
                 let i = inter as f64 / tp as f64;
                 let local_experts = (e / ep as f64).max(1.0);
@@ -313,7 +373,8 @@ impl Work {
                 let padded_flops = 2.0 * active * rows_per_expert * h * 3.0 * i;
                 let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
-                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+                let (least_flops, least_bytes) = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced }, precision);
+                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, least_flops, least_bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
             Shape::Mla { batch, isl, kv_len, heads, generation, module, kv_precision, attention_precision, .. } => {
                 let m = Mla { batch, isl, past: kv_len, heads, kv_precision, attention_precision };
@@ -348,7 +409,7 @@ impl Work {
             Shape::Vector { tokens, width, .. } => {
                 // Read and write each element once in 16 bits; the fitted efficiency absorbs
                 // ops that touch more tensors.
-                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), least_flops: 0.0, least_bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
         })
     }

@@ -237,7 +237,8 @@ impl Prepared {
     /// Prices and sizes the deployment `o` of `spec` on `gpu` for requests of up to
     /// `max_context` tokens (prompt plus output).
     pub fn new(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64) -> Result<Prepared, SimError> {
-        let ops = LadderOps::load(o.ops_data.as_deref(), None).map_err(SimError::Invalid)?;
+        // The engine's own kernel tables first: SGLang's and vLLM's times of one shape differ.
+        let ops = LadderOps::load_for(o.ops_data.as_deref(), None, o.backend.name).map_err(SimError::Invalid)?;
         Prepared::with_ops(spec, gpu, o, max_context, &ops)
     }
 

@@ -251,6 +251,7 @@ fn price(
         optimizer: req.optimizer,
         layout: *layout,
         stack: Stack::EAGER,
+        power_limit_w: None,
     };
     o.validate(spec, Some(req.gpus))?;
     // The graph's collectives run over links that depend on where the groups sit.

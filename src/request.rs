@@ -302,7 +302,7 @@ pub struct PredictRequest {
     pub gpu_file: Option<PathBuf>,
     /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
     /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
-    /// before [default: the catalog's board power; not in serve mode].
+    /// before [default: the catalog's board power].
     #[arg(long, value_name = "W")]
     #[serde(default)]
     pub power_limit: Option<f64>,
@@ -669,6 +669,12 @@ pub struct PlanTrainRequest {
     #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
+    /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
+    /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
+    /// before [default: the catalog's board power].
+    #[arg(long, value_name = "W")]
+    #[serde(default)]
+    pub power_limit: Option<f64>,
     /// GPUs to spread the run over.
     #[arg(long)]
     pub gpus: u64,

@@ -191,6 +191,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,
         top: req.top.max(1),
+        power_limit_w: req.power_limit,
     };
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     Ok(wavecast_sim::plan_train(&spec, &plan, gpu, predictor.as_ref(), &CommModel::default())?)

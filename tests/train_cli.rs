@@ -416,4 +416,19 @@ fn a_power_limit_slows_the_step_by_at_most_the_clock() {
     args.extend(["--dp", "2"]);
     assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
     assert_clear_error(&["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "serve", "--input-len", "128", "--output-len", "8", "--power-limit", "500"], "--power-limit applies to");
+    // plan train ranks under the limit too: the fastest layout is slower, by no more than the clock.
+    let plan = ["plan", "train", "--model", "llama-3.2-1b", "--gpu", "h100", "--gpus", "8", "--batch", "16", "--seq", "2048", "--json"];
+    let best = |extra: &[&str]| {
+        let mut args = plan.to_vec();
+        args.extend(extra);
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["rows"][0]["step_ms"].as_f64().unwrap()
+    };
+    let ratio = best(&["--power-limit", "500"]) / best(&[]);
+    assert!(ratio > 1.0 && ratio <= 1.1187 + 1e-6, "plan train at 500 W: {ratio}");
+    let mut args = plan.to_vec();
+    args.extend(["--power-limit", "100"]);
+    assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
 }

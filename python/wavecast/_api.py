@@ -510,6 +510,7 @@ def plan_train(
     dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
+    power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     price: Union[None, float, str, Mapping[str, float]] = None,
@@ -535,6 +536,7 @@ def plan_train(
         "tokens": _float("tokens", tokens),
         "top": _int("top", top),
         "predictor": _str("predictor", predictor),
+        "power_limit": _float("power_limit", power_limit),
         "price": _prices(price),
     })
 

@@ -549,7 +549,18 @@ pub fn train_step(
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
     let kernels = crate::TrainingKernels::new(predictor);
-    let predictor: &dyn Predictor = &kernels;
+    // The limit goes outermost, so that the training kernels' measured floors slow with the clock too.
+    let limited = match o.power_limit_w {
+        Some(w) => {
+            wavecast_predict::physics::check_power_limit(gpu, w).map_err(SimError::Invalid)?;
+            Some(wavecast_predict::power::PowerLimited::new(&kernels, w))
+        }
+        None => None,
+    };
+    let predictor: &dyn Predictor = match &limited {
+        Some(p) => p,
+        None => &kernels,
+    };
     let graph = o.micro_batch_graph(spec)?;
     graph
         .check_scale()

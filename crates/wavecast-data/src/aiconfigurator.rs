@@ -337,6 +337,7 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
                 tp: c.dim(row, "moe_tp_size")?,
                 ep: c.dim(row, "moe_ep_size")?,
                 balanced: c.text(row, "distribution")? == "balanced",
+                gated: None,
             };
             (shape, c.precision(row, "moe_dtype")?)
         }

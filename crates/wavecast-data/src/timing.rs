@@ -77,8 +77,21 @@ pub enum Shape {
     /// One decode step per sequence against `kv_len` cached tokens.
     AttentionDecode { batch: u64, kv_len: u64, heads: u64, kv_heads: u64, head_dim: u64, window: u64, kv_precision: Precision },
     /// A fused mixture-of-experts layer (router excluded): `tokens` routed to `topk` of
-    /// `experts`, each an up (gated) and down projection, split over TP and EP.
-    Moe { tokens: u64, hidden: u64, inter: u64, topk: u64, experts: u64, tp: u64, ep: u64, balanced: bool },
+    /// `experts`, each an up (gated) and down projection, split over TP and EP. `gated`: whether
+    /// the experts' up projection is gated (SwiGLU: 3·H·I weights; Nemotron 3's squared ReLU:
+    /// 2·H·I), where known (a model's spec); `None` for measured rows, which do not say.
+    Moe {
+        tokens: u64,
+        hidden: u64,
+        inter: u64,
+        topk: u64,
+        experts: u64,
+        tp: u64,
+        ep: u64,
+        balanced: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gated: Option<bool>,
+    },
     /// DeepSeek-V3's multi-head latent attention with `heads` query heads on this GPU, over
     /// `isl` new tokens per sequence (context) or one (generation) after `kv_len` cached ones.
     /// `module`: the whole module (projections, norms, attention) is timed, else the attention

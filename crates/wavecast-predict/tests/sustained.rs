@@ -66,7 +66,7 @@ fn mla(batch: u64, kv_len: u64, module: bool, kv_precision: Precision) -> Shape 
 #[test]
 fn a_fused_moes_bound_is_what_any_routing_and_expert_form_must_do() {
     let gb200 = Catalog::builtin().get("gb200").unwrap().clone();
-    let moe = |tokens: u64, balanced: bool| Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced };
+    let moe = |tokens: u64, balanced: bool| Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced, gated: None };
     let skewed = Work::of(&moe(16, false), Precision::Bf16, &gb200).unwrap();
     assert!(skewed.floor_seconds() > 2e-3, "the expected counts: {}", skewed.floor_seconds());
     assert!(skewed.bound_seconds() < 1.12e-3, "{}", skewed.bound_seconds());
@@ -74,6 +74,12 @@ fn a_fused_moes_bound_is_what_any_routing_and_expert_form_must_do() {
     assert!(skewed.bound_seconds() >= 22.0 * 2.0 * 2048.0 * 5120.0 * 2.0 / gb200.bandwidth(), "{}", skewed.bound_seconds());
     let balanced = Work::of(&moe(16, true), Precision::Bf16, &gb200).unwrap();
     assert!(balanced.bound_seconds() > 5.0 * skewed.bound_seconds(), "a balanced routing spreads 352 picks: {} vs {}", balanced.bound_seconds(), skewed.bound_seconds());
+    // A model's spec says its experts are gated: the bound counts all three matrices, and a
+    // shape that fixes its work is bounded at the achievable bandwidth like the physics.
+    let gated = |gated| Work::of(&Shape::Moe { tokens: 16, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced: false, gated }, Precision::Bf16, &gb200).unwrap();
+    assert!((gated(Some(true)).bound_seconds() / gated(Some(false)).bound_seconds() - 1.5).abs() < 0.01, "{} vs {}", gated(Some(true)).bound_seconds(), gated(Some(false)).bound_seconds());
+    let gemm = Work::of(&Shape::Gemm { m: 1, n: 8192, k: 8192 }, Precision::Bf16, &gb200).unwrap();
+    assert_eq!(gemm.bound_seconds(), gemm.floor_seconds());
     for tokens in [1, 16, 256, 8192] {
         for balanced in [false, true] {
             let w = Work::of(&moe(tokens, balanced), Precision::Bf16, &gb200).unwrap();

@@ -380,7 +380,7 @@ mod tests {
     /// time times the roofline ratio, where a GEMM table of the same times keeps its floor.
     #[test]
     fn a_fused_moes_floor_is_scaled_with_the_rest() {
-        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 4096, inter: 1536, topk: 8, experts: 128, tp: 1, ep: 1, balanced: true }, ..timing("h100-sxm", 1, ms) };
+        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 4096, inter: 1536, topk: 8, experts: 128, tp: 1, ep: 1, balanced: true, gated: None }, ..timing("h100-sxm", 1, ms) };
         let rows = [moe(1, 0.2), moe(8192, 4.0)];
         let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
         let (h100, h200) = (Gpu::find("h100-sxm").unwrap(), Gpu::find("h200").unwrap());
@@ -398,7 +398,7 @@ mod tests {
     /// raised to the 2.2 ms that 256 expected gated experts would take at achievable bandwidth.
     #[test]
     fn a_skewed_moe_transfer_is_not_lifted_by_an_expected_count() {
-        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced: false }, ..timing("b200", 1, ms) };
+        let moe = |tokens: u64, ms: f64| Timing { shape: Shape::Moe { tokens, hidden: 2048, inter: 5120, topk: 22, experts: 512, tp: 1, ep: 1, balanced: false, gated: None }, ..timing("b200", 1, ms) };
         let rows = [moe(16, 1.0), moe(8192, 9.0)];
         let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
         let (b200, gb200) = (Gpu::find("b200").unwrap(), Gpu::find("gb200").unwrap());

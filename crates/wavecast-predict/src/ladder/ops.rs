@@ -139,7 +139,8 @@ impl LadderOps {
         let q = Query { source: Source::Aiconfigurator, shape, precision, library: None, engine: self.engine.clone() };
         let p = self.ladder.price(&q, gpu)?;
         let in_model = self.in_model_ratio(&q, gpu);
-        // Never below the shape's own floor (dense peak, achievable bandwidth).
+        // Never below the shape's physical bound (dense peak, achievable bandwidth; for a fused
+        // MoE, whose routing and expert form are open, its least work at datasheet bandwidth).
         let floor = crate::sustained::Work::of(&q.shape, q.precision, gpu).map(|w| w.bound_seconds()).unwrap_or(0.0);
         let seconds = (p.seconds * in_model).max(floor);
         Ok(Priced { seconds, lo: (p.lo * in_model).max(floor).min(seconds), hi: (p.hi * in_model).max(seconds), provenance: p.provenance })

@@ -94,17 +94,17 @@ impl Work {
         }
     }
 
-    /// The physical bound no answer drawn from measurements may undercut: the FLOPs and bytes
-    /// the shape guarantees whatever runs it ([`KernelWork::least_flops`]) at the dense peak
-    /// and the datasheet bandwidth (the same bound as [`crate::bounds::floor_seconds`] for IR
-    /// ops). Measured kernels do beat [`Work::floor_seconds`]: GB200's vLLM fused MoE streamed
-    /// its experts' weights at 93-94 % of the datasheet bandwidth, and skewed routings hit
-    /// fewer experts than the expected count.
+    /// The physical bound no answer drawn from measurements may undercut. A shape that fixes
+    /// its work (every family but the fused MoE) is bounded as the physics rung is
+    /// ([`Work::floor_seconds`]: its FLOPs at the dense peak, its bytes at the achievable
+    /// bandwidth). A fused MoE leaves its work open (how the tokens are routed, whether the
+    /// experts are gated): its least work ([`KernelWork::least_flops`]) at the dense peak and
+    /// the datasheet bandwidth — GB200's vLLM fused MoE streamed Nemotron 3's experts at
+    /// 93-94 % of it, and skewed routings hit fewer experts than the expected count.
     pub fn bound_seconds(&self) -> f64 {
         match self {
-            Work::Kernel(k) => k.least_seconds(1.0),
-            Work::Chain(ks) => ks.iter().map(|k| k.least_seconds(1.0)).sum(),
-            Work::Collective(c) => c.link_bytes / c.link_bandwidth,
+            Work::Kernel(k) if k.leaves_work_open() => k.least_seconds(1.0),
+            _ => self.floor_seconds(),
         }
     }
 
@@ -138,6 +138,11 @@ impl KernelWork {
     /// [`KernelWork::floor_seconds`] of the work the shape guarantees.
     fn least_seconds(&self, bandwidth_share: f64) -> f64 {
         (self.least_flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.least_bytes / (bandwidth_share * self.bandwidth))
+    }
+
+    /// Whether the shape guarantees less than its expected work (a fused MoE).
+    fn leaves_work_open(&self) -> bool {
+        self.least_flops < self.flops || self.least_bytes < self.bytes
     }
 
     /// One kernel standing for the whole chain in the learned correction's features: FLOPs,
@@ -303,12 +308,15 @@ struct MoeRouting {
     experts: f64,
     ep: f64,
     balanced: bool,
+    gated: Option<bool>,
 }
 
 /// The FLOPs and DRAM bytes one GPU's fused MoE cannot do without, whatever the routing and
 /// expert form (the floor; the expected counts feed the physics model). Per expert hit,
-/// 2·H·I weights: the shape does not say whether its experts are gated (3·H·I: Mixtral, Qwen,
-/// DeepSeek) or not (Nemotron 3's squared-ReLU experts). Experts hit: a balanced routing
+/// 3·H·I weights when the experts are known to be gated (a model's spec: Mixtral, Qwen,
+/// DeepSeek), else 2·H·I (a measured row does not say, and Nemotron 3's squared-ReLU experts
+/// are not gated). The tokens come in at the activations' format (FP8, FP4 where the format
+/// quantizes them) and leave in 16 bits. Experts hit: a balanced routing
 /// spreads the slots over at least as many experts as a uniform one is expected to hit; a
 /// skewed one (AIConfigurator's power-law rows) may pile them onto as few as `topk` (each
 /// token picks `topk` distinct experts). Counted with the expected uniform hits and gated
@@ -319,9 +327,10 @@ fn moe_least_work(r: MoeRouting, precision: Precision) -> (f64, f64) {
     let hit = if r.balanced { experts_hit(r.experts, r.tokens * r.topk).min(r.experts) / r.ep } else { r.topk.min(r.experts) / r.ep };
     let hit = hit.clamp(1.0_f64.min(local_experts), local_experts);
     let slots = r.tokens * r.topk / r.ep;
-    let flops = 2.0 * slots * r.hidden * 2.0 * r.inter;
-    // Each local token's activations are read once and its output written once, in 16 bits.
-    let bytes = bytes_of(hit * 2.0 * r.hidden * r.inter, precision.weight_bits()) + bytes_of(2.0 * r.tokens / r.ep * r.hidden, 16.0);
+    let matrices = if r.gated == Some(true) { 3.0 } else { 2.0 };
+    let flops = 2.0 * slots * r.hidden * matrices * r.inter;
+    let tokens = r.tokens / r.ep * r.hidden;
+    let bytes = bytes_of(hit * matrices * r.hidden * r.inter, precision.weight_bits()) + bytes_of(tokens, precision.activation_bits().min(16.0)) + bytes_of(tokens, 16.0);
     (flops.max(1.0), bytes)
 }
 
@@ -360,7 +369,7 @@ impl Work {
                 let tiles = batch as f64 * kv_heads as f64 * tiles_along(kv_len as f64, 4.0 * TILE);
                 Work::Kernel(attention(a, kv_precision, attention_math, rows, tiles, gpu)?)
             }
-            Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, balanced } => {
+            Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, balanced, gated } => {
                 let (t, h, e) = (tokens as f64, hidden as f64, experts as f64);
                 let i = inter as f64 / tp as f64;
                 let local_experts = (e / ep as f64).max(1.0);
@@ -373,7 +382,7 @@ impl Work {
                 let padded_flops = 2.0 * active * rows_per_expert * h * 3.0 * i;
                 let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
-                let (least_flops, least_bytes) = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced }, precision);
+                let (least_flops, least_bytes) = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced, gated }, precision);
                 Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, least_flops, least_bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
             Shape::Mla { batch, isl, kv_len, heads, generation, module, kv_precision, attention_precision, .. } => {

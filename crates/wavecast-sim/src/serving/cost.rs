@@ -371,7 +371,7 @@ fn pipeline_hop_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &
 fn moe_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, tokens: u64, ops: &LadderOps) -> Result<f64, SimError> {
     let Some(moe) = spec.moe else { return Ok(0.0) };
     let layers = spec.layers.saturating_sub(moe.dense_layers);
-    let shape = Shape::Moe { tokens, hidden: spec.hidden, inter: spec.ffn, topk: moe.top_k, experts: moe.experts, tp: par.moe_tp, ep: par.ep, balanced: true };
+    let shape = Shape::Moe { tokens, hidden: spec.hidden, inter: spec.ffn, topk: moe.top_k, experts: moe.experts, tp: par.moe_tp, ep: par.ep, balanced: true, gated: Some(spec.activation == wavecast_workload::Activation::SwiGlu) };
     let precision = formats.moe_quant.map(Precision::from).unwrap_or(if formats.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 });
     let s = ops.shape_seconds(shape, precision, gpu).map_err(|e| SimError::Invalid(format!("cannot price the MoE layers: {e}")))?;
     Ok(s * 1e3 * layers as f64)

@@ -76,8 +76,16 @@ impl Roof {
         Roof { flops_per_s: gpu.peak_flops(class, dtype), bytes_per_s: gpu.bandwidth() }
     }
 
+    /// The roofs of `op`. A GEMM whose format quantizes its activations too (FP8, NVFP4)
+    /// multiplies on that format's units: its compute roof is their peak, not the peak of the
+    /// 16-bit dtype it writes (on a B200 an NVFP4 GEMM's roof is the FP4 peak, 4× the BF16
+    /// one). Weight-only formats dequantize and multiply in 16 bits.
     pub fn of_op(op: &Op, gpu: &Gpu) -> Roof {
-        Roof::of(op.class(), op.dtype(), gpu)
+        let roof = Roof::of(op.class(), op.dtype(), gpu);
+        match quantized_math_peak(op, gpu) {
+            Some(flops_per_s) => Roof { flops_per_s, ..roof },
+            None => roof,
+        }
     }
 
     /// One SM's share of both roofs: what a thread block's tile is measured against.
@@ -112,7 +120,16 @@ pub fn roofline(flops: f64, bytes: f64, class: OpClass, dtype: DType, gpu: &Gpu)
 
 /// [`roofline`] of one op: seconds at peak compute and at peak bandwidth.
 pub fn roofline_terms(op: &Op, gpu: &Gpu) -> (f64, f64) {
-    roofline(op.flops(), op.bytes(), op.class(), op.dtype(), gpu)
+    Roof::of_op(op, gpu).seconds(op.flops(), op.bytes())
+}
+
+/// Dense peak FLOP/s of the units a quantized GEMM multiplies on, when its format quantizes
+/// the activations and the GPU has units for it (a GPU without them cannot run the format and
+/// is refused before pricing; its 16-bit roof stands).
+fn quantized_math_peak(op: &Op, gpu: &Gpu) -> Option<f64> {
+    let Op::Gemm(g) = op else { return None };
+    let q = g.quant.filter(|q| q.quantizes_activations())?;
+    crate::sustained::peak_flops(gpu, q.format()).ok()
 }
 
 /// Board power a GPU needs per TFLOP/s of FP32 CUDA-core math to hold its boost clock, at a

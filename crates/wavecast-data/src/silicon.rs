@@ -28,7 +28,11 @@ pub struct Pool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Deployment {
-    Agg { layout: ServingLayout },
+    /// `workers` identical replicas of `layout`, each serving its share of the users: more
+    /// than one where the provenance's concurrency is a whole multiple of the per-worker
+    /// batch (`batch_size` × attention DP), as a deployment of several replicas behind one
+    /// router reports it (416 users over 32 workers of 13).
+    Agg { layout: ServingLayout, workers: u64 },
     Disagg { prefill: Pool, decode: Pool },
 }
 
@@ -48,8 +52,9 @@ pub struct SiliconRow {
     pub osl: u64,
     /// Concurrent requests the benchmark kept in flight: `silicon_concurrency` in the provenance
     /// field, else `batch_size` times the attention-data-parallel degree (the file's batch size
-    /// is per attention rank: 137 aggregated rows give both, and every one of them agrees);
-    /// `None` where the file gives neither.
+    /// is per attention rank; of the aggregated rows that give both, those that differ give a
+    /// whole multiple of it, the deployment's replicas: see [`Deployment::Agg`]); `None` where
+    /// the file gives neither.
     pub concurrency: Option<u64>,
     pub deployment: Deployment,
     pub ttft_ms: f64,
@@ -110,7 +115,7 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
             Ok(ServingLayout { tp: one("tp_size")?, pp: one("pp_size")?, attention_dp: one("attention_dp_size")?, moe_tp: one("moe_tp_size")?, moe_ep: one("moe_ep_size")? })
         };
         let deployment = match get("mode") {
-            "agg" => Deployment::Agg { layout: layout("")? },
+            "agg" => Deployment::Agg { layout: layout("")?, workers: 1 },
             "disagg" => {
                 let bounded = |name: String| -> Result<Option<u64>, DataError> {
                     match opt_u64(&name)? {
@@ -125,10 +130,16 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
         };
         let per_rank_batch = opt_u64("batch_size")?.filter(|&c| c > 0);
         let attention_ranks = match deployment {
-            Deployment::Agg { layout } => layout.attention_dp.max(1),
+            Deployment::Agg { layout, .. } => layout.attention_dp.max(1),
             Deployment::Disagg { .. } => 1,
         };
-        let concurrency = concurrency_from_source(get("silicon_data_source")).or(per_rank_batch.map(|b| b.saturating_mul(attention_ranks)));
+        let per_worker = per_rank_batch.map(|b| b.saturating_mul(attention_ranks));
+        let reported = concurrency_from_source(get("silicon_data_source"));
+        let concurrency = reported.or(per_worker);
+        let mut deployment = deployment;
+        if let (Deployment::Agg { workers, .. }, Some(users), Some(each)) = (&mut deployment, reported, per_worker) {
+            *workers = replicas(users, each);
+        }
         if concurrency.is_some_and(|c| c > MAX_COUNT) {
             return Err(bad("batch_size", "(the concurrency) must be at most 1000000"));
         }
@@ -152,6 +163,17 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
     Ok(rows)
 }
 
+/// Workers of an aggregated deployment that `users` in all and `per_worker` users each imply:
+/// the quotient where it is a whole number above one, else one worker (a concurrency that is
+/// not a multiple of the batch size says nothing about replicas).
+fn replicas(users: u64, per_worker: u64) -> u64 {
+    if per_worker > 0 && users > per_worker && users.is_multiple_of(per_worker) {
+        users / per_worker
+    } else {
+        1
+    }
+}
+
 /// `silicon_concurrency=N` inside the `;`-separated provenance field.
 fn concurrency_from_source(source: &str) -> Option<u64> {
     source.split(';').find_map(|part| part.trim().strip_prefix("silicon_concurrency=")?.parse().ok()).filter(|&c| c > 0)
@@ -171,7 +193,7 @@ mod tests {
         );
         let rows = read_silicon(&text, "s.csv").unwrap();
         assert_eq!(rows[0].concurrency, Some(16));
-        assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 } });
+        assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 }, workers: 1 });
         assert_eq!(rows[1].concurrency, Some(64), "from silicon_concurrency");
         // The batch size is per attention-data-parallel rank; the provenance's concurrency wins.
         let ranked_text = format!(
@@ -180,9 +202,25 @@ mod tests {
         );
         let ranked = read_silicon(&ranked_text, "s.csv").unwrap();
         assert_eq!((ranked[0].concurrency, ranked[1].concurrency), (Some(32), Some(128)));
+        // 128 users, 2 per rank of 8 ranks: eight replicas of the worker behind one router.
+        let workers = |r: &SiliconRow| match r.deployment {
+            Deployment::Agg { workers, .. } => workers,
+            Deployment::Disagg { .. } => 0,
+        };
+        assert_eq!((workers(&ranked[0]), workers(&ranked[1])), (1, 8));
         let Deployment::Disagg { prefill, decode } = rows[1].deployment else { panic!("disagg") };
         assert_eq!((prefill.workers, prefill.layout.attention_dp, decode.workers, decode.batch), (Some(2), 8, Some(1), Some(16)));
         assert_eq!(rows[1].mode(), "disagg");
+    }
+
+    /// Replicas only where the concurrency is a whole multiple of the per-worker batch.
+    #[test]
+    fn replicas_follow_from_whole_multiples_only() {
+        assert_eq!(replicas(416, 13), 32);
+        assert_eq!(replicas(13, 13), 1);
+        assert_eq!(replicas(32, 2048), 1, "fewer users than one worker's batch");
+        assert_eq!(replicas(100, 64), 1, "not a multiple");
+        assert_eq!(replicas(8, 0), 1);
     }
 
     #[test]

@@ -46,12 +46,12 @@ pub struct Backend {
 
 impl Backend {
     /// Milliseconds per iteration of a model of `layers` transformer layers that the engine's
-    /// own time adds to the kernels. vLLM's grows with the layers: its decode step is captured
-    /// as a graph piece per layer with the attention launched between them, so each layer costs
-    /// host time the GPU waits for; on its runs with at most four users the time per output
-    /// token left beside the kernels is 0.5–1.1 ms for gpt-oss-120b (36 layers), 1.6–2.3 ms for
-    /// Llama-3.1-70B (80) and 2.5 ms for Kimi-K2.5 (61), where one fixed time per iteration
-    /// fits none of them.
+    /// own time adds to the kernels. vLLM's is an empirical gap per layer, not a mechanism
+    /// modelled: on its runs with at most four users the time per output token left beside the
+    /// kernels is 0.5–1.1 ms for gpt-oss-120b (36 layers), 1.6–2.3 ms for Llama-3.1-70B (80) and
+    /// 2.5 ms for Kimi-K2.5 (61), where one fixed time per iteration fits none of them; it
+    /// absorbs whatever grows with the layers and the graph does not price (kernel gaps beyond the
+    /// per-kernel one, small per-layer kernels and collectives missing from the graph).
     pub fn overhead_ms(&self, layers: u64) -> f64 {
         self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64
     }

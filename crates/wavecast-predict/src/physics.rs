@@ -141,15 +141,18 @@ pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
     (have / need).min(1.0)
 }
 
-/// Lowest power limit wavecast takes, as a share of the board power: nvidia-smi's minimum
-/// enforced limit is 100 W on the 400 W A100 SXM4 and 200 W on the 700 W H100 SXM (25 % and
-/// 29 %). Below it a figure is a typo, not a setting a board accepts.
+/// Lowest power limit wavecast takes, as a share of the board power: the lowest share any
+/// catalog board enforces (nvidia-smi's minimum limit is 100 W on the 400 W A100 SXM4, 25 %;
+/// 200 W on the 700 W H100 SXM, 29 %). Below it a figure is a typo, not a setting a board accepts.
 pub const MIN_POWER_LIMIT_SHARE: f64 = 0.25;
 
 /// Exponent of the clock's response to a power limit. Dynamic power is C·V²·f and across the
 /// DVFS range the voltage tracks the clock (V ∝ f), so power goes as f³ and the sustained clock
-/// under a limit P below the board power as (P / TDP)^(1/3). Leakage is left out, which makes
-/// the figure an upper bound on the clock (slightly optimistic at deep caps).
+/// under a limit P below the board power as (P / TDP)^(1/3). An estimate, not a bound, on both
+/// sides: a kernel that draws less than the board power at full clock (attention, mid-size
+/// GEMMs) slows less than this, while at deep caps (roughly below half the board power) the
+/// voltage reaches its floor and the clock falls about as fast as the power, so there the
+/// figure is optimistic. Leakage is left out.
 pub const CLOCK_POWER_EXPONENT: f64 = 1.0 / 3.0;
 
 /// Checks a power limit against the board: no higher than its board power (the catalog's

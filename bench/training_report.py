@@ -1,5 +1,5 @@
 """Markdown tables and an SVG scatter from `wavecast eval training --json` (see bench/training.sh)."""
-import csv, datetime, json, math, os, statistics, sys
+import datetime, json, math, os, statistics, sys
 
 tmp, shared, own, rev, svg_path = sys.argv[1:6]
 
@@ -24,27 +24,6 @@ def by_key(r, prefix):
     for b in r["bands"]:
         if b["band"].startswith(prefix):
             print(f"| {b['band'][len(prefix):]} | {b['n']} | {b['mean_ape']:.1f} % | {b['median_ape']:.1f} % | {b['mean_error_pct']:+.1f} % |")
-
-
-def power_limited_ids(path):
-    """Rows whose own notes say the GPUs ran under a power limit (torchtitan's 500 W H100s, torchao's
-    power-limited B200s): the catalog's GPUs run at their full board power."""
-    if not os.path.exists(path):
-        return set()
-    rows = csv.DictReader(open(path))
-    return {f"{r['source_id']}:{i + 2}" for i, r in enumerate(rows) if "power" in (r.get("notes") or "").lower()}
-
-
-def bands_without(r, ids):
-    """The band table of `r` over the rows not in `ids`."""
-    kept = [x for x in r["rows"] if x["id"] not in ids]
-    print("| band | runs | mean APE | median APE | mean error (+ too fast) |")
-    print("|---|---|---|---|---|")
-    for name in ["all", "params<=3B", "seq>=16K", "multi-node", "fp8"]:
-        members = [x for x in kept if name == "all" or name in x["bands"]]
-        if members:
-            apes = [x["ape"] for x in members]
-            print(f"| {name} | {len(members)} | {statistics.mean(apes):.1f} % | {statistics.median(apes):.1f} % | {statistics.mean(x['error_pct'] for x in members):+.1f} % |")
 
 
 def scatter(sets, path):
@@ -100,11 +79,14 @@ for label, path, tag, colour in [("shared published runs", shared, "shared", "#1
         if p == "wavecast":
             sets.append((r["rows"], colour, f"{label} ({p})"))
         if tag == "shared":
-            limited = power_limited_ids(path) & {x["id"] for x in r["rows"]}
+            limited = [x for x in r["rows"] if x.get("power_limit_w")]
             if limited:
-                print(f"Without the {len(limited)} replayed rows whose own notes state power-limited GPUs (torchtitan's 500 W H100s, torchao's B200s; the catalog's GPUs run at full board power):\n")
-                bands_without(r, limited)
-                print()
+                apes = [x["ape"] for x in limited]
+                limits = ", ".join(sorted({f"{x['power_limit_w']:.0f} W on {x['gpu']}" for x in limited}))
+                print(f"{len(limited)} replayed rows run under the power limit their notes state ({limits}; "
+                      f"`eval training --json` gives each row's power_limit_w): mean APE {statistics.mean(apes):.1f} %, "
+                      f"mean error {statistics.mean(x['error_pct'] for x in limited):+.1f} %. Rows whose notes say power-limited "
+                      "without the figure are listed as not replayed.\n")
             print("<details><summary>per GPU and per source</summary>\n")
             by_key(r, "gpu=")
             print()

@@ -113,10 +113,19 @@ fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSp
         optimizer: optimizer.unwrap_or(wavecast_ir::ops::OptimizerKind::Adam),
         layout: wavecast_workload::Layout { micro_batch: w.batch, ..Default::default() },
         stack: wavecast_workload::Stack::EAGER,
+        power_limit_w: None,
     };
     let topo = wavecast_sim::Topology::eight_per_node();
     let report = wavecast_sim::train_step(spec, &o, &topo, gpu, predictor, &wavecast_predict::comm::CommModel::default(), Some(1))?;
     Ok(report.memory_gb)
+}
+
+/// `predictor` on a GPU held to `limit_w` (checked against the board: one line when outside its
+/// range), or `None` without a limit.
+fn power_limited<'a>(predictor: &'a dyn wavecast_predict::Predictor, gpu: &Gpu, limit_w: Option<f64>) -> Result<Option<wavecast_predict::power::PowerLimited<'a>>> {
+    let Some(w) = limit_w else { return Ok(None) };
+    wavecast_predict::physics::check_power_limit(gpu, w).map_err(Error::new)?;
+    Ok(Some(wavecast_predict::power::PowerLimited::new(predictor, w)))
 }
 
 /// Answers a [`PredictRequest`] of one step on one GPU (`--mode inference|train`, no layout):
@@ -142,6 +151,9 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     // A training step's kernels as the training stacks run them, as on the layout route.
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
+    // A power limit goes outermost, so that the training kernels' measured floors slow with the clock too.
+    let limited = power_limited(predictor, gpu, req.power_limit)?;
+    let predictor: &dyn wavecast_predict::Predictor = limited.as_ref().map_or(predictor, |p| p as &dyn wavecast_predict::Predictor);
     // One GPU is the layout dp = tp = pp = 1: `estimate` counts a transformer's training memory
     // with that route's model and refuses in its words.
     let prediction = estimate(&workload, gpu, predictor)?;

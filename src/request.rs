@@ -300,6 +300,12 @@ pub struct PredictRequest {
     #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
+    /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
+    /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
+    /// before [default: the catalog's board power].
+    #[arg(long, value_name = "W")]
+    #[serde(default)]
+    pub power_limit: Option<f64>,
     #[arg(long, default_value_t = defaults::BATCH)]
     #[serde(default = "defaults::batch")]
     pub batch: u64,
@@ -434,6 +440,7 @@ impl PredictRequest {
                 "--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)"
             }
             ModeChoice::Serve if self.layout.any() => "layout flags (--dp, --tp, --pp, …) describe training; serve mode takes --tp only",
+            ModeChoice::Serve if self.power_limit.is_some() => "--power-limit applies to --mode inference and --mode train",
             ModeChoice::Serve => return Ok(()),
             ModeChoice::Inference if self.optimizer.is_some() => "--optimizer applies to --mode train only",
             ModeChoice::Inference if self.layout.any() => "layout flags (--dp, --tp, --pp, …) apply to --mode train",
@@ -662,6 +669,12 @@ pub struct PlanTrainRequest {
     #[arg(long, value_name = "FILE")]
     #[serde(default)]
     pub gpu_file: Option<PathBuf>,
+    /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
+    /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
+    /// before [default: the catalog's board power].
+    #[arg(long, value_name = "W")]
+    #[serde(default)]
+    pub power_limit: Option<f64>,
     /// GPUs to spread the run over.
     #[arg(long)]
     pub gpus: u64,

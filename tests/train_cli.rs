@@ -386,3 +386,51 @@ fn memory_against_the_single_gpu_steps_measured_on_h100_and_h200() {
     }
     assert!(checked >= 20, "{checked} measured steps");
 }
+
+/// `--power-limit`: a step on H100s held to 500 W is slower than at the 700 W board power, but by
+/// no more than the clock's (700/500)^(1/3) = 1.119 (memory-bound kernels keep their speed); the
+/// single-GPU route and the layout route slow alike; a limit outside the board's range is one line
+/// and exit 2.
+#[test]
+fn a_power_limit_slows_the_step_by_at_most_the_clock() {
+    let base = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "2048", "--json"];
+    let step = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["step_ms"].as_f64().unwrap(), v["total_ms"].as_f64(), v["power_limit_w"].as_f64())
+    };
+    let (full, _, no_limit) = step(&[]);
+    let (capped, per_op, limit) = step(&["--power-limit", "500"]);
+    assert_eq!((no_limit, limit), (None, Some(500.0)), "the JSON names the limit it was priced under");
+    let ratio = capped / full;
+    assert!(ratio > 1.03 && ratio <= 1.1187 + 1e-6, "500 W over 700 W: {ratio}");
+    assert!((per_op.unwrap() / capped - 1.0).abs() < 1e-9, "per-op total {per_op:?} beside step {capped}");
+    let (layout, _, limit) = step(&["--power-limit", "500", "--dp", "1"]);
+    assert!((layout / capped - 1.0).abs() < 1e-9, "layout dp1 {layout} ms, single GPU {capped} ms");
+    assert_eq!(limit, Some(500.0));
+    assert_eq!(step(&["--power-limit", "700"]).0, full, "at the board power nothing changes");
+    let mut args = base.to_vec();
+    args.extend(["--power-limit", "900"]);
+    assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
+    args.extend(["--dp", "2"]);
+    assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
+    assert_clear_error(&["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "serve", "--input-len", "128", "--output-len", "8", "--power-limit", "500"], "--power-limit applies to");
+    // plan train ranks under the limit too: the fastest layout is slower, by no more than the clock.
+    let plan = ["plan", "train", "--model", "llama-3.2-1b", "--gpu", "h100", "--gpus", "8", "--batch", "16", "--seq", "2048", "--json"];
+    let best = |extra: &[&str]| {
+        let mut args = plan.to_vec();
+        args.extend(extra);
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["rows"][0]["step_ms"].as_f64().unwrap()
+    };
+    let ratio = best(&["--power-limit", "500"]) / best(&[]);
+    assert!(ratio > 1.0 && ratio <= 1.1187 + 1e-6, "plan train at 500 W: {ratio}");
+    let mut args = plan.to_vec();
+    args.extend(["--power-limit", "100"]);
+    assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
+}

@@ -187,6 +187,7 @@ def predict(
     attention: Optional[str] = None,
     optimizer: Optional[str] = None,
     image_size: Optional[int] = None,
+    power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     allow_partial: bool = False,
@@ -207,6 +208,7 @@ def predict(
         attention: ``"auto"`` (default), ``"eager"`` or ``"fused"``.
         optimizer: ``"adam"`` (default), ``"sgd"`` or ``"sgd-momentum"`` (training only).
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
+        power_limit: the GPU's power limit in W, below its board power (default: the board power).
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
         allow_partial: return the time of what can be priced (the rest listed in
             ``unpriced``) instead of raising when the predictor has no model for some op.
@@ -234,6 +236,7 @@ def predict(
         "optimizer": _str("optimizer", optimizer),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
+        "power_limit": _float("power_limit", power_limit),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     })
@@ -443,6 +446,7 @@ def train(
     dtype: Optional[str] = None,
     optimizer: Optional[str] = None,
     predictor: Optional[str] = None,
+    power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     allow_partial: bool = False,
@@ -453,7 +457,8 @@ def train(
     defaults to the training rule (the config's ``torch_dtype``, else bf16; fp32 for NeuSight's
     FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``; the
     other layout keywords default to 1 (``zero`` to 0, ``recompute`` to ``"none"``,
-    ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` and ``predictor`` to ``"wavecast"``.
+    ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` and ``predictor`` to ``"wavecast"``;
+    ``power_limit`` (W, below the board power) holds the GPUs to a lower clock.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
     bubble, exposed data-parallel sync, optimizer), ``collectives`` (axis, kind, calls, bytes,
@@ -484,6 +489,7 @@ def train(
             "nic_gbps": _float("nic_gbps", nic_gbps),
         },
         "predictor": _str("predictor", predictor),
+        "power_limit": _float("power_limit", power_limit),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),
     })
@@ -504,6 +510,7 @@ def plan_train(
     dtype: Optional[str] = None,
     optimizer: str = "adam",
     predictor: str = "wavecast",
+    power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
     ops_data: Optional[PathLike] = None,
     price: Union[None, float, str, Mapping[str, float]] = None,
@@ -529,6 +536,7 @@ def plan_train(
         "tokens": _float("tokens", tokens),
         "top": _int("top", top),
         "predictor": _str("predictor", predictor),
+        "power_limit": _float("power_limit", power_limit),
         "price": _prices(price),
     })
 

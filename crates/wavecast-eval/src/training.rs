@@ -47,6 +47,9 @@ pub struct RunRow {
     pub recompute: Option<String>,
     pub measured_tokens_per_s_per_gpu: Option<f64>,
     pub measured_tflops_per_gpu: Option<f64>,
+    /// The source's own words on the set-up; read for a stated power limit ([`power_limit_of`]).
+    #[serde(default)]
+    pub notes: Option<String>,
 }
 
 /// A replayed row.
@@ -77,6 +80,8 @@ pub struct Row {
     /// Percent of the GPU's memory the layout leaves free (negative: predicted not to fit).
     pub headroom_pct: f64,
     pub bands: Vec<&'static str>,
+    /// The power limit the row's notes state and the replay used (W); null at board power.
+    pub power_limit_w: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -237,6 +242,23 @@ fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
     })
 }
 
+/// The power limit (W) a row's notes state, as "500W power limit" (Meta's Grand Teton H100s in
+/// torchtitan's tables). A row whose notes say it was power-limited without the figure is not
+/// replayed, like a row without its sequence length: its speed depends on a number it does not
+/// give.
+fn power_limit_of(row: &RunRow) -> Result<Option<f64>, String> {
+    let notes = row.notes.as_deref().unwrap_or("").to_ascii_lowercase();
+    if let Some(at) = notes.find("w power limit") {
+        let digits: String = notes[..at].trim_end().chars().rev().take_while(char::is_ascii_digit).collect();
+        let watts: f64 = digits.chars().rev().collect::<String>().parse().map_err(|_| "the notes' power limit has no figure".to_string())?;
+        return Ok(Some(watts));
+    }
+    if notes.contains("power-limited") || notes.contains("power limited") {
+        return Err("power limit not stated (the notes say the run was power-limited)".into());
+    }
+    Ok(None)
+}
+
 /// Replays one row: the layout's step, with the row's recomputation or the cheapest that fits.
 fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &dyn Predictor, comm: &CommModel) -> Result<TrainReport, String> {
     let gpu = catalog.get(&row.gpu).map_err(|e| e.to_string())?;
@@ -252,9 +274,10 @@ fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &d
     } else {
         predictor
     };
+    let power_limit_w = power_limit_of(row)?.filter(|&w| w < gpu.tdp_w);
     let mut last = String::new();
     for recompute in recompute_policies(&row.source_id, row.recompute.as_deref())? {
-        let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)?, stack: stack_of(&row.source_id) };
+        let o = TrainOptions { global_batch, seq, dtype: dtype(&row.precision)?, optimizer: OptimizerKind::Adam, layout: layout_of(row, recompute)?, stack: stack_of(&row.source_id), power_limit_w };
         match train_step(spec, &o, &topo, gpu, predictor, comm, Some(row.num_gpus)) {
             Ok(r) => return Ok(r),
             Err(e) => last = e.to_string(),
@@ -360,6 +383,7 @@ pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: 
                     capacity_gb: m.capacity,
                     headroom_pct: 100.0 * (1.0 - m.total / m.capacity),
                     bands: bands_of(params_b, rep.seq, rep.nodes, &r.precision),
+                    power_limit_w: rep.power_limit_w,
                 });
             }
             Err(reason) => {
@@ -403,6 +427,18 @@ mod tests {
         assert_eq!(stack_of("torchtitan_2412_h100").loss, LossKernel::Fused);
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
+    }
+
+    #[test]
+    fn a_stated_power_limit_is_read_and_an_unstated_one_is_not_replayed() {
+        let csv = "source_id,model,hf_like_config,num_params_b,gpu,num_gpus,gpus_per_node,precision,seq_len,global_batch_seqs,micro_batch,tp,pp,cp,vp,ep,dp,fsdp_or_zero,recompute,measured_tokens_per_s_per_gpu,measured_tflops_per_gpu,measured_mfu,notes\n\
+                   s,m,c.json,8,h100-sxm,8,8,bf16,8192,8,1,1,1,1,,,8,fsdp2,selective,1000,,,\"H100 (96GB HBM2e, 500W power limit; 8 GPUs/host)\"\n\
+                   s,m,c.json,8,b200,8,8,bf16,8192,8,1,1,1,1,,,8,fsdp2,selective,1000,,,\"single node 8x B200, POWER-LIMITED (limit not stated); torchtitan\"\n\
+                   s,m,c.json,8,b200,8,8,bf16,8192,8,1,1,1,1,,,8,fsdp2,selective,1000,,,\"single node\"\n";
+        let rows: Vec<RunRow> = csv::Reader::from_reader(csv.as_bytes()).deserialize().map(Result::unwrap).collect();
+        assert_eq!(power_limit_of(&rows[0]).unwrap(), Some(500.0));
+        assert!(power_limit_of(&rows[1]).unwrap_err().starts_with("power limit not stated"));
+        assert_eq!(power_limit_of(&rows[2]).unwrap(), None);
     }
 
     /// Every published run that ran is replayed without being refused as too big, and its

@@ -27,6 +27,7 @@ pub mod mlp;
 pub mod neusight;
 pub mod physics;
 pub mod pm2lat;
+pub mod power;
 pub mod registry;
 pub mod comm;
 pub mod roofline;

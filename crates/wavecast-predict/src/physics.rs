@@ -158,6 +158,43 @@ pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
     (have / need).min(1.0)
 }
 
+/// Lowest power limit wavecast takes, as a share of the board power: the lowest share any
+/// catalog board enforces (nvidia-smi's minimum limit is 100 W on the 400 W A100 SXM4, 25 %;
+/// 200 W on the 700 W H100 SXM, 29 %). Below it a figure is a typo, not a setting a board accepts.
+pub const MIN_POWER_LIMIT_SHARE: f64 = 0.25;
+
+/// Exponent of the clock's response to a power limit. Dynamic power is C·V²·f and across the
+/// DVFS range the voltage tracks the clock (V ∝ f), so power goes as f³ and the sustained clock
+/// under a limit P below the board power as (P / TDP)^(1/3). An estimate, not a bound, on both
+/// sides: a kernel that draws less than the board power at full clock (attention, mid-size
+/// GEMMs) slows less than this, while at deep caps (roughly below half the board power) the
+/// voltage reaches its floor and the clock falls about as fast as the power, so there the
+/// figure is optimistic. Leakage is left out.
+pub const CLOCK_POWER_EXPONENT: f64 = 1.0 / 3.0;
+
+/// Checks a power limit against the board: no higher than its board power (the catalog's
+/// TDP, which the measured tables ran at) and no lower than [`MIN_POWER_LIMIT_SHARE`] of it.
+/// The message is one line naming the GPU's range.
+pub fn check_power_limit(gpu: &Gpu, limit_w: f64) -> Result<(), String> {
+    let floor = MIN_POWER_LIMIT_SHARE * gpu.tdp_w;
+    if !limit_w.is_finite() || limit_w > gpu.tdp_w || limit_w < floor {
+        return Err(format!("power limit {limit_w} W is outside {}'s range {floor:.0}–{:.0} W (board power; lowest limit {:.0} % of it)", gpu.id, gpu.tdp_w, MIN_POWER_LIMIT_SHARE * 100.0));
+    }
+    Ok(())
+}
+
+/// The clock a power-limited board sustains under compute-bound work, as a share of what it
+/// sustains at its board power: (limit / TDP)^(1/3) ([`CLOCK_POWER_EXPONENT`]), 1 at or above
+/// the board power. It composes with [`sustained_clock_fraction`], which says where a board
+/// settles at its own board power (the P4/T4 prior); a limit moves the clock from there.
+/// Memory-bound work keeps its speed: HBM's clock is not the SMs'.
+pub fn power_limited_clock_fraction(gpu: &Gpu, limit_w: f64) -> f64 {
+    if !(gpu.tdp_w > 0.0 && limit_w > 0.0) {
+        return 1.0;
+    }
+    (limit_w / gpu.tdp_w).min(1.0).powf(CLOCK_POWER_EXPONENT)
+}
+
 /// SMs (compute units) of the GPU as a divisor: at least one.
 pub fn sm_count(gpu: &Gpu) -> f64 {
     gpu.sm_count.max(1) as f64

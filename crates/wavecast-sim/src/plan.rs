@@ -32,6 +32,8 @@ pub struct PlanRequest {
     pub tokens: f64,
     /// Rows to keep.
     pub top: usize,
+    /// Power limit (W) of the GPUs, below their board power ([`TrainOptions::power_limit_w`]).
+    pub power_limit_w: Option<f64>,
 }
 
 /// One ranked layout.
@@ -177,7 +179,18 @@ pub fn plan_train(
         )));
     }
     let kernels = crate::TrainingKernels::new(predictor);
-    let predictor: &dyn Predictor = &kernels;
+    // The limit goes outermost, as in `train_step`.
+    let limited = match req.power_limit_w {
+        Some(w) => {
+            wavecast_predict::physics::check_power_limit(gpu, w).map_err(SimError::Invalid)?;
+            Some(wavecast_predict::power::PowerLimited::new(&kernels, w))
+        }
+        None => None,
+    };
+    let predictor: &dyn Predictor = match &limited {
+        Some(p) => p,
+        None => &kernels,
+    };
     let mut cache: HashMap<SectionKey, Sections> = HashMap::new();
     let mut fits = Vec::new();
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
@@ -251,6 +264,7 @@ fn price(
         optimizer: req.optimizer,
         layout: *layout,
         stack: Stack::EAGER,
+        power_limit_w: None,
     };
     o.validate(spec, Some(req.gpus))?;
     // The graph's collectives run over links that depend on where the groups sit.
@@ -297,6 +311,7 @@ mod tests {
             optimizer: OptimizerKind::Adam,
             topology: Topology::eight_per_node(),
             tokens: 1e9,
+            power_limit_w: None,
             top: 5,
         };
         let c = candidates(&spec, &req);

@@ -169,6 +169,9 @@ pub struct TrainReport {
     pub memory_gb: MemoryGb,
     pub collectives: Vec<CollectiveRow>,
     pub unpriced: Vec<String>,
+    /// The power limit the step was priced under (`--power-limit`, W); absent at board power.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
 }
 
 /// A collective by (axis, kind, group size, bytes per call).
@@ -549,7 +552,18 @@ pub fn train_step(
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
     let kernels = crate::TrainingKernels::new(predictor);
-    let predictor: &dyn Predictor = &kernels;
+    // The limit goes outermost, so that the training kernels' measured floors slow with the clock too.
+    let limited = match o.power_limit_w {
+        Some(w) => {
+            wavecast_predict::physics::check_power_limit(gpu, w).map_err(SimError::Invalid)?;
+            Some(wavecast_predict::power::PowerLimited::new(&kernels, w))
+        }
+        None => None,
+    };
+    let predictor: &dyn Predictor = match &limited {
+        Some(p) => p,
+        None => &kernels,
+    };
     let graph = o.micro_batch_graph(spec)?;
     graph
         .check_scale()
@@ -714,6 +728,7 @@ pub(crate) fn assemble(
         memory_gb: memory,
         collectives,
         unpriced: sec.unpriced.clone(),
+        power_limit_w: o.power_limit_w,
     })
 }
 

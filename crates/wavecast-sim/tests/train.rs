@@ -23,7 +23,7 @@ fn step(layout: Layout) -> TrainReport {
 }
 
 fn step_on(layout: Layout, stack: Stack) -> TrainReport {
-    let o = TrainOptions { global_batch: 8, seq: 128, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack };
+    let o = TrainOptions { global_batch: 8, seq: 128, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack, power_limit_w: None };
     let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
     let predictor = wavecast_predict::by_name("roofline").unwrap();
     train_step(&tiny(), &o, &Topology::eight_per_node(), &gpu, predictor.as_ref(), &CommModel::default(), None).unwrap()
@@ -107,7 +107,7 @@ fn recomputation_trades_time_for_activation_memory() {
 
 #[test]
 fn groups_that_leave_the_node_use_the_network() {
-    let o = TrainOptions { global_batch: 16, seq: 128, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: Layout { dp: 16, ..Layout::default() }, stack: Stack::EAGER };
+    let o = TrainOptions { global_batch: 16, seq: 128, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: Layout { dp: 16, ..Layout::default() }, stack: Stack::EAGER, power_limit_w: None };
     let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
     let predictor = wavecast_predict::by_name("roofline").unwrap();
     let topo = Topology { gpus_per_node: 8, nic_gbps: None };
@@ -123,7 +123,7 @@ fn groups_that_leave_the_node_use_the_network() {
 fn a_layout_that_does_not_fit_says_by_how_much_and_what_helps() {
     let cfg = r#"{"model_type":"gpt2","n_embd":12288,"n_layer":96,"n_head":96,"vocab_size":50257,"n_positions":2048}"#;
     let spec = TransformerSpec::from_json(cfg, "gpt3").unwrap();
-    let o = TrainOptions { global_batch: 8, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: Layout { dp: 8, ..Layout::default() }, stack: Stack::EAGER };
+    let o = TrainOptions { global_batch: 8, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: Layout { dp: 8, ..Layout::default() }, stack: Stack::EAGER, power_limit_w: None };
     let gpu = Catalog::builtin().get("a100-sxm-80gb").unwrap().clone();
     let predictor = wavecast_predict::by_name("roofline").unwrap();
     let e = train_step(&spec, &o, &Topology::eight_per_node(), &gpu, predictor.as_ref(), &CommModel::default(), None).unwrap_err().to_string();

@@ -217,6 +217,9 @@ pub struct TrainOptions {
     pub layout: Layout,
     /// The software running the step ([`Stack::EAGER`] unless a caller knows better).
     pub stack: Stack,
+    /// A power limit (W) the GPUs run under, below their board power (`--power-limit`); `None`:
+    /// the board power, which the measured kernel tables ran at.
+    pub power_limit_w: Option<f64>,
 }
 
 impl TrainOptions {
@@ -506,7 +509,7 @@ mod tests {
     }
 
     fn opts(layout: Layout) -> TrainOptions {
-        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER }
+        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER, power_limit_w: None }
     }
 
     #[test]
@@ -591,7 +594,7 @@ mod tests {
     fn expert_parallelism_folds_over_tensor_context_and_data_ranks() {
         let cfg = r#"{"model_type":"qwen3_moe","hidden_size":512,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":4,"intermediate_size":1024,"moe_intermediate_size":256,"num_experts":128,"num_experts_per_tok":8,"vocab_size":1000}"#;
         let spec = TransformerSpec::from_json(cfg, "tiny-moe").unwrap();
-        let o = |l: Layout| TrainOptions { global_batch: 64, seq: 256, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: l, stack: Stack::EAGER };
+        let o = |l: Layout| TrainOptions { global_batch: 64, seq: 256, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: l, stack: Stack::EAGER, power_limit_w: None };
         assert!(o(Layout { tp: 2, dp: 32, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
         assert!(o(Layout { tp: 2, cp: 2, dp: 16, ep: 64, sequence_parallel: true, ..Layout::default() }).validate(&spec, Some(64)).is_ok());
         let e = o(Layout { tp: 2, dp: 16, ep: 64, ..Layout::default() }).validate(&spec, Some(32)).unwrap_err().to_string();

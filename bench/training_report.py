@@ -1,5 +1,5 @@
 """Markdown tables and an SVG scatter from `wavecast eval training --json` (see bench/training.sh)."""
-import csv, datetime, json, math, os, statistics, sys
+import datetime, json, math, os, statistics, sys
 
 tmp, shared, own, rev, svg_path = sys.argv[1:6]
 
@@ -24,15 +24,6 @@ def by_key(r, prefix):
     for b in r["bands"]:
         if b["band"].startswith(prefix):
             print(f"| {b['band'][len(prefix):]} | {b['n']} | {b['mean_ape']:.1f} % | {b['median_ape']:.1f} % | {b['mean_error_pct']:+.1f} % |")
-
-
-def power_limited_ids(path):
-    """Rows whose own notes state the power limit the GPUs ran under ("500W power limit":
-    torchtitan's Grand Teton H100s); `eval training` replays them at that limit."""
-    if not os.path.exists(path):
-        return set()
-    rows = csv.DictReader(open(path))
-    return {f"{r['source_id']}:{i + 2}" for i, r in enumerate(rows) if "w power limit" in (r.get("notes") or "").lower()}
 
 
 def scatter(sets, path):
@@ -88,11 +79,12 @@ for label, path, tag, colour in [("shared published runs", shared, "shared", "#1
         if p == "wavecast":
             sets.append((r["rows"], colour, f"{label} ({p})"))
         if tag == "shared":
-            limited = [x for x in r["rows"] if x["id"] in power_limited_ids(path)]
+            limited = [x for x in r["rows"] if x.get("power_limit_w")]
             if limited:
                 apes = [x["ape"] for x in limited]
-                print(f"{len(limited)} replayed rows run under the power limit their notes state (torchtitan's 500 W H100s; "
-                      f"compute-bound kernels at (500/700)^(1/3) of the clock): mean APE {statistics.mean(apes):.1f} %, "
+                limits = ", ".join(sorted({f"{x['power_limit_w']:.0f} W on {x['gpu']}" for x in limited}))
+                print(f"{len(limited)} replayed rows run under the power limit their notes state ({limits}; "
+                      f"`eval training --json` gives each row's power_limit_w): mean APE {statistics.mean(apes):.1f} %, "
                       f"mean error {statistics.mean(x['error_pct'] for x in limited):+.1f} %. Rows whose notes say power-limited "
                       "without the figure are listed as not replayed.\n")
             print("<details><summary>per GPU and per source</summary>\n")

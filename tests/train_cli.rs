@@ -400,15 +400,17 @@ fn a_power_limit_slows_the_step_by_at_most_the_clock() {
         let o = wavecast(&args);
         assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (v["step_ms"].as_f64().unwrap(), v["total_ms"].as_f64())
+        (v["step_ms"].as_f64().unwrap(), v["total_ms"].as_f64(), v["power_limit_w"].as_f64())
     };
-    let (full, _) = step(&[]);
-    let (capped, per_op) = step(&["--power-limit", "500"]);
+    let (full, _, no_limit) = step(&[]);
+    let (capped, per_op, limit) = step(&["--power-limit", "500"]);
+    assert_eq!((no_limit, limit), (None, Some(500.0)), "the JSON names the limit it was priced under");
     let ratio = capped / full;
     assert!(ratio > 1.03 && ratio <= 1.1187 + 1e-6, "500 W over 700 W: {ratio}");
     assert!((per_op.unwrap() / capped - 1.0).abs() < 1e-9, "per-op total {per_op:?} beside step {capped}");
-    let (layout, _) = step(&["--power-limit", "500", "--dp", "1"]);
+    let (layout, _, limit) = step(&["--power-limit", "500", "--dp", "1"]);
     assert!((layout / capped - 1.0).abs() < 1e-9, "layout dp1 {layout} ms, single GPU {capped} ms");
+    assert_eq!(limit, Some(500.0));
     assert_eq!(step(&["--power-limit", "700"]).0, full, "at the board power nothing changes");
     let mut args = base.to_vec();
     args.extend(["--power-limit", "900"]);

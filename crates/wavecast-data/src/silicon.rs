@@ -28,7 +28,10 @@ pub struct Pool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Deployment {
-    Agg { layout: ServingLayout },
+    /// One worker of `layout` (`workers` is `Some(1)`), or `None` where the row's concurrency is
+    /// more users than that worker's batch (`batch_size` × attention DP) and the file gives no
+    /// worker count that would explain it.
+    Agg { layout: ServingLayout, workers: Option<u64> },
     Disagg { prefill: Pool, decode: Pool },
 }
 
@@ -48,8 +51,8 @@ pub struct SiliconRow {
     pub osl: u64,
     /// Concurrent requests the benchmark kept in flight: `silicon_concurrency` in the provenance
     /// field, else `batch_size` times the attention-data-parallel degree (the file's batch size
-    /// is per attention rank: 137 aggregated rows give both, and every one of them agrees);
-    /// `None` where the file gives neither.
+    /// is per attention rank; where both are given and differ, see [`one_worker`]); `None`
+    /// where the file gives neither.
     pub concurrency: Option<u64>,
     pub deployment: Deployment,
     pub ttft_ms: f64,
@@ -110,7 +113,7 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
             Ok(ServingLayout { tp: one("tp_size")?, pp: one("pp_size")?, attention_dp: one("attention_dp_size")?, moe_tp: one("moe_tp_size")?, moe_ep: one("moe_ep_size")? })
         };
         let deployment = match get("mode") {
-            "agg" => Deployment::Agg { layout: layout("")? },
+            "agg" => Deployment::Agg { layout: layout("")?, workers: Some(1) },
             "disagg" => {
                 let bounded = |name: String| -> Result<Option<u64>, DataError> {
                     match opt_u64(&name)? {
@@ -124,11 +127,16 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
             _ => return Err(bad("mode", "must be 'agg' or 'disagg'")),
         };
         let per_rank_batch = opt_u64("batch_size")?.filter(|&c| c > 0);
+        let reported = concurrency_from_source(get("silicon_data_source"));
+        let mut deployment = deployment;
+        if let (Deployment::Agg { layout, workers }, Some(users), Some(batch)) = (&mut deployment, reported, per_rank_batch) {
+            (*layout, *workers) = one_worker(*layout, get("attention_dp_size").is_empty(), users, batch);
+        }
         let attention_ranks = match deployment {
-            Deployment::Agg { layout } => layout.attention_dp.max(1),
+            Deployment::Agg { layout, .. } => layout.attention_dp.max(1),
             Deployment::Disagg { .. } => 1,
         };
-        let concurrency = concurrency_from_source(get("silicon_data_source")).or(per_rank_batch.map(|b| b.saturating_mul(attention_ranks)));
+        let concurrency = reported.or(per_rank_batch.map(|b| b.saturating_mul(attention_ranks)));
         if concurrency.is_some_and(|c| c > MAX_COUNT) {
             return Err(bad("batch_size", "(the concurrency) must be at most 1000000"));
         }
@@ -152,6 +160,21 @@ pub fn read_silicon(text: &str, path: &str) -> Result<Vec<SiliconRow>, DataError
     Ok(rows)
 }
 
+/// An aggregated row's layout and workers given its `users` and per-rank `batch`. Where the
+/// attention-DP column is blank but the users are exactly `batch` × `tp` (12 TensorRT-LLM rows
+/// of the shared file: DeepSeek-R1/V3.1 NVFP4 and gpt-oss-120b), the run used attention data
+/// parallelism across the tensor-parallel group with the batch given per rank, as TensorRT-LLM's
+/// attention DP does: read as `tp` attention ranks of TP1 (an inference from the file, which does
+/// not say so). Any other concurrency above the worker's batch needs a worker count the file does
+/// not give (`None`); a concurrency within it is the users, the batch a limit.
+fn one_worker(layout: ServingLayout, dp_blank: bool, users: u64, batch: u64) -> (ServingLayout, Option<u64>) {
+    if dp_blank && layout.tp > 1 && layout.attention_dp <= 1 && users == batch.saturating_mul(layout.tp) {
+        return (ServingLayout { tp: 1, attention_dp: layout.tp, ..layout }, Some(1));
+    }
+    let per_worker = batch.saturating_mul(layout.attention_dp.max(1));
+    (layout, if users > per_worker { None } else { Some(1) })
+}
+
 /// `silicon_concurrency=N` inside the `;`-separated provenance field.
 fn concurrency_from_source(source: &str) -> Option<u64> {
     source.split(';').find_map(|part| part.trim().strip_prefix("silicon_concurrency=")?.parse().ok()).filter(|&c| c > 0)
@@ -171,7 +194,7 @@ mod tests {
         );
         let rows = read_silicon(&text, "s.csv").unwrap();
         assert_eq!(rows[0].concurrency, Some(16));
-        assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 } });
+        assert_eq!(rows[0].deployment, Deployment::Agg { layout: ServingLayout { tp: 4, pp: 1, attention_dp: 1, moe_tp: 4, moe_ep: 1 }, workers: Some(1) });
         assert_eq!(rows[1].concurrency, Some(64), "from silicon_concurrency");
         // The batch size is per attention-data-parallel rank; the provenance's concurrency wins.
         let ranked_text = format!(
@@ -180,9 +203,29 @@ mod tests {
         );
         let ranked = read_silicon(&ranked_text, "s.csv").unwrap();
         assert_eq!((ranked[0].concurrency, ranked[1].concurrency), (Some(32), Some(128)));
+        // 128 users, 2 per rank of 8 ranks: more than one worker holds, and no worker count.
+        let workers = |r: &SiliconRow| match r.deployment {
+            Deployment::Agg { workers, .. } => workers,
+            Deployment::Disagg { .. } => Some(0),
+        };
+        assert_eq!((workers(&ranked[0]), workers(&ranked[1])), (Some(1), None));
         let Deployment::Disagg { prefill, decode } = rows[1].deployment else { panic!("disagg") };
         assert_eq!((prefill.workers, prefill.layout.attention_dp, decode.workers, decode.batch), (Some(2), 8, Some(1), Some(16)));
         assert_eq!(rows[1].mode(), "disagg");
+    }
+
+    /// Users = batch × TP with the DP column blank: attention DP across the TP group; more
+    /// users than one worker's batch otherwise: no worker count; fewer: the batch is a limit.
+    #[test]
+    fn concurrency_beyond_the_batch_is_attention_dp_or_unexplained() {
+        let tp8 = ServingLayout { tp: 8, pp: 1, attention_dp: 1, moe_tp: 8, moe_ep: 1 };
+        let (l, w) = one_worker(tp8, true, 80, 10);
+        assert_eq!((l.tp, l.attention_dp, l.moe_tp, w), (1, 8, 8, Some(1)));
+        assert_eq!(one_worker(tp8, false, 80, 10), (tp8, None), "an explicit DP of 1 is not overridden");
+        let tp2 = ServingLayout { tp: 2, moe_tp: 2, ..tp8 };
+        assert_eq!(one_worker(tp2, true, 416, 13), (tp2, None), "416 users, 13 per rank of TP2");
+        assert_eq!(one_worker(tp2, true, 8, 13), (tp2, Some(1)));
+        assert_eq!(one_worker(ServingLayout { tp: 1, attention_dp: 64, ..tp8 }, false, 32, 32).1, Some(1));
     }
 
     #[test]

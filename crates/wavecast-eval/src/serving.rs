@@ -123,7 +123,11 @@ fn check_worker_counts(prefill: &wavecast_data::silicon::Pool, decode: &wavecast
 
 fn layout(row: &SiliconRow) -> Result<Layout, String> {
     Ok(match row.deployment {
-        Deployment::Agg { layout } => Layout::Agg { pool: Pool { workers: 1, parallel: parallel(&layout)?, max_seqs: None } },
+        Deployment::Agg { layout, workers } => {
+            let users = row.concurrency.unwrap_or(0);
+            let workers = workers.ok_or_else(|| format!("aggregated run of {users} users, more than one worker's batch_size x attention_dp_size and not batch_size x tp_size: the file gives no worker count"))?;
+            Layout::Agg { pool: Pool { workers, parallel: parallel(&layout)?, max_seqs: None } }
+        }
         Deployment::Disagg { prefill, decode } => {
             check_worker_counts(&prefill, &decode)?;
             let workers = |p: &wavecast_data::silicon::Pool, which: &str| p.workers.filter(|&w| w > 0).ok_or_else(|| format!("the file gives no {which}_num_workers"));

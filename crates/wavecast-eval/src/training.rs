@@ -80,6 +80,8 @@ pub struct Row {
     /// Percent of the GPU's memory the layout leaves free (negative: predicted not to fit).
     pub headroom_pct: f64,
     pub bands: Vec<&'static str>,
+    /// The power limit the row's notes state and the replay used (W); null at board power.
+    pub power_limit_w: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -381,6 +383,7 @@ pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: 
                     capacity_gb: m.capacity,
                     headroom_pct: 100.0 * (1.0 - m.total / m.capacity),
                     bands: bands_of(params_b, rep.seq, rep.nodes, &r.precision),
+                    power_limit_w: rep.power_limit_w,
                 });
             }
             Err(reason) => {

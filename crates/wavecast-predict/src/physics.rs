@@ -76,8 +76,16 @@ impl Roof {
         Roof { flops_per_s: gpu.peak_flops(class, dtype), bytes_per_s: gpu.bandwidth() }
     }
 
+    /// The roofs of `op`. A GEMM whose format quantizes its activations too (FP8, NVFP4)
+    /// multiplies on that format's units: its compute roof is their peak, not the peak of the
+    /// 16-bit dtype it writes (on a B200 an NVFP4 GEMM's roof is the FP4 peak, 4× the BF16
+    /// one). Weight-only formats dequantize and multiply in 16 bits.
     pub fn of_op(op: &Op, gpu: &Gpu) -> Roof {
-        Roof::of(op.class(), op.dtype(), gpu)
+        let roof = Roof::of(op.class(), op.dtype(), gpu);
+        match quantized_math_peak(op, gpu) {
+            Some(flops_per_s) => Roof { flops_per_s, ..roof },
+            None => roof,
+        }
     }
 
     /// One SM's share of both roofs: what a thread block's tile is measured against.
@@ -112,7 +120,16 @@ pub fn roofline(flops: f64, bytes: f64, class: OpClass, dtype: DType, gpu: &Gpu)
 
 /// [`roofline`] of one op: seconds at peak compute and at peak bandwidth.
 pub fn roofline_terms(op: &Op, gpu: &Gpu) -> (f64, f64) {
-    roofline(op.flops(), op.bytes(), op.class(), op.dtype(), gpu)
+    Roof::of_op(op, gpu).seconds(op.flops(), op.bytes())
+}
+
+/// Dense peak FLOP/s of the units a quantized GEMM multiplies on, when its format quantizes
+/// the activations and the GPU has units for it (a GPU without them cannot run the format and
+/// is refused before pricing; its 16-bit roof stands).
+fn quantized_math_peak(op: &Op, gpu: &Gpu) -> Option<f64> {
+    let Op::Gemm(g) = op else { return None };
+    let q = g.quant.filter(|q| q.quantizes_activations())?;
+    crate::sustained::peak_flops(gpu, q.format()).ok()
 }
 
 /// Board power a GPU needs per TFLOP/s of FP32 CUDA-core math to hold its boost clock, at a
@@ -141,15 +158,18 @@ pub fn sustained_clock_fraction(gpu: &Gpu, watts_per_tflop_12nm: f64) -> f64 {
     (have / need).min(1.0)
 }
 
-/// Lowest power limit wavecast takes, as a share of the board power: nvidia-smi's minimum
-/// enforced limit is 100 W on the 400 W A100 SXM4 and 200 W on the 700 W H100 SXM (25 % and
-/// 29 %). Below it a figure is a typo, not a setting a board accepts.
+/// Lowest power limit wavecast takes, as a share of the board power: the lowest share any
+/// catalog board enforces (nvidia-smi's minimum limit is 100 W on the 400 W A100 SXM4, 25 %;
+/// 200 W on the 700 W H100 SXM, 29 %). Below it a figure is a typo, not a setting a board accepts.
 pub const MIN_POWER_LIMIT_SHARE: f64 = 0.25;
 
 /// Exponent of the clock's response to a power limit. Dynamic power is C·V²·f and across the
 /// DVFS range the voltage tracks the clock (V ∝ f), so power goes as f³ and the sustained clock
-/// under a limit P below the board power as (P / TDP)^(1/3). Leakage is left out, which makes
-/// the figure an upper bound on the clock (slightly optimistic at deep caps).
+/// under a limit P below the board power as (P / TDP)^(1/3). An estimate, not a bound, on both
+/// sides: a kernel that draws less than the board power at full clock (attention, mid-size
+/// GEMMs) slows less than this, while at deep caps (roughly below half the board power) the
+/// voltage reaches its floor and the clock falls about as fast as the power, so there the
+/// figure is optimistic. Leakage is left out.
 pub const CLOCK_POWER_EXPONENT: f64 = 1.0 / 3.0;
 
 /// Checks a power limit against the board: no higher than its board power (the catalog's

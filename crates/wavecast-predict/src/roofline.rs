@@ -48,6 +48,26 @@ mod tests {
         assert!((t - 12.0 * (1u64 << 20) as f64 / a100.bandwidth()).abs() < 1e-15);
     }
 
+    /// A GEMM whose format quantizes its activations multiplies on that format's units, so its
+    /// floor is their peak; a weight-only format multiplies in 16 bits (B200: FP4 is 4× and
+    /// FP8 2× the BF16 peak).
+    #[test]
+    fn quantized_gemms_are_bounded_by_their_own_units() {
+        use wavecast_ir::Quant;
+        let b200 = Catalog::builtin().get("b200").unwrap().clone();
+        let quantized = |q: Option<Quant>| {
+            let mut g = Gemm::linear(8192, 8192, 8192, false, DType::Bf16).unwrap();
+            g.quant = q;
+            roofline_seconds(&Op::Gemm(g), &b200)
+        };
+        let flops = 2.0 * 8192f64.powi(3);
+        let at = |tflops: Option<f64>| flops / (tflops.unwrap() * 1e12);
+        assert!((quantized(None) - at(b200.peak_tflops.bf16)).abs() < 1e-12);
+        assert!((quantized(Some(Quant::Nvfp4)) - at(b200.peak_tflops.fp4)).abs() < 1e-12);
+        assert!((quantized(Some(Quant::Fp8)) - at(b200.peak_tflops.fp8)).abs() < 1e-12);
+        assert!((quantized(Some(Quant::Int4)) - at(b200.peak_tflops.bf16)).abs() < 1e-12, "weight-only: 16-bit math");
+    }
+
     #[test]
     fn tf32_is_faster_than_fp32_on_ampere_but_not_on_volta() {
         let cat = Catalog::builtin();

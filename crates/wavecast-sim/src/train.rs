@@ -169,6 +169,9 @@ pub struct TrainReport {
     pub memory_gb: MemoryGb,
     pub collectives: Vec<CollectiveRow>,
     pub unpriced: Vec<String>,
+    /// The power limit the step was priced under (`--power-limit`, W); absent at board power.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
 }
 
 /// A collective by (axis, kind, group size, bytes per call).
@@ -725,6 +728,7 @@ pub(crate) fn assemble(
         memory_gb: memory,
         collectives,
         unpriced: sec.unpriced.clone(),
+        power_limit_w: o.power_limit_w,
     })
 }
 

@@ -20,8 +20,10 @@ pub struct Backend {
     /// cache takes (TensorRT-LLM's `free_gpu_memory_fraction`).
     pub memory_fraction: f64,
     pub fraction_of_free: bool,
-    /// Host-side time per iteration not hidden behind GPU work, ms.
+    /// Host-side time per iteration not hidden behind GPU work, ms: a fixed part, and a part
+    /// per transformer layer the iteration runs (see [`Backend::overhead_ms`]).
     pub iteration_overhead_ms: f64,
+    pub layer_overhead_ms: f64,
     /// Prompts before decodes: an iteration with waiting prompts computes only them (SGLang
     /// without `--enable-mixed-chunk`); otherwise running sequences decode first and prompts
     /// fill the rest of the budget (vLLM V1, TensorRT-LLM in-flight batching).
@@ -43,6 +45,17 @@ pub struct Backend {
 }
 
 impl Backend {
+    /// Milliseconds per iteration of a model of `layers` transformer layers that the engine's
+    /// own time adds to the kernels. vLLM's is an empirical gap per layer, not a mechanism
+    /// modelled: on its runs with at most four users the time per output token left beside the
+    /// kernels is 0.5–1.1 ms for gpt-oss-120b (36 layers), 1.6–2.3 ms for Llama-3.1-70B (80) and
+    /// 2.5 ms for Kimi-K2.5 (61), where one fixed time per iteration fits none of them; it
+    /// absorbs whatever grows with the layers and the graph does not price (kernel gaps beyond the
+    /// per-kernel one, small per-layer kernels and collectives missing from the graph).
+    pub fn overhead_ms(&self, layers: u64) -> f64 {
+        self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64
+    }
+
     /// Milliseconds of API-server time a request with `input_len` prompt tokens takes.
     pub fn server_time_ms(&self, input_len: u64) -> f64 {
         self.server_ms + self.server_us_per_token * input_len as f64 / 1e3
@@ -56,18 +69,21 @@ impl Backend {
 /// `max_batch_size` 2048, 32-token pages, 90 % of free memory for the cache).
 ///
 /// `client_sync` is fitted the same way, one value per admission policy over every predicted
-/// row of both measured GPUs (0.6 prefill first, 0.3 decode first; README, *Clients and
-/// engines*).
+/// row of both measured GPUs (0.6 prefill first, 0.4 decode first, refitted after the front
+/// end was; README, *Clients and engines*).
 ///
 /// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
-/// neither depending on the GPU: `frontend_ms`, the median gap between measured and simulated
-/// time to first token of the runs with at most four users on one node (the HTTP server,
-/// tokenizer and router in front of the engine), and `iteration_overhead_ms`, the median gap of
-/// their time per output token.
+/// neither depending on the GPU: `frontend_ms`, the HTTP server, tokenizer and router in front
+/// of the engine, refitted with the present client and kernel models as the least mean TTFT
+/// APE of each engine's runs with at most four users (grid of 10 ms; it was the median gap of
+/// those runs under an older client model: 30, 200 and 40 ms), and `iteration_overhead_ms`,
+/// the median gap of their time per output token. vLLM's host time is per layer instead (`layer_overhead_ms`,
+/// 35 µs: the least mean TPOT APE of its runs with at most four users, over gpt-oss-120b,
+/// Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and B200, grid of 5 µs).
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, prefill_first: true, frontend_ms: 200.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.6 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, prefill_first: false, frontend_ms: 40.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 0.0, layer_overhead_ms: 0.035, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.4 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.6 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.4 },
 ];
 
 impl FromStr for Backend {

@@ -165,7 +165,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
     let limits = Limits { max_tokens, max_seqs, max_context };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
-    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.iteration_overhead_ms, pricing)?;
+    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.overhead_ms(spec.layers), pricing)?;
     let config = EngineConfig {
         max_seqs,
         max_batched_tokens: max_tokens,

@@ -179,14 +179,7 @@ pub fn plan_train(
         )));
     }
     let kernels = crate::TrainingKernels::new(predictor);
-    // The limit goes outermost, as in `train_step`.
-    let limited = match req.power_limit_w {
-        Some(w) => {
-            wavecast_predict::physics::check_power_limit(gpu, w).map_err(SimError::Invalid)?;
-            Some(wavecast_predict::power::PowerLimited::new(&kernels, w))
-        }
-        None => None,
-    };
+    let limited = crate::train_kernels::power_limited(&kernels, gpu, req.power_limit_w)?;
     let predictor: &dyn Predictor = match &limited {
         Some(p) => p,
         None => &kernels,

@@ -552,14 +552,7 @@ pub fn train_step(
     gpu.check_dtype(o.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
     let kernels = crate::TrainingKernels::new(predictor);
-    // The limit goes outermost, so that the training kernels' measured floors slow with the clock too.
-    let limited = match o.power_limit_w {
-        Some(w) => {
-            wavecast_predict::physics::check_power_limit(gpu, w).map_err(SimError::Invalid)?;
-            Some(wavecast_predict::power::PowerLimited::new(&kernels, w))
-        }
-        None => None,
-    };
+    let limited = crate::train_kernels::power_limited(&kernels, gpu, o.power_limit_w)?;
     let predictor: &dyn Predictor = match &limited {
         Some(p) => p,
         None => &kernels,

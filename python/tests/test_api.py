@@ -87,7 +87,9 @@ def test_serve_in_a_named_engine_matches_the_cli(wavecast, cli):
                     "--input-len", 1000, "--output-len", 50, "--backend", "trtllm")
     assert s.to_dict() == want and want["backend"] == "trtllm"
     vllm = wavecast.serve("qwen2.5-7b", gpu="h100", batch=8, input_len=1000, output_len=50)
-    assert s.decode_ms < vllm.decode_ms
+    # The engines' host time per iteration differs (TensorRT-LLM 1 ms, vLLM 35 us per layer: 0.98 ms
+    # for 28 layers), so the keyword reaching the engine shows as a different decode step.
+    assert s.decode_ms != vllm.decode_ms and vllm.to_dict()["backend"] == "vllm"
 
 
 def test_serve_prices_from_measured_tables_as_the_cli_does(wavecast, cli, monkeypatch):

@@ -120,14 +120,6 @@ fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSp
     Ok(report.memory_gb)
 }
 
-/// `predictor` on a GPU held to `limit_w` (checked against the board: one line when outside its
-/// range), or `None` without a limit.
-fn power_limited<'a>(predictor: &'a dyn wavecast_predict::Predictor, gpu: &Gpu, limit_w: Option<f64>) -> Result<Option<wavecast_predict::power::PowerLimited<'a>>> {
-    let Some(w) = limit_w else { return Ok(None) };
-    wavecast_predict::physics::check_power_limit(gpu, w).map_err(Error::new)?;
-    Ok(Some(wavecast_predict::power::PowerLimited::new(predictor, w)))
-}
-
 /// Answers a [`PredictRequest`] of one step on one GPU (`--mode inference|train`, no layout):
 /// loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
@@ -152,7 +144,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let kernels = wavecast_sim::TrainingKernels::new(predictor.as_ref());
     let predictor: &dyn wavecast_predict::Predictor = if options.mode == Mode::Training { &kernels } else { predictor.as_ref() };
     // A power limit goes outermost, so that the training kernels' measured floors slow with the clock too.
-    let limited = power_limited(predictor, gpu, req.power_limit)?;
+    let limited = wavecast_predict::power::limited(predictor, gpu, req.power_limit).map_err(Error::new)?;
     let predictor: &dyn wavecast_predict::Predictor = limited.as_ref().map_or(predictor, |p| p as &dyn wavecast_predict::Predictor);
     // One GPU is the layout dp = tp = pp = 1: `estimate` counts a transformer's training memory
     // with that route's model and refuses in its words.

@@ -3,7 +3,7 @@
 //! bound does when the compute roof is lowered by that fraction: a compute-bound GEMM slows by
 //! the whole fraction, a bandwidth-bound op not at all, an op near the ridge in between.
 
-use crate::physics::{power_limited_clock_fraction, roofline_terms};
+use crate::physics::{check_power_limit, power_limited_clock_fraction, roofline_terms};
 use crate::{Context, Estimate, OpTime, Predictor};
 use wavecast_gpu::Gpu;
 use wavecast_ir::Op;
@@ -32,6 +32,13 @@ pub fn power_limit_slowdown(op: &Op, gpu: &Gpu, limit_w: f64) -> f64 {
     (compute / clock).max(memory) / full
 }
 
+/// `inner` on `gpu` held to `limit_w` watts, or `None` without a limit; a limit outside the
+/// board's range is the one-line error of [`check_power_limit`]. Every route that takes
+/// `--power-limit` builds its predictor here.
+pub fn limited<'a>(inner: &'a dyn Predictor, gpu: &Gpu, limit_w: Option<f64>) -> Result<Option<PowerLimited<'a>>, String> {
+    limit_w.map(|w| check_power_limit(gpu, w).map(|()| PowerLimited::new(inner, w))).transpose()
+}
+
 impl Predictor for PowerLimited<'_> {
     fn name(&self) -> &str {
         self.inner.name()
@@ -56,7 +63,6 @@ impl Predictor for PowerLimited<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::check_power_limit;
     use crate::Roofline;
     use wavecast_gpu::Catalog;
     use wavecast_ir::ops::{Elementwise, EwKind, Gemm};

@@ -179,7 +179,8 @@ pub fn plan_train(
         )));
     }
     let kernels = crate::TrainingKernels::new(predictor);
-    let limited = crate::train_kernels::power_limited(&kernels, gpu, req.power_limit_w)?;
+    // The limit goes outermost, so that the training kernels' measured floors slow with the clock too.
+    let limited = wavecast_predict::power::limited(&kernels, gpu, req.power_limit_w).map_err(SimError::Invalid)?;
     let predictor: &dyn Predictor = match &limited {
         Some(p) => p,
         None => &kernels,

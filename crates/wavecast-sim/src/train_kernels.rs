@@ -12,7 +12,6 @@ use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, Gemm, GemmKind};
 use wavecast_ir::{DType, Op, Quant};
 use wavecast_predict::measured::{attention_efficiency, attention_efficiency_of, fp8_gemm_efficiency_ratio, AttentionKernel};
-use wavecast_predict::power::PowerLimited;
 use wavecast_predict::{Context, Estimate, OpTime, Predictor};
 
 /// `inner` with the training-kernel physics above.
@@ -24,18 +23,6 @@ impl<'a> TrainingKernels<'a> {
     pub fn new(inner: &'a dyn Predictor) -> TrainingKernels<'a> {
         TrainingKernels { inner }
     }
-}
-
-/// `kernels` on GPUs held to `limit_w` watts, or `None` without a limit (the limit checked against
-/// the board: one line when outside its range). The limit goes outermost, so that the training
-/// kernels' measured floors slow with the clock too; `train_step` and `plan train` share it.
-pub(crate) fn power_limited<'a>(kernels: &'a TrainingKernels<'a>, gpu: &Gpu, limit_w: Option<f64>) -> Result<Option<PowerLimited<'a>>, crate::SimError> {
-    limit_w
-        .map(|w| {
-            wavecast_predict::physics::check_power_limit(gpu, w).map_err(crate::SimError::Invalid)?;
-            Ok(PowerLimited::new(kernels, w))
-        })
-        .transpose()
 }
 
 /// The estimate scaled so its time is `seconds` (its interval moves with it).

@@ -21,11 +21,11 @@ pub struct KernelWork {
     pub padded_flops: f64,
     /// Bytes that must come from or go to DRAM at least once.
     pub bytes: f64,
-    /// What the shape guarantees whatever runs it, for the floor: FLOPs and DRAM bytes no
-    /// kernel can do without. Equal to `flops` and `bytes` except where the shape leaves the
-    /// work open (a fused MoE: how the tokens are routed, whether the experts are gated).
-    pub least_flops: f64,
-    pub least_bytes: f64,
+    /// Where the shape leaves its work open (a fused MoE: how the tokens are routed, whether
+    /// the experts are gated), the FLOPs and DRAM bytes no kernel can do without, for the
+    /// floor; `None` where the shape fixes its work (`flops` and `bytes`). See
+    /// [`KernelWork::least`].
+    pub open_least: Option<(f64, f64)>,
     /// Independent output tiles (0 for memory-only ops).
     pub tiles: f64,
     /// Length of each tile's serial reduction loop (K of a GEMM, the KV length of attention).
@@ -98,7 +98,7 @@ impl Work {
     /// its work (every family but the fused MoE) is bounded as the physics rung is
     /// ([`Work::floor_seconds`]: its FLOPs at the dense peak, its bytes at the achievable
     /// bandwidth). A fused MoE leaves its work open (how the tokens are routed, whether the
-    /// experts are gated): its least work ([`KernelWork::least_flops`]) at the dense peak and
+    /// experts are gated): its least work ([`KernelWork::least`]) at the dense peak and
     /// the datasheet bandwidth — GB200's vLLM fused MoE streamed Nemotron 3's experts at
     /// 93-94 % of it, and skewed routings hit fewer experts than the expected count.
     pub fn bound_seconds(&self) -> f64 {
@@ -135,14 +135,27 @@ impl KernelWork {
         (self.flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.bytes / (bandwidth_share * self.bandwidth))
     }
 
+    /// FLOPs and DRAM bytes the shape guarantees whatever runs it: its own where it fixes
+    /// its work, its least where it leaves it open.
+    pub fn least(&self) -> (f64, f64) {
+        self.open_least.unwrap_or((self.flops, self.bytes))
+    }
+
     /// [`KernelWork::floor_seconds`] of the work the shape guarantees.
     fn least_seconds(&self, bandwidth_share: f64) -> f64 {
-        (self.least_flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(self.least_bytes / (bandwidth_share * self.bandwidth))
+        let (flops, bytes) = self.least();
+        (flops / self.peak_flops.unwrap_or(f64::INFINITY)).max(bytes / (bandwidth_share * self.bandwidth))
     }
 
     /// Whether the shape guarantees less than its expected work (a fused MoE).
     fn leaves_work_open(&self) -> bool {
-        self.least_flops < self.flops || self.least_bytes < self.bytes
+        let (flops, bytes) = self.least();
+        flops < self.flops || bytes < self.bytes
+    }
+
+    /// A kernel that only moves `bytes` through DRAM.
+    fn memory_only(bytes: f64, gpu: &Gpu) -> KernelWork {
+        KernelWork { flops: 0.0, padded_flops: 0.0, bytes, open_least: None, tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() }
     }
 
     /// One kernel standing for the whole chain in the learned correction's features: FLOPs,
@@ -154,8 +167,7 @@ impl KernelWork {
             flops: sum(|k| k.flops),
             padded_flops: sum(|k| k.padded_flops),
             bytes: sum(|k| k.bytes),
-            least_flops: sum(|k| k.least_flops),
-            least_bytes: sum(|k| k.least_bytes),
+            open_least: kernels.iter().any(|k| k.open_least.is_some()).then(|| (sum(|k| k.least().0), sum(|k| k.least().1))),
             tiles: sum(|k| k.tiles),
             reduction: kernels.iter().map(|k| k.reduction).fold(0.0, f64::max),
             quantized_rows: sum(|k| k.quantized_rows),
@@ -205,12 +217,12 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
     } else {
         0.0
     };
-    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, least_flops: ir.flops(), least_bytes: bytes, bytes, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, open_least: None, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// `batch` independent copies of one GEMM's work in one launch (a batched matmul).
 fn batched(one: KernelWork, batch: f64) -> KernelWork {
-    KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, least_flops: one.least_flops * batch, least_bytes: one.least_bytes * batch, tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
+    KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, open_least: one.open_least.map(|(f, b)| (f * batch, b * batch)), tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
 }
 
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
@@ -225,7 +237,7 @@ fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padd
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, least_flops: a.flops(), least_bytes: bytes, bytes, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, open_least: None, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
 }
 
 /// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
@@ -277,7 +289,7 @@ impl Mla {
         let per_head = |width: u64| self.heads.saturating_mul(width);
         let mut chain = vec![gemm(tokens, MLA_Q_RANK + MLA_KV_RANK + MLA_ROPE, MLA_HIDDEN, weights, gpu)?, gemm(tokens, per_head(MLA_NOPE + MLA_ROPE), MLA_Q_RANK, weights, gpu)?];
         let latents = tokens as f64 * (MLA_Q_RANK + MLA_KV_RANK) as f64;
-        chain.push(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(3.0 * latents, 16.0), least_flops: 0.0, least_bytes: bytes_of(3.0 * latents, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() });
+        chain.push(KernelWork::memory_only(bytes_of(3.0 * latents, 16.0), gpu));
         if generation {
             // Absorbed per-head matrices: the batch's query rows times each head's 128 × 512.
             chain.push(gemm(tokens, per_head(MLA_KV_RANK), MLA_NOPE, Precision::Bf16, gpu)?);
@@ -382,8 +394,8 @@ impl Work {
                 let padded_flops = 2.0 * active * rows_per_expert * h * 3.0 * i;
                 let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
-                let (least_flops, least_bytes) = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced, gated }, precision);
-                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, least_flops, least_bytes, tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+                let least = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced, gated }, precision);
+                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, open_least: Some(least), tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
             }
             Shape::Mla { batch, isl, kv_len, heads, generation, module, kv_precision, attention_precision, .. } => {
                 let m = Mla { batch, isl, past: kv_len, heads, kv_precision, attention_precision };
@@ -418,7 +430,7 @@ impl Work {
             Shape::Vector { tokens, width, .. } => {
                 // Read and write each element once in 16 bits; the fitted efficiency absorbs
                 // ops that touch more tensors.
-                Work::Kernel(KernelWork { flops: 0.0, padded_flops: 0.0, bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), least_flops: 0.0, least_bytes: bytes_of(2.0 * tokens as f64 * width as f64, 16.0), tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+                Work::Kernel(KernelWork::memory_only(bytes_of(2.0 * tokens as f64 * width as f64, 16.0), gpu))
             }
         })
     }

@@ -120,6 +120,12 @@ fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSp
     Ok(report.memory_gb)
 }
 
+/// What a power limit does to the step, for the report: the clock it leaves compute-bound kernels.
+pub fn power_limit_note(gpu: &Gpu, limit_w: f64) -> String {
+    let clock = wavecast_predict::physics::power_limited_clock_fraction(gpu, limit_w);
+    format!("power limit {limit_w:.0} W of {}'s {:.0} W board power: compute-bound kernels at {:.1} % of the clock, memory-bound ones unchanged", gpu.id, gpu.tdp_w, 100.0 * clock)
+}
+
 /// Answers a [`PredictRequest`] of one step on one GPU (`--mode inference|train`, no layout):
 /// loads the workload, finds the GPU and predictor, estimates.
 pub fn predict(req: &PredictRequest) -> Result<Prediction> {
@@ -148,8 +154,11 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     let predictor: &dyn wavecast_predict::Predictor = limited.as_ref().map_or(predictor, |p| p as &dyn wavecast_predict::Predictor);
     // One GPU is the layout dp = tp = pp = 1: `estimate` counts a transformer's training memory
     // with that route's model and refuses in its words.
-    let prediction = estimate(&workload, gpu, predictor)?;
+    let mut prediction = estimate(&workload, gpu, predictor)?;
     crate::error::refuse_partial(&prediction.unpriced, req.allow_partial)?;
+    if let Some(w) = req.power_limit {
+        prediction.notes.push(power_limit_note(gpu, w));
+    }
     Ok(prediction)
 }
 

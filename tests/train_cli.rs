@@ -412,6 +412,15 @@ fn a_power_limit_slows_the_step_by_at_most_the_clock() {
     assert!((layout / capped - 1.0).abs() < 1e-9, "layout dp1 {layout} ms, single GPU {capped} ms");
     assert_eq!(limit, Some(500.0));
     assert_eq!(step(&["--power-limit", "700"]).0, full, "at the board power nothing changes");
+    // Both routes say what the limit does, on stderr.
+    for extra in [&[][..], &["--dp", "2"][..]] {
+        let mut args = base[..base.len() - 1].to_vec();
+        args.extend(["--power-limit", "500"]);
+        args.extend(extra);
+        let o = wavecast(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && err.contains("power limit 500 W of h100-sxm's 700 W board power: compute-bound kernels at 89.4 % of the clock"), "{extra:?}: {err}");
+    }
     let mut args = base.to_vec();
     args.extend(["--power-limit", "900"]);
     assert_clear_error(&args, "outside h100-sxm's range 175–700 W");

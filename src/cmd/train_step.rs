@@ -13,6 +13,10 @@ pub fn run(a: PredictArgs) -> Result<()> {
     if a.json {
         return print_json(&step);
     }
+    if let Some(w) = a.req.power_limit {
+        let gpu = wavecast::catalog(a.req.gpu_file.as_deref(), &a.req.price, Some(&a.req.gpu))?.get(&a.req.gpu)?.clone();
+        eprintln!("note: {}", wavecast::power_limit_note(&gpu, w));
+    }
     print_human(&step.report);
     Ok(())
 }

@@ -150,9 +150,10 @@ fn zero_stage(source_id: &str, cell: Option<&str>) -> Result<u8, String> {
 
 /// Recomputation policies to try, cheapest first: the row's own, or when it is not stated the
 /// first of none, selective, full that fits (what a framework's user would have picked). A
-/// source whose FLOP count includes recomputed work ([`flop_convention`]) recomputed fully.
+/// source whose FLOP count includes recomputed work (Megatron-LM's 2021 table,
+/// [`flops_per_token_counted`]) recomputed fully.
 fn recompute_policies(source_id: &str, cell: Option<&str>) -> Result<Vec<Recompute>, String> {
-    if flop_convention(source_id) > 1.0 {
+    if counts_full_recomputation(source_id) {
         return Ok(vec![Recompute::Full]);
     }
     match cell.unwrap_or("unknown") {
@@ -173,14 +174,16 @@ fn runs_torchtitan(source_id: &str) -> bool {
 /// - Megatron-LM's 2024 weak-scaling table states `--tp-comm-overlap --overlap-grad-reduce
 ///   --overlap-param-gather`, and NeMo's and Megatron-Bridge's performance recipes run the same
 ///   Megatron-Core overlaps: [`Stack::MEGATRON_CORE`].
-/// - Megatron-LM's 2021 runs predate userbuffers, the distributed optimizer and overlapped
-///   gradient reduction: its vocabulary-parallel loss, and its local DDP all-reducing the
-///   gradients after the backward pass (`allreduce_gradients` after `forward_backward`).
+/// - Megatron-LM's 2021 runs predate userbuffers, the distributed optimizer, overlapped
+///   gradient reduction and FlashAttention: its vocabulary-parallel loss, its local DDP
+///   all-reducing the gradients after the backward pass (`allreduce_gradients` after
+///   `forward_backward`), and attention as two BMMs around its fused scale-mask-softmax kernel
+///   and a dropout (Narayanan et al. 2021, §4.2).
 /// - torchtitan and torchao compile the model (`torch.compile`), and NeMo AutoModel runs
 ///   Transformer Engine's kernels: one fused loss kernel ([`Stack::FUSED_LOSS`]).
 fn stack_of(source_id: &str) -> Stack {
     if source_id.starts_with("megatronlm_2021") {
-        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, ..Stack::EAGER }
+        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, unfused_attention: true, ..Stack::EAGER }
     } else if source_id.starts_with("megatronlm") || source_id.starts_with("nemo") || source_id.starts_with("mbridge") {
         Stack::MEGATRON_CORE
     } else if runs_torchtitan(source_id) || source_id.starts_with("automodel") {
@@ -190,27 +193,33 @@ fn stack_of(source_id: &str) -> Stack {
     }
 }
 
-/// Floating-point operations the row's source counts per TFLOP/s figure, relative to the model
-/// FLOPs (forward and backward, no recomputation): Megatron-LM's 2021 A100 table counts the
-/// forward pass its full recomputation repeats (4 passes instead of 3).
-fn flop_convention(source_id: &str) -> f64 {
-    if source_id.starts_with("megatronlm_2021") {
-        4.0 / 3.0
+/// Whether the source's FLOP count includes the forward pass full recomputation repeats.
+fn counts_full_recomputation(source_id: &str) -> bool {
+    source_id.starts_with("megatronlm_2021")
+}
+
+/// Floating-point operations per token the row's source divides its TFLOP/s by. Megatron-LM's
+/// 2021 A100 table counts with its paper's formula (Narayanan et al. 2021, Appendix: 96·B·s·l·h²
+/// ·(1 + s/6h + V/16lh) per batch of B sequences), which includes the forward pass full
+/// recomputation repeats and the whole (not causal-halved) score matrix; every other source
+/// counts the model FLOPs as wavecast does (forward and backward, no recomputation).
+fn flops_per_token_counted(row: &RunRow, spec: &TransformerSpec, report: &TrainReport) -> f64 {
+    if counts_full_recomputation(&row.source_id) {
+        let (h, l, s, v) = (spec.hidden as f64, spec.layers as f64, report.seq as f64, spec.vocab as f64);
+        96.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
     } else {
-        1.0
+        report.model_flops / (report.global_batch * report.seq) as f64
     }
 }
 
-/// Measured tokens/s per GPU: the file's own, else its TFLOP/s per GPU over the model FLOPs per
-/// token that wavecast counts for the same model and sequence (in the source's convention).
-pub fn measured_tokens_per_s(row: &RunRow, report: &TrainReport) -> Option<(f64, &'static str)> {
+/// Measured tokens/s per GPU: the file's own, else its TFLOP/s per GPU over the FLOPs per token
+/// its source counts for the same model and sequence ([`flops_per_token_counted`]).
+pub fn measured_tokens_per_s(row: &RunRow, spec: &TransformerSpec, report: &TrainReport) -> Option<(f64, &'static str)> {
     if let Some(t) = row.measured_tokens_per_s_per_gpu.filter(|t| *t > 0.0) {
         return Some((t, "tokens/s"));
     }
     let tflops = row.measured_tflops_per_gpu.filter(|t| *t > 0.0)?;
-    let tokens = (report.global_batch * report.seq) as f64;
-    let flops_per_token = report.model_flops / tokens * flop_convention(&row.source_id);
-    Some((tflops * 1e12 / flops_per_token, "TFLOP/s"))
+    Some((tflops * 1e12 / flops_per_token_counted(row, spec, report), "TFLOP/s"))
 }
 
 fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
@@ -347,8 +356,9 @@ pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: 
     let results: Vec<Result<(TrainReport, f64, &'static str), String>> = rows
         .par_iter()
         .map(|r| {
-            let out = specs[&r.hf_like_config].as_ref().map_err(Clone::clone).and_then(|spec| replay(r, spec, catalog, predictor, &comm)).and_then(|rep| {
-                let (measured, from) = measured_tokens_per_s(r, &rep).ok_or("the source gives neither tokens/s nor TFLOP/s per GPU")?;
+            let out = specs[&r.hf_like_config].as_ref().map_err(Clone::clone).and_then(|spec| {
+                let rep = replay(r, spec, catalog, predictor, &comm)?;
+                let (measured, from) = measured_tokens_per_s(r, spec, &rep).ok_or("the source gives neither tokens/s nor TFLOP/s per GPU")?;
                 Ok((rep, measured, from))
             });
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());

@@ -75,7 +75,7 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     checked_mul("logits", &[tokens, spec.vocab, 8])?;
     let fused = match o.attention {
         AttentionImpl::Fused => true,
-        AttentionImpl::Eager => false,
+        AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
         AttentionImpl::Auto => !matches!(o.dtype, DType::Fp32 | DType::Tf32),
     };
     let cx = Cx { spec, ed, batch, seq, tokens, dtype: o.dtype, fused, train: o.mode == Mode::Training };

@@ -222,7 +222,7 @@ impl Net {
     pub fn fused_attention(&self, imp: AttentionImpl) -> bool {
         match imp {
             AttentionImpl::Fused => true,
-            AttentionImpl::Eager => false,
+            AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
             AttentionImpl::Auto => !matches!(self.dtype, DType::Fp32 | DType::Tf32),
         }
     }

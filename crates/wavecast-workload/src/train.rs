@@ -8,7 +8,7 @@
 //! when its stride times its size exceeds the GPUs of one node ([`Layout::spans_nodes`]).
 
 use crate::hf::{Activation, Arch, TransformerSpec};
-use crate::transformer::{build, BuildOptions, Mode, Shard};
+use crate::transformer::{build, AttentionImpl, BuildOptions, Mode, Shard};
 use crate::WorkloadError;
 use serde::Serialize;
 use wavecast_ir::ops::OptimizerKind;
@@ -190,16 +190,21 @@ pub struct Stack {
     /// FSDP, Megatron-Core); without it (Megatron-LM's 2021 local DDP) the whole reduction
     /// waits for the backward pass to end.
     pub grad_reduce_overlap: bool,
+    /// Attention without a flash kernel: eager BMMs around Megatron's fused scale-mask-softmax
+    /// and a dropout ([`AttentionImpl::EagerFusedSoftmax`]), as Megatron-LM ran it before
+    /// FlashAttention (2022). The score matrix makes several trips through memory, and backward
+    /// keeps the probabilities and dropout mask unless recomputed.
+    pub unfused_attention: bool,
 }
 
 impl Stack {
     /// Plain PyTorch, eager: what `predict` and `plan train` assume.
-    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true };
+    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true, unfused_attention: false };
     /// torch.compile'd stacks (torchtitan, torchao) and stacks with a fused loss kernel.
     pub const FUSED_LOSS: Stack = Stack { loss: LossKernel::Fused, ..Stack::EAGER };
     /// Megatron-Core as NeMo and Megatron-Bridge run it: vocabulary-parallel loss, tensor- and
     /// data-parallel communication overlapped.
-    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true };
+    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true, unfused_attention: false };
 }
 
 /// A training run: the global batch and sequence, formats, optimizer and layout.
@@ -321,6 +326,9 @@ impl TrainOptions {
         o.cp = l.cp;
         o.ep = l.ep;
         o.sequence_parallel = l.sequence_parallel;
+        if self.stack.unfused_attention {
+            o.attention = AttentionImpl::EagerFusedSoftmax;
+        }
         let mut g = build(spec, &o)?;
         g.nodes.retain(|n| n.phase != Phase::Optimizer);
         if self.dtype == DType::Fp8 {
@@ -386,7 +394,7 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     // (fc1's outputs, which the activation's backward reads, and fc2's input).
     let fc1_outputs = if spec.activation == Activation::SwiGlu { 2.0 * f } else { f };
     let inner = s * b * ((q + 2.0 * kv + fc1_outputs) * d + q * projection_input + f * gemm_input);
-    let fused_core = spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32);
+    let fused_core = !o.stack.unfused_attention && (spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32));
     let scores = if fused_core || l.recompute == Recompute::Selective {
         0.0
     } else {
@@ -544,6 +552,39 @@ mod tests {
         assert!((o.layer_activation_bytes(&spec) / (sbh * 34.0 / t) - 1.0).abs() < 1e-9);
         o.layout.recompute = Recompute::Full;
         assert!((o.layer_activation_bytes(&spec) / (2.0 * sbh / t) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unfused_attention_keeps_the_scores_korthikanti_counts() {
+        // Megatron-LM before FlashAttention, FP16, tensor-parallel without sequence parallelism:
+        // Korthikanti et al.'s Table 2 row, sbh(10 + 24/t + 5as/(ht)).
+        let spec = gpt3_like();
+        let mut o = opts(Layout { tp: 8, ..Layout::default() });
+        o.dtype = DType::Fp16;
+        o.stack.unfused_attention = true;
+        let (s, b, h, a, t) = (2048.0, 1.0, 12288.0, 96.0, 8.0);
+        let expect = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+        let got = o.layer_activation_bytes(&spec);
+        assert!((got / expect - 1.0).abs() < 1e-9, "{got} vs {expect}");
+    }
+
+    #[test]
+    fn unfused_attention_runs_bmms_around_one_scale_mask_softmax() {
+        let spec = TransformerSpec { layers: 2, ..gpt3_like() };
+        let o = opts(Layout::default());
+        let names = |g: &Graph| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
+        let flash = o.micro_batch_graph(&spec).unwrap();
+        assert!(flash.nodes.iter().any(|n| matches!(n.op, Op::Attention(_))));
+        let unfused = TrainOptions { stack: Stack { unfused_attention: true, ..Stack::EAGER }, ..o.clone() }.micro_batch_graph(&spec).unwrap();
+        assert!(!unfused.nodes.iter().any(|n| matches!(n.op, Op::Attention(_))));
+        let unfused_names = names(&unfused);
+        for kernel in ["scores", "softmax", "attn_probs_dropout", "context"] {
+            assert!(unfused_names.iter().any(|n| n.contains(kernel)), "no {kernel} in {unfused_names:?}");
+        }
+        // Scale and mask are inside the softmax kernel: no separate trips over the scores.
+        assert!(!unfused_names.iter().any(|n| n.contains("scale") || n.contains("mask")), "{unfused_names:?}");
+        let bytes = |g: &Graph| g.nodes.iter().map(|n| n.op.bytes() * n.repeat as f64).sum::<f64>();
+        assert!(bytes(&unfused) > bytes(&flash));
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub enum AttentionImpl {
     Eager,
     /// One flash-style kernel.
     Fused,
+    /// Eager BMMs around one kernel that scales, masks and normalises the scores together
+    /// (Megatron-LM's fused scale-mask-softmax, Narayanan et al. 2021 §4.2), then dropout:
+    /// how Megatron-LM trained before FlashAttention (2022).
+    EagerFusedSoftmax,
 }
 
 /// What sits on top of the backbone.
@@ -397,7 +401,7 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     checked_mul("logits", &[tokens, spec.vocab, 8])?;
     let fused = match o.attention {
         AttentionImpl::Fused => true,
-        AttentionImpl::Eager => false,
+        AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
         AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(o.dtype, DType::Fp32 | DType::Tf32),
     };
     let shard = Shard::new(spec, o.tp)?;
@@ -649,13 +653,16 @@ fn eager_attention(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
         e.op("q_scale", cx.ew(EwKind::Mul, t * cx.shard.heads * s.head_dim, 1));
     }
     e.op("scores", Op::Gemm(Gemm::bmm(bh, cx.o.seq, s.head_dim, cx.kv_len, cx.dt())?));
-    if s.arch != Arch::Opt {
-        e.op("scale", cx.ew(EwKind::Div, scores, 1));
-    }
-    if s.arch == Arch::Gpt2 {
-        e.op("causal_mask", cx.ew(EwKind::Where, scores, 2));
-    } else {
-        e.op("mask", cx.ew(EwKind::Add, scores, 2));
+    // A fused scale-mask-softmax reads the scores once and writes the probabilities once.
+    if cx.o.attention != AttentionImpl::EagerFusedSoftmax {
+        if s.arch != Arch::Opt {
+            e.op("scale", cx.ew(EwKind::Div, scores, 1));
+        }
+        if s.arch == Arch::Gpt2 {
+            e.op("causal_mask", cx.ew(EwKind::Where, scores, 2));
+        } else {
+            e.op("mask", cx.ew(EwKind::Add, scores, 2));
+        }
     }
     e.op("softmax", Op::Softmax(Softmax::new(bh * cx.o.seq, cx.kv_len, cx.dt())));
     cx.dropout(e, "attn_probs_dropout", scores);

@@ -63,7 +63,8 @@ print("--data CSV --json`). Every row is replayed through the layout route with 
 print("GPU count and node size, precision, sequence, global and micro batch, parallel degrees, ZeRO/FSDP")
 print("and recomputation (the cheapest of none/selective/full that fits where the source does not say);")
 print("nothing is fitted per run. Error is (predicted − measured) / measured tokens/s per GPU; rows whose")
-print("source prints only TFLOP/s are converted with wavecast's model FLOPs per token.\n")
+print("source prints only TFLOP/s are converted with wavecast's model FLOPs per token (Megatron-LM's 2021 table with its\n"
+      "paper's formula, 96·l·h²·(1 + s/6h + V/16lh) per token).\n")
 sets = []
 for label, path, tag, colour in [("shared published runs", shared, "shared", "#1f77b4"), ("project runs (bench/data/training_runs.csv)", own, "own", "#d62728")]:
     for p in ["wavecast", "sustained"]:

@@ -205,11 +205,18 @@ fn counts_full_recomputation(source_id: &str) -> bool {
 /// counts the model FLOPs as wavecast does (forward and backward, no recomputation).
 fn flops_per_token_counted(row: &RunRow, spec: &TransformerSpec, report: &TrainReport) -> f64 {
     if counts_full_recomputation(&row.source_id) {
-        let (h, l, s, v) = (spec.hidden as f64, spec.layers as f64, report.seq as f64, spec.vocab as f64);
-        96.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
+        megatron_2021_flops_per_token(spec, report.seq)
     } else {
         report.model_flops / (report.global_batch * report.seq) as f64
     }
+}
+
+/// Narayanan et al.'s count per token of a GPT model trained with full recomputation: four
+/// passes (forward, recomputed forward, backward at twice the forward) over the layers' GEMMs,
+/// the whole s × s score matrix and the LM head.
+fn megatron_2021_flops_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
+    let (h, l, s, v) = (spec.hidden as f64, spec.layers as f64, seq as f64, spec.vocab as f64);
+    96.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
 }
 
 /// Measured tokens/s per GPU: the file's own, else its TFLOP/s per GPU over the FLOPs per token
@@ -434,9 +441,25 @@ mod tests {
         assert_eq!(zero_stage("s", None).unwrap(), 1);
         assert_eq!(zero_stage("megatronlm_2021_a100", None).unwrap(), 0);
         assert!(stack_of("nemo_24.07_h100").tp_comm_overlap && !stack_of("megatronlm_2021_a100").grad_reduce_overlap);
+        assert!(stack_of("megatronlm_2021_a100").unfused_attention && !stack_of("megatronlm_2024_h100").unfused_attention);
         assert_eq!(stack_of("torchtitan_2412_h100").loss, LossKernel::Fused);
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());
+    }
+
+    #[test]
+    fn megatron_2021_counts_about_eight_flops_per_parameter_and_token() {
+        // GPT-3 175B at 2048 tokens: the paper approximates its count by 8·P per token (forward,
+        // recomputed forward, backward); the exact formula adds the score matrix and the head.
+        let cfg = r#"{"model_type":"gpt2","n_embd":12288,"n_layer":96,"n_head":96,"vocab_size":51200,"n_positions":2048}"#;
+        let spec = TransformerSpec::from_json(cfg, "gpt3-175b").unwrap();
+        let eight_p = 8.0 * spec.params().total as f64;
+        let counted = megatron_2021_flops_per_token(&spec, 2048);
+        assert!(counted > eight_p && counted < 1.05 * eight_p, "{counted:e} vs 8P = {eight_p:e}");
+        // The score matrix grows with the sequence: at 8K the count is larger by 2·96·l·h·Δs.
+        let longer = megatron_2021_flops_per_token(&spec, 8192);
+        let expect = 96.0 * 96.0 * 12288.0 * 6144.0 / 6.0;
+        assert!(((longer - counted) / expect - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -443,3 +443,29 @@ fn a_power_limit_slows_the_step_by_at_most_the_clock() {
     args.extend(["--power-limit", "100"]);
     assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
 }
+
+/// `eval training` replays a row from a source it has no stack for as `predict --mode train`
+/// prices the same layout: one default stack for both.
+#[test]
+fn eval_training_and_predict_agree_on_a_row_of_an_unknown_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = r#"{"model_type":"gpt2","n_embd":1024,"n_layer":4,"n_head":16,"vocab_size":50304,"n_positions":8192,"torch_dtype":"bfloat16"}"#;
+    std::fs::write(dir.path().join("c.json"), cfg).unwrap();
+    let csv = "source_id,model,hf_like_config,num_params_b,gpu,num_gpus,gpus_per_node,precision,seq_len,global_batch_seqs,micro_batch,tp,pp,cp,vp,ep,dp,fsdp_or_zero,recompute,measured_tokens_per_s_per_gpu,measured_tflops_per_gpu,measured_mfu,notes\n\
+               somebody_else,m,c.json,0.1,h100-sxm,16,8,bf16,8192,32,2,1,1,1,,,16,fsdp,full,1000,,,FSDP full shard\n";
+    let data = dir.path().join("runs.csv");
+    std::fs::write(&data, csv).unwrap();
+    let o = wavecast(&["eval", "training", "--data", data.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eval: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let replayed = eval["rows"][0]["predicted_tokens_per_s_per_gpu"].as_f64().expect("one replayed row");
+    let config = dir.path().join("c.json");
+    let o = wavecast(&[
+        "predict", "--config", config.to_str().unwrap(), "--gpu", "h100-sxm", "--mode", "train", "--batch", "32", "--seq", "8192",
+        "--dp", "16", "--zero", "3", "--micro-batch", "2", "--recompute", "full", "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let predicted = cli["tokens_per_s_per_gpu"].as_f64().unwrap();
+    assert!((replayed / predicted - 1.0).abs() < 1e-9, "eval {replayed} vs predict {predicted}");
+}

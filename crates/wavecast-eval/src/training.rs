@@ -169,6 +169,22 @@ fn runs_torchtitan(source_id: &str) -> bool {
     source_id.starts_with("torchtitan") || source_id.starts_with("torchao")
 }
 
+/// Whether the row's attention ran FlashAttention-2: torchtitan's runs (PyTorch's
+/// scaled_dot_product_attention of that time, whose first choice on Hopper was the
+/// FlashAttention-2 kernel), and any row whose notes name it (the `flash-attn` package,
+/// "FlashAttention-2", "FA2"). Everything else, a source `stack_of` does not know included, runs
+/// what `predict --mode train` assumes: one fused kernel at cuDNN's measured speed, as Megatron
+/// and NeMo run it through Transformer Engine and as PyTorch's SDPA picks it on Hopper today (our
+/// H100 steps, `bench/steps.sh`, run it at that speed).
+fn runs_flash_attention_2(row: &RunRow) -> bool {
+    let notes = row.notes.as_deref().unwrap_or("").to_ascii_lowercase();
+    let named = ["flash-attn", "flash_attn", "flashattention-2", "flashattention2", "flash attention 2", "flash-attention 2", "flash-attention-2"]
+        .iter()
+        .any(|n| notes.contains(n))
+        || notes.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "fa2");
+    runs_torchtitan(&row.source_id) || named
+}
+
 /// The training software a source ran, as far as it changes the step (nothing fitted: each
 /// choice follows what the source's framework does).
 /// - Megatron-LM's 2024 weak-scaling table states `--tp-comm-overlap --overlap-grad-reduce
@@ -181,6 +197,10 @@ fn runs_torchtitan(source_id: &str) -> bool {
 ///   and a dropout (Narayanan et al. 2021, §4.2).
 /// - torchtitan and torchao compile the model (`torch.compile`), and NeMo AutoModel runs
 ///   Transformer Engine's kernels: one fused loss kernel ([`Stack::FUSED_LOSS`]).
+/// - Any other source is plain PyTorch as `predict --mode train` prices it ([`Stack::EAGER`]):
+///   PyTorch's eager cross entropy on the FP32 upcast of the logits (nothing says the loss was
+///   compiled or fused), gradients reduced in buckets during the last backward pass, and under
+///   FSDP (ZeRO-3) each layer's all-gather prefetched under the previous layer's compute.
 fn stack_of(source_id: &str) -> Stack {
     if source_id.starts_with("megatronlm_2021") {
         Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, unfused_attention: true, ..Stack::EAGER }
@@ -281,10 +301,8 @@ fn replay(row: &RunRow, spec: &TransformerSpec, catalog: &Catalog, predictor: &d
     let seq = row.seq_len.ok_or("the source does not state the sequence length")?;
     let global_batch = row.global_batch_seqs.ok_or("the source does not state the global batch")?;
     let topo = Topology { gpus_per_node: row.gpus_per_node.unwrap_or(8), nic_gbps: None };
-    // torchtitan calls PyTorch's scaled_dot_product_attention, whose first choice on Hopper is
-    // the FlashAttention-2 kernel; Megatron and NeMo run cuDNN's through Transformer Engine.
     let flash;
-    let predictor: &dyn Predictor = if runs_torchtitan(&row.source_id) {
+    let predictor: &dyn Predictor = if runs_flash_attention_2(row) {
         flash = SdpaFlashAttention::new(predictor);
         &flash
     } else {
@@ -460,6 +478,31 @@ mod tests {
         let longer = megatron_2021_flops_per_token(&spec, 8192);
         let expect = 96.0 * 96.0 * 12288.0 * 6144.0 / 6.0;
         assert!(((longer - counted) / expect - 1.0).abs() < 1e-9);
+    }
+
+    /// A row from a source `stack_of` does not know replays as `predict --mode train` prices the
+    /// same layout (plain PyTorch, cuDNN-speed attention), unless its notes name FlashAttention-2,
+    /// whose measured floor then holds on Hopper.
+    #[test]
+    fn an_unknown_source_replays_as_the_command_line_prices_it() {
+        let cfg = r#"{"model_type":"gpt2","n_embd":1024,"n_layer":4,"n_head":16,"vocab_size":50304,"n_positions":16384}"#;
+        let spec = TransformerSpec::from_json(cfg, "gpt-small").unwrap();
+        let csv = "source_id,model,hf_like_config,num_params_b,gpu,num_gpus,gpus_per_node,precision,seq_len,global_batch_seqs,micro_batch,tp,pp,cp,vp,ep,dp,fsdp_or_zero,recompute,measured_tokens_per_s_per_gpu,measured_tflops_per_gpu,measured_mfu,notes\n\
+                   somebody_else,m,c.json,0.1,h100-sxm,16,8,bf16,16384,16,1,1,1,1,,,16,fsdp,none,1000,,,FSDP full shard\n\
+                   somebody_else,m,c.json,0.1,h100-sxm,16,8,bf16,16384,16,1,1,1,1,,,16,fsdp,none,1000,,,FSDP full shard; flash-attn 2.5.8\n";
+        let rows: Vec<RunRow> = csv::Reader::from_reader(csv.as_bytes()).deserialize().map(Result::unwrap).collect();
+        let catalog = Catalog::builtin();
+        let predictor = wavecast_predict::by_name(wavecast_predict::DEFAULT_PREDICTOR).unwrap();
+        let comm = CommModel::default();
+        let replayed = replay(&rows[0], &spec, &catalog, predictor.as_ref(), &comm).unwrap();
+        let layout = Layout { dp: 16, zero: 3, micro_batch: 1, ..Layout::default() };
+        let o = TrainOptions { global_batch: 16, seq: 16384, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER, power_limit_w: None };
+        let gpu = catalog.get("h100-sxm").unwrap();
+        let cli = train_step(&spec, &o, &Topology::eight_per_node(), gpu, predictor.as_ref(), &comm, Some(16)).unwrap();
+        assert_eq!(replayed.step_ms, cli.step_ms);
+        assert!(!runs_flash_attention_2(&rows[0]) && runs_flash_attention_2(&rows[1]));
+        let fa2 = replay(&rows[1], &spec, &catalog, predictor.as_ref(), &comm).unwrap();
+        assert!(fa2.step_ms > 1.02 * cli.step_ms, "{} vs {}", fa2.step_ms, cli.step_ms);
     }
 
     #[test]

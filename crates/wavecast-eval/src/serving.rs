@@ -263,7 +263,8 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
     // Without the folder: the shipped surfaces less the row's GPU's own (leave-one-GPU-out
     // for the measured rung; the physics numbers below them are the shipped ones).
-    let shipped: BTreeMap<String, LadderOps> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| (g.id.clone(), LadderOps::shipped(Some(&g.id)))).collect();
+    let gpus: std::collections::BTreeSet<&str> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| g.id.as_str()).collect();
+    let shipped: BTreeMap<String, LadderOps> = gpus.into_iter().map(|g| (g.to_string(), LadderOps::shipped(Some(g)))).collect();
     let physics = LadderOps::physics_only();
     let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
         Some((m, gpu)) => (m, format!("without {gpu}")),

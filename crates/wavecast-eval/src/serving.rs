@@ -141,29 +141,40 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
     })
 }
 
-/// Deployments already priced, by everything a price depends on (model, GPU, options, the
-/// longest request and which per-op models): rows that differ only in their number of users
-/// share one, so the iteration tables are built once per deployment rather than once per row.
-type Priced = std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<serving::Prepared>, String>>>;
-/// Also the iteration parts priced so far, per set of per-op models: deployments that differ in
-/// engine, limits or lengths share most of their graphs, each priced once.
+/// A slot filled once by whichever thread gets there first; the others wait for it.
+type Once<T> = std::sync::Arc<std::sync::OnceLock<Result<T, String>>>;
+type Slots<T> = std::sync::Mutex<std::collections::HashMap<String, Once<T>>>;
+
+/// What the rows share, each built once however many rows ask.
 #[derive(Default)]
-struct PricedDeployments(std::sync::Mutex<std::collections::HashMap<String, Priced>>, std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<serving::PriceCache>>>);
+struct Shared {
+    /// Deployments priced, by everything a price depends on (model, GPU, options, the longest
+    /// request and which per-op models): rows that differ only in their number of users share
+    /// one, so the iteration tables are built once per deployment rather than once per row.
+    deployments: Slots<std::sync::Arc<serving::Prepared>>,
+    /// The iteration parts priced so far, per set of per-op models: deployments that differ in
+    /// engine, limits or lengths share most of their graphs, each priced once.
+    parts: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<serving::PriceCache>>>,
+    /// Mean TTFT and TPOT of a deployment under a load, by the deployment's key and the load's
+    /// users and lengths: a third of the shared file's rows repeat another's inputs exactly
+    /// (another engine version, another measurement) and get the same simulation.
+    runs: Slots<(f64, f64)>,
+}
 
-impl PricedDeployments {
+fn once<T: Clone>(slots: &Slots<T>, key: String, build: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let slot = slots.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+    slot.get_or_init(build).clone()
+}
+
+impl Shared {
     fn parts(&self, ops_key: &str) -> std::sync::Arc<serving::PriceCache> {
-        self.1.lock().unwrap_or_else(|e| e.into_inner()).entry(ops_key.to_string()).or_default().clone()
-    }
-
-    fn get(&self, key: String, build: impl FnOnce() -> Result<serving::Prepared, String>) -> Result<std::sync::Arc<serving::Prepared>, String> {
-        let slot = self.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
-        slot.get_or_init(|| build().map(std::sync::Arc::new)).clone()
+        self.parts.lock().unwrap_or_else(|e| e.into_inner()).entry(ops_key.to_string()).or_default().clone()
     }
 }
 
 /// Predicts one row's mean TTFT and TPOT with the per-op models `ops` (`ops_key` names them), or
 /// says why it cannot. Returns the row's users too.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, shared: &Shared) -> Result<(u64, f64, f64), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     // The row's engine asks for its own kernel tables first; its parts are cached apart.
@@ -184,10 +195,14 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());
-    let parts = priced.parts(ops_key);
-    let prepared = priced.get(key, || serving::Prepared::with_pricing(spec, gpu, &options, load.max_context(), serving::Pricing::ladder_cached(ops, &parts)).map_err(|e| e.to_string()))?;
-    let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
-    Ok((clients, r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+    let run_key = format!("{key}|{clients}|{}|{}", row.isl, row.osl);
+    let (ttft, tpot) = once(&shared.runs, run_key, || {
+        let parts = shared.parts(ops_key);
+        let prepared = once(&shared.deployments, key, || serving::Prepared::with_pricing(spec, gpu, &options, load.max_context(), serving::Pricing::ladder_cached(ops, &parts)).map(std::sync::Arc::new).map_err(|e| e.to_string()))?;
+        let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
+        Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+    })?;
+    Ok((clients, ttft, tpot))
 }
 
 /// Mean, median and 90th-percentile APE of TTFT and TPOT over `rows`.
@@ -273,12 +288,12 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
             None => (&physics, "physics".to_string()),
         },
     };
-    let priced = PricedDeployments::default();
+    let shared = Shared::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     // One row at a time per thread (rows cost from microseconds to seconds).
     let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().with_max_len(1).map(|r| {
         let (ops, ops_key) = ops_for(r);
-        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &priced));
+        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &shared));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
     }).collect();

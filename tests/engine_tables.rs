@@ -64,3 +64,58 @@ fn an_sglang_deployment_is_priced_from_sglangs_tables_and_says_so() {
     // serve-sim asks the same way: one engine, one layout, two folders, two answers.
     assert_ne!(sim_own["metrics"], sim_borrowed["metrics"], "serve-sim --backend sglang must read SGLang's tables");
 }
+
+/// A folder of the upstream layout holding GB200's GEMM collections of `engines` (B200's
+/// measured sibling: the only tables a B200 row left out of its own can read), one per `test`.
+fn gb200_gemm_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
+    let gemm = wavecast_test_support::shared("data/aiconfigurator/systems/data/gb200/gemm")?;
+    let root = std::env::temp_dir().join(format!("wavecast-engine-tables-{test}-{}", std::process::id()));
+    let family = root.join("systems/data/gb200/gemm");
+    std::fs::create_dir_all(&family).unwrap();
+    for engine in engines {
+        let link = family.join(engine);
+        if !link.exists() {
+            std::os::unix::fs::symlink(gemm.join(engine).canonicalize().unwrap(), &link).unwrap();
+        }
+    }
+    Some(root)
+}
+
+/// `eval serving --ops-data` prices each row from its own engine's tables: of two rows of one
+/// B200 deployment (a measured vLLM row of the shared file and the same row run by SGLang),
+/// the SGLang row reads SGLang's GEMM tables where the folder has them and vLLM's where it
+/// does not, and says which; the vLLM row reads vLLM's either way.
+#[test]
+fn eval_serving_prices_each_row_from_its_own_engines_tables() {
+    let Some(csv) = wavecast_test_support::shared("data/aiconfigurator/silicon_sample.csv") else { return };
+    let Some(both) = gb200_gemm_folder("eval-both", &["vllm", "sglang"]) else { return };
+    let Some(vllm_only) = gb200_gemm_folder("eval-vllm", &["vllm"]) else { return };
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = text.lines().next().unwrap();
+    let columns: Vec<&str> = header.split(',').collect();
+    let column = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+    let (model, system, backend, mode) = (column("model_path"), column("system"), column("backend"), column("mode"));
+    let row = text.lines().skip(1).find(|l| {
+        let f: Vec<&str> = l.split(',').collect();
+        f.len() == columns.len() && f[model] == "meta-llama/Llama-3.1-70B" && f[system] == "b200_sxm" && f[backend] == "vllm" && f[mode] == "agg"
+    });
+    let row = row.expect("the shared file has a vLLM Llama-3.1-70B row on B200");
+    let mut sglang: Vec<&str> = row.split(',').collect();
+    sglang[backend] = "sglang";
+    sglang[column("id")] = "same-row-on-sglang";
+    let data = both.join("rows.csv");
+    std::fs::write(&data, format!("{header}\n{row}\n{}\n", sglang.join(","))).unwrap();
+    let configs = csv.parent().unwrap().join("model_configs");
+    let eval = |ops: &PathBuf| json(&["eval", "serving", "--data", data.to_str().unwrap(), "--configs", configs.to_str().unwrap(), "--ops-data", ops.to_str().unwrap()]);
+    let (own, borrowed) = (eval(&both), eval(&vllm_only));
+    std::fs::remove_dir_all(&both).ok();
+    std::fs::remove_dir_all(&vllm_only).ok();
+    let rows = |v: &serde_json::Value| v["rows"].as_array().unwrap().clone();
+    let (own, borrowed) = (rows(&own), rows(&borrowed));
+    assert_eq!((own.len(), borrowed.len()), (2, 2), "{own:?} {borrowed:?}");
+    assert_eq!(own[0]["kernel_tables"], "vllm");
+    assert_eq!(own[1]["kernel_tables"], "sglang");
+    assert_eq!(borrowed[1]["kernel_tables"], "vllm (no sglang tables)");
+    assert_ne!(own[1]["predicted_ttft_ms"], borrowed[1]["predicted_ttft_ms"], "SGLang's tables must change the SGLang row");
+    assert_eq!(own[0]["predicted_ttft_ms"], borrowed[0]["predicted_ttft_ms"], "the vLLM row reads vLLM's tables whatever else the folder holds");
+}

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wavecast_data::silicon::{read_silicon, Deployment, ServingLayout, SiliconRow};
 use wavecast_gpu::Catalog;
-use wavecast_ir::{DType, Quant};
-use wavecast_predict::ladder::{Ladder, LadderOps};
+use wavecast_ir::{DType, Engine, Quant};
+use wavecast_predict::ladder::{Ladder, LadderOps, Tables};
 use wavecast_predict::sustained::{self, FitOptions};
 use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Parallel, Pool, ServeSimOptions};
 use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
@@ -32,6 +32,9 @@ pub struct Row {
     pub predicted_ttft_ms: f64,
     pub measured_tpot_ms: f64,
     pub predicted_tpot_ms: f64,
+    /// Whose kernel measurements priced it ([`kernel_tables`]): `sglang`, `vllm (no sglang
+    /// tables)`, `vllm (shipped)`.
+    pub kernel_tables: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -174,7 +177,7 @@ impl Shared {
 
 /// Predicts one row's mean TTFT and TPOT with the per-op models `ops` (`ops_key` names them), or
 /// says why it cannot. Returns the row's users too.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, shared: &Shared) -> Result<(u64, f64, f64), String> {
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, shared: &Shared) -> Result<(u64, f64, f64, String), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     // The row's engine asks for its own kernel tables first; its parts are cached apart.
@@ -202,7 +205,7 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
         let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
         Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
     })?;
-    Ok((clients, ttft, tpot))
+    Ok((clients, ttft, tpot, kernel_tables(ops, backend.engine())))
 }
 
 /// Mean, median and 90th-percentile APE of TTFT and TPOT over `rows`.
@@ -241,19 +244,54 @@ fn summarize(rows: &[Row]) -> Vec<Group> {
 
 /// The price ladder each row's GPU is priced with: physics by the shipped numbers, or with
 /// `ops_data` (the modern-GPU kernel measurements) a ladder that never saw that GPU: its
-/// physics refitted without it, its tables and transfer pairs built from the other GPUs.
+/// physics refitted without it (on the default engine's collections, as every fit), its tables
+/// and transfer pairs built from the other GPUs. The tables hold the default engine's
+/// collections and those of every other engine a row names, each read once; one copy of them
+/// is shared by every GPU's ladder.
 fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, LadderOps>, EvalError> {
     let mut models = BTreeMap::new();
     let Some(dir) = ops_data else { return Ok(models) };
     let loaded = wavecast_data::load_timings(dir, catalog)?;
     let gpus: std::collections::BTreeSet<String> = rows.iter().filter_map(|r| catalog.get(&r.system).ok().map(|g| g.id.clone())).collect();
+    let mut fits = Vec::new();
     for gpu in gpus {
-        say(&format!("building the price ladder without {gpu}"));
-        let model = sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?;
-        let ladder = Ladder::from_rows(model, &loaded.rows, catalog, Some(&gpu));
+        say(&format!("fitting the physics without {gpu}"));
+        fits.push((sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?, gpu));
+    }
+    let mut tables = Tables::new(&loaded.rows, None);
+    drop(loaded);
+    for engine in engines_named(rows) {
+        say(&format!("reading {engine}'s kernel tables"));
+        match wavecast_data::load_timings_of(dir, catalog, wavecast_data::Engines::Only(engine.name())) {
+            Ok(more) => tables.extend(&more.rows),
+            // The vLLM fallback answers its rows, and each row's `kernel_tables` says so.
+            Err(e) => say(&format!("no {engine} kernel tables in {}: {e}", dir.display())),
+        }
+    }
+    for (model, gpu) in fits {
+        let ladder = Ladder::new(model, tables.without(&gpu), catalog.clone());
         models.insert(gpu, LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
     }
     Ok(models)
+}
+
+/// The engines other than the default that some row runs in.
+fn engines_named(rows: &[SiliconRow]) -> std::collections::BTreeSet<Engine> {
+    rows.iter().filter_map(|r| r.backend.parse::<Engine>().ok()).filter(|e| !e.is_default()).collect()
+}
+
+/// Whose kernel measurements price a row of `engine` with `ops`: the engine's own tables where
+/// the ladder holds any of them, else the default engine's, naming the missing ones; the shipped
+/// surfaces (the default engine's) without a measured-data folder.
+fn kernel_tables(ops: &LadderOps, engine: Engine) -> String {
+    let default = Engine::DEFAULT.name();
+    let own = engine.is_default() || ops.ladder().tables().engines().any(|e| e == engine.name());
+    match (ops.ops_data().is_some(), own) {
+        (true, true) => engine.name().to_string(),
+        (true, false) => format!("{default} (no {engine} tables)"),
+        (false, _) if engine.is_default() => format!("{default} (shipped)"),
+        (false, _) => format!("{default} (shipped; no {engine} tables)"),
+    }
 }
 
 /// Replays every row of `data` (model configs from `configs`, by default the
@@ -291,7 +329,7 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let shared = Shared::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     // One row at a time per thread (rows cost from microseconds to seconds).
-    let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().with_max_len(1).map(|r| {
+    let results: Vec<Result<(u64, f64, f64, String), String>> = rows.par_iter().with_max_len(1).map(|r| {
         let (ops, ops_key) = ops_for(r);
         let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &shared));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
@@ -300,7 +338,7 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let mut out = ServingEval { predictor: "ladder", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
-            Ok((concurrency, ttft, tpot)) => out.rows.push(Row {
+            Ok((concurrency, ttft, tpot, kernel_tables)) => out.rows.push(Row {
                 id: r.id.clone(),
                 system: r.system.clone(),
                 model: r.model.clone(),
@@ -312,6 +350,7 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
                 predicted_ttft_ms: ttft,
                 measured_tpot_ms: r.tpot_ms,
                 predicted_tpot_ms: tpot,
+                kernel_tables,
             }),
             Err(reason) => out.unpredicted.push(Unpredicted { id: r.id.clone(), reason }),
         }

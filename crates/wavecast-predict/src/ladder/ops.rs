@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use wavecast_data::{Precision, Shape, Source, Timing};
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_ir::Op;
+use wavecast_ir::{Engine, Op};
 
 /// The ladder pricing IR ops.
 #[derive(Clone)]
@@ -168,18 +168,14 @@ impl LadderOps {
     }
 }
 
-/// The engines whose collections a measured-data folder may hold, by the name their folder
-/// and `--backend` give them; the default's (vLLM) as empty.
-const ENGINES: [&str; 2] = ["sglang", "trtllm"];
-
-/// `engine` as a key of [`ENGINES`] (empty for the default); an engine wavecast does not know
-/// is an error naming it.
+/// `engine` (any of [`Engine`]'s spellings) as its tables are keyed: empty for the default
+/// engine and for none named; an engine wavecast does not know is an error naming it.
 fn known_engine(engine: &str) -> Result<&'static str, String> {
-    let engine = engine.to_ascii_lowercase();
-    if super::tables::engine_key(&engine).is_empty() {
+    if engine.is_empty() {
         return Ok("");
     }
-    ENGINES.into_iter().find(|e| *e == engine).ok_or_else(|| format!("no measured tables for the serving engine '{engine}' (known: vllm, {})", ENGINES.join(", ")))
+    let known: Engine = engine.parse().map_err(|_| format!("no measured tables for the serving engine '{engine}' (known: {})", Engine::NAMES.join(", ")))?;
+    Ok(if known.is_default() { "" } else { known.name() })
 }
 
 impl Predictor for LadderOps {

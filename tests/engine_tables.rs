@@ -65,18 +65,35 @@ fn an_sglang_deployment_is_priced_from_sglangs_tables_and_says_so() {
     assert_ne!(sim_own["metrics"], sim_borrowed["metrics"], "serve-sim --backend sglang must read SGLang's tables");
 }
 
-/// A folder of the upstream layout holding GB200's GEMM collections of `engines` (B200's
-/// measured sibling: the only tables a B200 row left out of its own can read), one per `test`.
-fn gb200_gemm_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
-    let gemm = wavecast_test_support::shared("data/aiconfigurator/systems/data/gb200/gemm")?;
+/// A measured-data folder (links to the shared data) with what a B200 row needs when B200 is
+/// left out: GB200's collections (its measured sibling) of `engines` only,
+/// H100's attention (the decode-attention fit needs BF16 points GB200 lacks) and Vidur's and
+/// PipeWeave's rows (the element-wise fits); one per `test`.
+fn b200_left_out_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
+    let data = wavecast_test_support::shared("data")?;
+    let systems = data.join("aiconfigurator/systems/data");
     let root = std::env::temp_dir().join(format!("wavecast-engine-tables-{test}-{}", std::process::id()));
-    let family = root.join("systems/data/gb200/gemm");
-    std::fs::create_dir_all(&family).unwrap();
-    for engine in engines {
-        let link = family.join(engine);
-        if !link.exists() {
-            std::os::unix::fs::symlink(gemm.join(engine).canonicalize().unwrap(), &link).unwrap();
+    let link = |from: PathBuf, to: PathBuf| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        if !to.exists() {
+            std::os::unix::fs::symlink(from.canonicalize().unwrap(), &to).unwrap();
         }
+    };
+    let ours = root.join("aiconfigurator/systems/data/gb200");
+    let names = |dir: PathBuf| -> Vec<std::ffi::OsString> { std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect() };
+    for family in names(systems.join("gb200")) {
+        // Every engine's folder but those not asked for (collectives' libraries all kept).
+        for folder in names(systems.join("gb200").join(&family)) {
+            let name = folder.to_string_lossy().into_owned();
+            if ["vllm", "sglang", "trtllm"].contains(&name.as_str()) && !engines.contains(&name.as_str()) {
+                continue;
+            }
+            link(systems.join("gb200").join(&family).join(&folder), ours.join(&family).join(&folder));
+        }
+    }
+    link(systems.join("h100_sxm/attention"), ours.join("h100_sxm/attention"));
+    for source in ["vidur", "pipeweave"] {
+        link(data.join(source), root.join(source));
     }
     Some(root)
 }
@@ -88,8 +105,8 @@ fn gb200_gemm_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
 #[test]
 fn eval_serving_prices_each_row_from_its_own_engines_tables() {
     let Some(csv) = wavecast_test_support::shared("data/aiconfigurator/silicon_sample.csv") else { return };
-    let Some(both) = gb200_gemm_folder("eval-both", &["vllm", "sglang"]) else { return };
-    let Some(vllm_only) = gb200_gemm_folder("eval-vllm", &["vllm"]) else { return };
+    let Some(both) = b200_left_out_folder("eval-both", &["vllm", "sglang"]) else { return };
+    let Some(vllm_only) = b200_left_out_folder("eval-vllm", &["vllm"]) else { return };
     let text = std::fs::read_to_string(&csv).unwrap();
     let header = text.lines().next().unwrap();
     let columns: Vec<&str> = header.split(',').collect();
@@ -103,13 +120,14 @@ fn eval_serving_prices_each_row_from_its_own_engines_tables() {
     let mut sglang: Vec<&str> = row.split(',').collect();
     sglang[backend] = "sglang";
     sglang[column("id")] = "same-row-on-sglang";
-    let data = both.join("rows.csv");
+    let data = std::env::temp_dir().join(format!("wavecast-engine-tables-rows-{}.csv", std::process::id()));
     std::fs::write(&data, format!("{header}\n{row}\n{}\n", sglang.join(","))).unwrap();
     let configs = csv.parent().unwrap().join("model_configs");
     let eval = |ops: &PathBuf| json(&["eval", "serving", "--data", data.to_str().unwrap(), "--configs", configs.to_str().unwrap(), "--ops-data", ops.to_str().unwrap()]);
     let (own, borrowed) = (eval(&both), eval(&vllm_only));
     std::fs::remove_dir_all(&both).ok();
     std::fs::remove_dir_all(&vllm_only).ok();
+    std::fs::remove_file(&data).ok();
     let rows = |v: &serde_json::Value| v["rows"].as_array().unwrap().clone();
     let (own, borrowed) = (rows(&own), rows(&borrowed));
     assert_eq!((own.len(), borrowed.len()), (2, 2), "{own:?} {borrowed:?}");

@@ -242,12 +242,13 @@ fn summarize(rows: &[Row]) -> Vec<Group> {
     out
 }
 
-/// The price ladder each row's GPU is priced with: physics by the shipped numbers, or with
-/// `ops_data` (the modern-GPU kernel measurements) a ladder that never saw that GPU: its
-/// physics refitted without it (on the default engine's collections, as every fit), its tables
-/// and transfer pairs built from the other GPUs. The tables hold the default engine's
-/// collections and those of every other engine a row names, each read once; one copy of them
-/// is shared by every GPU's ladder.
+/// The price ladder each row's GPU and engine is priced with (by `gpu|engine`): physics by the
+/// shipped numbers, or with `ops_data` (the modern-GPU kernel measurements) a ladder that never
+/// saw that GPU: its physics refitted without it (on the default engine's collections, as every
+/// fit), its tables and transfer pairs built from the other GPUs. A row's tables are the default
+/// engine's collections and its own engine's, as `--backend` with `--ops-data` reads them (a
+/// vLLM row never reads another engine's); each collection is read once and every ladder shares
+/// one copy of it.
 fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, LadderOps>, EvalError> {
     let mut models = BTreeMap::new();
     let Some(dir) = ops_data else { return Ok(models) };
@@ -258,19 +259,22 @@ fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalo
         say(&format!("fitting the physics without {gpu}"));
         fits.push((sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?, gpu));
     }
-    let mut tables = Tables::new(&loaded.rows, None);
+    let default = Tables::new(&loaded.rows, None);
     drop(loaded);
+    let mut engines = vec![(Engine::DEFAULT, Tables::default())];
     for engine in engines_named(rows) {
         say(&format!("reading {engine}'s kernel tables"));
         match wavecast_data::load_timings_of(dir, catalog, wavecast_data::Engines::Only(engine.name())) {
-            Ok(more) => tables.extend(&more.rows),
+            Ok(more) => engines.push((engine, Tables::new(&more.rows, None))),
             // The vLLM fallback answers its rows, and each row's `kernel_tables` says so.
             Err(e) => say(&format!("no {engine} kernel tables in {}: {e}", dir.display())),
         }
     }
     for (model, gpu) in fits {
-        let ladder = Ladder::new(model, tables.without(&gpu), catalog.clone());
-        models.insert(gpu, LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
+        for (engine, own) in &engines {
+            let ladder = Ladder::new(model.clone(), default.merged(own).without(&gpu), catalog.clone());
+            models.insert(format!("{gpu}|{engine}"), LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
+        }
     }
     Ok(models)
 }
@@ -319,7 +323,12 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let gpus: std::collections::BTreeSet<&str> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| g.id.as_str()).collect();
     let shipped: BTreeMap<String, LadderOps> = gpus.into_iter().map(|g| (g.to_string(), LadderOps::shipped(Some(g)))).collect();
     let physics = LadderOps::physics_only();
-    let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
+    // A row of an engine whose tables were not read (or of no known engine) asks the default's ladder.
+    let refitted_for = |gpu: &str, r: &SiliconRow| {
+        let engine = r.backend.parse::<Engine>().unwrap_or(Engine::DEFAULT);
+        refitted.get(&format!("{gpu}|{engine}")).or_else(|| refitted.get(&format!("{gpu}|{}", Engine::DEFAULT)))
+    };
+    let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted_for(&g.id, r).map(|m| (m, g.id.as_str()))) {
         Some((m, gpu)) => (m, format!("without {gpu}")),
         None => match catalog.get(&r.system).ok().and_then(|g| shipped.get(&g.id).map(|m| (m, g.id.as_str()))) {
             Some((m, gpu)) => (m, format!("shipped without {gpu}")),

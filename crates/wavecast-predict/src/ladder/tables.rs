@@ -316,6 +316,20 @@ impl Tables {
         Tables { tables, engines }
     }
 
+    /// These tables and `other`'s, sharing both (another engine's collections beside the
+    /// default's; a GPU's tables of a family come from one of the two, never both).
+    pub fn merged(&self, other: &Tables) -> Tables {
+        let mut out = self.clone();
+        for (family, per_gpu) in &other.tables {
+            let mine = out.tables.entry(family.clone()).or_default();
+            for (gpu, t) in per_gpu {
+                mine.entry(gpu.clone()).or_insert_with(|| t.clone());
+            }
+        }
+        out.engines.extend(other.engines.iter().cloned());
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tables.is_empty()
     }

@@ -35,7 +35,7 @@ pub mod defaults {
     pub const OUTPUT_LEN: u64 = 256;
     /// Activations of LLM serving.
     pub const SERVE_DTYPE: &str = "bf16";
-    pub const BACKEND: &str = "vllm";
+    pub const BACKEND: &str = wavecast_ir::Engine::DEFAULT.name();
     pub const GPUS_PER_NODE: u64 = 8;
     /// Tokens of a training run (`plan train`'s days and cost columns).
     pub const TOKENS: f64 = 1e12;
@@ -595,6 +595,12 @@ pub struct CompareRequest {
     #[arg(long, default_value = defaults::SERVE_PREDICTOR, help = wavecast_predict::registry::help())]
     #[serde(default = "defaults::serve_predictor")]
     pub predictor: String,
+    /// The serving engine every combination runs in, whose memory share, host time per
+    /// iteration and kernel tables apply: vllm, sglang or trtllm [default: vllm] (as
+    /// serve-sim's --backend).
+    #[arg(long, value_name = "ENGINE")]
+    #[serde(default)]
+    pub backend: Option<String>,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
     /// carried by a learned ratio, then physics (predictor `ladder`).

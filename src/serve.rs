@@ -70,14 +70,19 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     let mut o = options(&spec, req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
-    let backend: wavecast_sim::serving::Backend = match &req.backend {
-        Some(name) => name.parse().map_err(Error::new)?,
-        None => wavecast_sim::serve::default_backend(),
-    };
+    let backend = backend(req.backend.as_deref())?;
     let ladder = ladder_for(req.predictor(), req.ops_data.as_deref(), backend.name)?;
     let report = wavecast_sim::serve(&spec, gpu, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend)?;
     crate::error::refuse_partial(&report.unpriced, req.allow_partial)?;
     Ok(report)
+}
+
+/// The engine `--backend` names, the default one when none.
+fn backend(name: Option<&str>) -> Result<wavecast_sim::serving::Backend> {
+    match name {
+        Some(name) => name.parse().map_err(Error::new),
+        None => Ok(wavecast_sim::serve::default_backend()),
+    }
 }
 
 /// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
@@ -89,9 +94,9 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let spec = spec(&req.model, &req.config)?;
     let o = options(&spec, req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    // A comparison runs on the default engine (it takes no --backend).
-    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref(), "")?;
-    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, pricing(predictor.as_ref(), ladder.as_ref()), &o)?;
+    let backend = backend(req.backend.as_deref())?;
+    let ladder = ladder_for(&req.predictor, req.ops_data.as_deref(), backend.name)?;
+    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend)?;
     for row in &report.results {
         crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;
     }

@@ -90,6 +90,32 @@ fn the_static_batch_runs_in_the_engine_named_as_serve_sim_does() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode serve only"));
 }
 
+/// `compare --backend` runs every combination in that engine, as `predict --mode serve` does;
+/// an engine wavecast does not know is one line and exit code 2.
+#[test]
+fn compare_runs_every_combination_in_the_engine_named() {
+    // The standard serve workload (SERVE) on two GPUs.
+    let compare = |extra: &[&str]| {
+        let mut args = vec!["compare", "--model", "qwen2.5-14b", "--gpus", "h100,a100", "--batch", "8", "--input-len", "1000", "--output-len", "50", "--json"];
+        args.extend_from_slice(extra);
+        json_of(&args)
+    };
+    let (vllm, trtllm) = (compare(&[]), compare(&["--backend", "tensorrt-llm"]));
+    let rows = |v: &serde_json::Value| v["results"].as_array().unwrap().clone();
+    assert_eq!(rows(&trtllm).len(), 2);
+    for (v, t) in rows(&vllm).iter().zip(rows(&trtllm).iter()) {
+        assert_eq!((v["backend"].as_str(), t["backend"].as_str()), (Some("vllm"), Some("trtllm")));
+        // The engine's own time per iteration differs, so the decode step does.
+        assert_ne!(v["decode_ms"], t["decode_ms"], "{}", t["gpu"]);
+    }
+    let h100 = rows(&trtllm).into_iter().find(|r| r["gpu"] == "h100-sxm").unwrap();
+    assert_eq!(h100["decode_ms"], serve_json(&["--backend", "trtllm"])["decode_ms"], "compare's row is predict --mode serve's answer");
+    let out = wavecast(&["compare", "--model", "qwen2.5-14b", "--gpus", "h100", "--input-len", "10", "--output-len", "10", "--backend", "tgi"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown serving backend 'tgi'") && err.trim().lines().count() == 1, "{err}");
+}
+
 #[test]
 fn quantized_weights_and_an_fp8_kv_cache_shrink_memory_and_decode_time() {
     for predictor in ["wavecast", "sustained"] {

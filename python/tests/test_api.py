@@ -130,6 +130,13 @@ def test_compare_rows_and_skipped(wavecast, cli):
     assert again.to_dict() == want
 
 
+def test_compare_in_a_named_engine_matches_the_cli(wavecast, cli):
+    rows = wavecast.compare("qwen2.5-7b", gpus="h100", batch=8, input_len=1000, output_len=50, backend="trtllm")
+    want = cli.json("compare", "--model", "qwen2.5-7b", "--gpus", "h100", "--batch", 8,
+                    "--input-len", 1000, "--output-len", 50, "--backend", "trtllm")
+    assert rows.to_dict() == want and [r.to_dict()["backend"] for r in rows] == ["trtllm"]
+
+
 def test_compare_rows_make_a_dataframe(wavecast):
     try:
         import pandas

@@ -319,6 +319,7 @@ def compare(
     quant: Optional[str] = None,
     allow_partial: bool = False,
     price: Union[None, str, Mapping[str, float]] = None,
+    backend: Optional[str] = None,
 ) -> CompareResult:
     """One serving workload (as :func:`serve`) on every GPU in ``gpus`` × every degree in
     ``tp`` (``wavecast compare --json``).
@@ -326,6 +327,7 @@ def compare(
     Returns a :class:`CompareResult`: a list with one :class:`ServeReport` row per combination
     that can run (``pandas.DataFrame(result)`` takes it as is); the others, with the reason,
     are in ``result.skipped``. ``gpus`` and ``tp`` take lists or comma-separated strings.
+    ``backend`` is the serving engine every combination runs in, as in :func:`serve`.
     Raises :class:`WavecastError` on bad input (an unknown GPU), or when no combination can
     serve the workload.
     """
@@ -342,6 +344,7 @@ def compare(
         "dtype": _str("dtype", dtype),
         "weights": _str("weights", _either("weights", weights, "quant", quant)),
         "kv_dtype": _str("kv_dtype", kv_dtype),
+        "backend": _str("backend", backend),
         "predictor": _str("predictor", predictor),
         "price": _prices(price),
         "allow_partial": _bool("allow_partial", allow_partial),

@@ -130,7 +130,9 @@ const SLO_TTFT: Field = f("slo_ttft_ms", "TTFT target, ms", Ty::Float, "");
 const FORMATS_DTYPE: Field = f("formats.dtype", "precision", HALF_DTYPE, "bf16");
 const WEIGHTS: Field = f("weights", "weight format (fp8, fp8_block, nvfp4, mxfp4, int4)", Ty::Text, "");
 const FORMATS_QUANT: Field = f("formats.quant", "weight format (fp8, nvfp4, …)", Ty::Text, "");
-const FORMATS_BACKEND: Field = f("formats.backend", "engine", Ty::Choice(&["vllm", "sglang", "trtllm"]), "vllm");
+const ENGINES: Ty = Ty::Choice(&wavecast_ir::Engine::NAMES);
+const FORMATS_BACKEND: Field = f("formats.backend", "engine", ENGINES, wavecast_ir::Engine::DEFAULT.name());
+const BACKEND: Field = f("backend", "engine", ENGINES, wavecast_ir::Engine::DEFAULT.name());
 
 const QUESTIONS: &[Question] = &[
     Question {
@@ -163,6 +165,7 @@ const QUESTIONS: &[Question] = &[
             SERVE_DTYPE,
             WEIGHTS,
             f("kv_dtype", "KV cache type", Ty::Text, ""),
+            BACKEND,
         ],
     },
     Question {
@@ -199,6 +202,7 @@ const QUESTIONS: &[Question] = &[
             OUTPUT_LEN,
             SERVE_DTYPE,
             WEIGHTS,
+            BACKEND,
         ],
     },
     Question {

@@ -61,6 +61,10 @@ pub enum Engines {
     /// command serving on that engine reads with `--ops-data` (all three engines cost three
     /// times the load time and memory of one).
     DefaultAnd(&'static str),
+    /// The named framework's newest collection only, where it is not the default's: what a
+    /// reader that already holds the default's adds to answer for that engine. No `comm`
+    /// (pooled with the default's) and no other source's rows.
+    Only(&'static str),
 }
 
 /// One collection folder to read and the engine (`framework/version`) its rows are keyed by;
@@ -78,6 +82,9 @@ fn folder_name(p: &Path) -> String {
 fn collections(family: &Path, engines: Engines) -> Vec<Collection> {
     let frameworks = subfolders(family);
     let is_comm = family.file_name().is_some_and(|n| n == "comm");
+    if is_comm && matches!(engines, Engines::Only(_)) {
+        return Vec::new();
+    }
     let chosen: Vec<&PathBuf> = if is_comm || engines == Engines::All {
         frameworks.iter().collect()
     } else {
@@ -86,10 +93,13 @@ fn collections(family: &Path, engines: Engines) -> Vec<Collection> {
             None => frameworks.first().into_iter().collect(),
         };
         let named = match engines {
-            Engines::DefaultAnd(name) => frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(name) && !default.contains(f)),
+            Engines::DefaultAnd(name) | Engines::Only(name) => frameworks.iter().find(|f| folder_name(f).eq_ignore_ascii_case(name) && !default.contains(f)),
             _ => None,
         };
-        default.into_iter().chain(named).collect()
+        match engines {
+            Engines::Only(_) => named.into_iter().collect(),
+            _ => default.into_iter().chain(named).collect(),
+        }
     };
     chosen
         .into_iter()

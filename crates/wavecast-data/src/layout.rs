@@ -58,6 +58,8 @@ pub fn load_timings_of(root: &Path, catalog: &Catalog, engines: Engines) -> Resu
     for dir in candidates.iter().filter(|d| d.is_dir() || d.is_file()) {
         let loaded = match Layout::detect(dir) {
             Some(Layout::Aiconfigurator) => aiconfigurator::load_engines(dir, catalog, engines)?,
+            // One engine's collections added to the default's: the other sources are read already.
+            _ if matches!(engines, Engines::Only(_)) => continue,
             Some(Layout::Vidur) => vidur::load(dir, catalog)?,
             Some(Layout::Pipeweave) => pipeweave::load(dir, catalog)?,
             _ => continue,

@@ -152,9 +152,8 @@ pub struct Timing {
     pub engine: String,
 }
 
-/// The engine whose tables answer when a query names none: vLLM, the one collection every
-/// system of the shared data has for every family wavecast reads.
-pub const DEFAULT_ENGINE: &str = "vllm";
+/// The engine whose tables answer when a query names none ([`wavecast_ir::Engine::DEFAULT`]).
+pub const DEFAULT_ENGINE: &str = wavecast_ir::Engine::DEFAULT.name();
 
 impl Timing {
     /// The engine's name without its version (`vllm`), empty when none timed it.

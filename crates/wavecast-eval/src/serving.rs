@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wavecast_data::silicon::{read_silicon, Deployment, ServingLayout, SiliconRow};
 use wavecast_gpu::Catalog;
-use wavecast_ir::{DType, Quant};
-use wavecast_predict::ladder::{Ladder, LadderOps};
+use wavecast_ir::{DType, Engine, Quant};
+use wavecast_predict::ladder::{Ladder, LadderOps, Tables};
 use wavecast_predict::sustained::{self, FitOptions};
 use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Parallel, Pool, ServeSimOptions};
 use wavecast_stats::{ape, mean, median, quantile_sorted, sorted};
@@ -32,6 +32,9 @@ pub struct Row {
     pub predicted_ttft_ms: f64,
     pub measured_tpot_ms: f64,
     pub predicted_tpot_ms: f64,
+    /// Whose kernel measurements priced it ([`kernel_tables`]): `sglang`, `vllm (no sglang
+    /// tables)`, `vllm (shipped)`.
+    pub kernel_tables: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -141,29 +144,40 @@ fn layout(row: &SiliconRow) -> Result<Layout, String> {
     })
 }
 
-/// Deployments already priced, by everything a price depends on (model, GPU, options, the
-/// longest request and which per-op models): rows that differ only in their number of users
-/// share one, so the iteration tables are built once per deployment rather than once per row.
-type Priced = std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<serving::Prepared>, String>>>;
-/// Also the iteration parts priced so far, per set of per-op models: deployments that differ in
-/// engine, limits or lengths share most of their graphs, each priced once.
+/// A slot filled once by whichever thread gets there first; the others wait for it.
+type Once<T> = std::sync::Arc<std::sync::OnceLock<Result<T, String>>>;
+type Slots<T> = std::sync::Mutex<std::collections::HashMap<String, Once<T>>>;
+
+/// What the rows share, each built once however many rows ask.
 #[derive(Default)]
-struct PricedDeployments(std::sync::Mutex<std::collections::HashMap<String, Priced>>, std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<serving::PriceCache>>>);
+struct Shared {
+    /// Deployments priced, by everything a price depends on (model, GPU, options, the longest
+    /// request and which per-op models): rows that differ only in their number of users share
+    /// one, so the iteration tables are built once per deployment rather than once per row.
+    deployments: Slots<std::sync::Arc<serving::Prepared>>,
+    /// The iteration parts priced so far, per set of per-op models: deployments that differ in
+    /// engine, limits or lengths share most of their graphs, each priced once.
+    parts: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<serving::PriceCache>>>,
+    /// Mean TTFT and TPOT of a deployment under a load, by the deployment's key and the load's
+    /// users and lengths: a third of the shared file's rows repeat another's inputs exactly
+    /// (another engine version, another measurement) and get the same simulation.
+    runs: Slots<(f64, f64)>,
+}
 
-impl PricedDeployments {
+fn once<T: Clone>(slots: &Slots<T>, key: String, build: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let slot = slots.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+    slot.get_or_init(build).clone()
+}
+
+impl Shared {
     fn parts(&self, ops_key: &str) -> std::sync::Arc<serving::PriceCache> {
-        self.1.lock().unwrap_or_else(|e| e.into_inner()).entry(ops_key.to_string()).or_default().clone()
-    }
-
-    fn get(&self, key: String, build: impl FnOnce() -> Result<serving::Prepared, String>) -> Result<std::sync::Arc<serving::Prepared>, String> {
-        let slot = self.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
-        slot.get_or_init(|| build().map(std::sync::Arc::new)).clone()
+        self.parts.lock().unwrap_or_else(|e| e.into_inner()).entry(ops_key.to_string()).or_default().clone()
     }
 }
 
 /// Predicts one row's mean TTFT and TPOT with the per-op models `ops` (`ops_key` names them), or
 /// says why it cannot. Returns the row's users too.
-fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, priced: &PricedDeployments) -> Result<(u64, f64, f64), String> {
+fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops: &LadderOps, ops_key: &str, shared: &Shared) -> Result<(u64, f64, f64, String), String> {
     let gpu = catalog.get(&row.system).map_err(|e| e.to_string())?;
     let backend: Backend = row.backend.parse()?;
     // The row's engine asks for its own kernel tables first; its parts are cached apart.
@@ -184,10 +198,14 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());
-    let parts = priced.parts(ops_key);
-    let prepared = priced.get(key, || serving::Prepared::with_pricing(spec, gpu, &options, load.max_context(), serving::Pricing::ladder_cached(ops, &parts)).map_err(|e| e.to_string()))?;
-    let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
-    Ok((clients, r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+    let run_key = format!("{key}|{clients}|{}|{}", row.isl, row.osl);
+    let (ttft, tpot) = once(&shared.runs, run_key, || {
+        let parts = shared.parts(ops_key);
+        let prepared = once(&shared.deployments, key, || serving::Prepared::with_pricing(spec, gpu, &options, load.max_context(), serving::Pricing::ladder_cached(ops, &parts)).map(std::sync::Arc::new).map_err(|e| e.to_string()))?;
+        let r = prepared.run_steady(&load).map_err(|e| e.to_string())?;
+        Ok((r.metrics.ttft_ms.mean, r.metrics.tpot_ms.mean))
+    })?;
+    Ok((clients, ttft, tpot, kernel_tables(ops, backend.engine())))
 }
 
 /// Mean, median and 90th-percentile APE of TTFT and TPOT over `rows`.
@@ -224,21 +242,60 @@ fn summarize(rows: &[Row]) -> Vec<Group> {
     out
 }
 
-/// The price ladder each row's GPU is priced with: physics by the shipped numbers, or with
-/// `ops_data` (the modern-GPU kernel measurements) a ladder that never saw that GPU: its
-/// physics refitted without it, its tables and transfer pairs built from the other GPUs.
+/// The price ladder each row's GPU and engine is priced with (by `gpu|engine`): physics by the
+/// shipped numbers, or with `ops_data` (the modern-GPU kernel measurements) a ladder that never
+/// saw that GPU: its physics refitted without it (on the default engine's collections, as every
+/// fit), its tables and transfer pairs built from the other GPUs. A row's tables are the default
+/// engine's collections and its own engine's, as `--backend` with `--ops-data` reads them (a
+/// vLLM row never reads another engine's); each collection is read once and every ladder shares
+/// one copy of it.
 fn per_gpu_models(rows: &[SiliconRow], ops_data: Option<&Path>, catalog: &Catalog, say: &dyn Fn(&str)) -> Result<BTreeMap<String, LadderOps>, EvalError> {
     let mut models = BTreeMap::new();
     let Some(dir) = ops_data else { return Ok(models) };
     let loaded = wavecast_data::load_timings(dir, catalog)?;
     let gpus: std::collections::BTreeSet<String> = rows.iter().filter_map(|r| catalog.get(&r.system).ok().map(|g| g.id.clone())).collect();
+    let mut fits = Vec::new();
     for gpu in gpus {
-        say(&format!("building the price ladder without {gpu}"));
-        let model = sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?;
-        let ladder = Ladder::from_rows(model, &loaded.rows, catalog, Some(&gpu));
-        models.insert(gpu, LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
+        say(&format!("fitting the physics without {gpu}"));
+        fits.push((sustained::fit(&loaded.rows, catalog, Some(&gpu), &FitOptions::default())?, gpu));
+    }
+    let default = Tables::new(&loaded.rows, None);
+    drop(loaded);
+    let mut engines = vec![(Engine::DEFAULT, Tables::default())];
+    for engine in engines_named(rows) {
+        say(&format!("reading {engine}'s kernel tables"));
+        match wavecast_data::load_timings_of(dir, catalog, wavecast_data::Engines::Only(engine.name())) {
+            Ok(more) => engines.push((engine, Tables::new(&more.rows, None))),
+            // The vLLM fallback answers its rows, and each row's `kernel_tables` says so.
+            Err(e) => say(&format!("no {engine} kernel tables in {}: {e}", dir.display())),
+        }
+    }
+    for (model, gpu) in fits {
+        for (engine, own) in &engines {
+            let ladder = Ladder::new(model.clone(), default.merged(own).without(&gpu), catalog.clone());
+            models.insert(format!("{gpu}|{engine}"), LadderOps::new(ladder, ops_data.map(Path::to_path_buf)));
+        }
     }
     Ok(models)
+}
+
+/// The engines other than the default that some row runs in.
+fn engines_named(rows: &[SiliconRow]) -> std::collections::BTreeSet<Engine> {
+    rows.iter().filter_map(|r| r.backend.parse::<Engine>().ok()).filter(|e| !e.is_default()).collect()
+}
+
+/// Whose kernel measurements price a row of `engine` with `ops`: the engine's own tables where
+/// the ladder holds any of them, else the default engine's, naming the missing ones; the shipped
+/// surfaces (the default engine's) without a measured-data folder.
+fn kernel_tables(ops: &LadderOps, engine: Engine) -> String {
+    let default = Engine::DEFAULT.name();
+    let own = engine.is_default() || ops.ladder().tables().engines().any(|e| e == engine.name());
+    match (ops.ops_data().is_some(), own) {
+        (true, true) => engine.name().to_string(),
+        (true, false) => format!("{default} (no {engine} tables)"),
+        (false, _) if engine.is_default() => format!("{default} (shipped)"),
+        (false, _) => format!("{default} (shipped; no {engine} tables)"),
+    }
 }
 
 /// Replays every row of `data` (model configs from `configs`, by default the
@@ -263,28 +320,34 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
     let refitted = per_gpu_models(&rows, ops_data, catalog, say)?;
     // Without the folder: the shipped surfaces less the row's GPU's own (leave-one-GPU-out
     // for the measured rung; the physics numbers below them are the shipped ones).
-    let shipped: BTreeMap<String, LadderOps> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| (g.id.clone(), LadderOps::shipped(Some(&g.id)))).collect();
+    let gpus: std::collections::BTreeSet<&str> = rows.iter().filter_map(|r| catalog.get(&r.system).ok()).map(|g| g.id.as_str()).collect();
+    let shipped: BTreeMap<String, LadderOps> = gpus.into_iter().map(|g| (g.to_string(), LadderOps::shipped(Some(g)))).collect();
     let physics = LadderOps::physics_only();
-    let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted.get(&g.id).map(|m| (m, g.id.as_str()))) {
+    // A row of an engine whose tables were not read (or of no known engine) asks the default's ladder.
+    let refitted_for = |gpu: &str, r: &SiliconRow| {
+        let engine = r.backend.parse::<Engine>().unwrap_or(Engine::DEFAULT);
+        refitted.get(&format!("{gpu}|{engine}")).or_else(|| refitted.get(&format!("{gpu}|{}", Engine::DEFAULT)))
+    };
+    let ops_for = |r: &SiliconRow| match catalog.get(&r.system).ok().and_then(|g| refitted_for(&g.id, r).map(|m| (m, g.id.as_str()))) {
         Some((m, gpu)) => (m, format!("without {gpu}")),
         None => match catalog.get(&r.system).ok().and_then(|g| shipped.get(&g.id).map(|m| (m, g.id.as_str()))) {
             Some((m, gpu)) => (m, format!("shipped without {gpu}")),
             None => (&physics, "physics".to_string()),
         },
     };
-    let priced = PricedDeployments::default();
+    let shared = Shared::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     // One row at a time per thread (rows cost from microseconds to seconds).
-    let results: Vec<Result<(u64, f64, f64), String>> = rows.par_iter().with_max_len(1).map(|r| {
+    let results: Vec<Result<(u64, f64, f64, String), String>> = rows.par_iter().with_max_len(1).map(|r| {
         let (ops, ops_key) = ops_for(r);
-        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &priced));
+        let out = specs[&r.model].as_ref().map_err(Clone::clone).and_then(|spec| predict_row(r, spec, catalog, ops, &ops_key, &shared));
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
         out
     }).collect();
     let mut out = ServingEval { predictor: "ladder", leave_one_gpu_out: ops_data.is_some(), rows: Vec::new(), unpredicted: Vec::new(), summary: Vec::new() };
     for (r, res) in rows.iter().zip(results) {
         match res {
-            Ok((concurrency, ttft, tpot)) => out.rows.push(Row {
+            Ok((concurrency, ttft, tpot, kernel_tables)) => out.rows.push(Row {
                 id: r.id.clone(),
                 system: r.system.clone(),
                 model: r.model.clone(),
@@ -296,6 +359,7 @@ pub fn eval_serving(data: &Path, configs: Option<&Path>, ops_data: Option<&Path>
                 predicted_ttft_ms: ttft,
                 measured_tpot_ms: r.tpot_ms,
                 predicted_tpot_ms: tpot,
+                kernel_tables,
             }),
             Err(reason) => out.unpredicted.push(Unpredicted { id: r.id.clone(), reason }),
         }

@@ -67,7 +67,13 @@ fn warn_once(warnings: &[String]) {
 
 /// Lower-case and drop separators, so `H100 SXM`, `h100-sxm` and `H100_SXM` compare equal.
 fn normalize(name: &str) -> String {
-    name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
+    normalized(name).collect()
+}
+
+/// `name`'s characters as [`normalize`] keeps them, without building a string: the price
+/// ladder looks GPUs up by id for every op it prices.
+fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
+    name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase())
 }
 
 impl Catalog {
@@ -172,7 +178,7 @@ impl Catalog {
         }
         self.gpus
             .iter()
-            .find(|g| g.names().any(|n| normalize(n) == key))
+            .find(|g| g.names().any(|n| normalized(n).eq(key.chars())))
             .ok_or_else(|| CatalogError::Unknown { name: name.to_string(), closest: self.closest(name, 3) })
     }
 

@@ -6,6 +6,7 @@
 
 pub mod dims;
 pub mod dtype;
+pub mod engine;
 pub mod format;
 pub mod graph;
 pub mod ops;
@@ -13,6 +14,7 @@ pub mod quant;
 
 pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
+pub use engine::Engine;
 pub use format::Precision;
 pub use graph::{grad_clip_ops, Graph, Node, Phase, ResidentFloor, Role};
 pub use ops::{Op, OpClass};

@@ -62,20 +62,19 @@ impl Provenance {
 
 impl std::fmt::Display for Provenance {
     /// `measured`, `transfer from h100-sxm` or `physics`, with ` (shipped)` after a rung read
-    /// from the shipped surfaces and ` (vllm tables)` after one read from another engine's
-    /// tables than the one asked.
+    /// from the shipped surfaces, ` (vllm tables)` after one read from another engine's
+    /// tables than the one asked, and ` (shipped vllm tables)` after both.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.from {
             Some(gpu) => write!(f, "{} from {gpu}", self.rung.as_str())?,
             None => f.write_str(self.rung.as_str())?,
         }
-        if self.shipped {
-            f.write_str(" (shipped)")?;
+        match (self.shipped, self.engine) {
+            (true, Some(engine)) => write!(f, " (shipped {engine} tables)"),
+            (true, None) => f.write_str(" (shipped)"),
+            (false, Some(engine)) => write!(f, " ({engine} tables)"),
+            (false, None) => Ok(()),
         }
-        if let Some(engine) = self.engine {
-            write!(f, " ({engine} tables)")?;
-        }
-        Ok(())
     }
 }
 
@@ -109,6 +108,8 @@ mod tests {
         assert_eq!(Provenance::MEASURED.shipped(true).to_string(), "measured (shipped)");
         assert_eq!(Provenance::transfer("h100-sxm").shipped(true).to_string(), "transfer from h100-sxm (shipped)");
         assert_eq!(Provenance::MEASURED.from_engine(Some("vllm")).to_string(), "measured (vllm tables)");
+        assert_eq!(Provenance::MEASURED.shipped(true).from_engine(Some("vllm")).to_string(), "measured (shipped vllm tables)");
+        assert_eq!(Provenance::transfer("h100-sxm").shipped(true).from_engine(Some("vllm")).to_string(), "transfer from h100-sxm (shipped vllm tables)");
         assert_eq!(serde_json::to_string(&Provenance::PHYSICS).unwrap(), "\"physics\"");
         assert!(std::ptr::eq(Provenance::transfer("x").from.unwrap(), Provenance::transfer("x").from.unwrap()));
     }

@@ -39,13 +39,13 @@ pub struct CompareReport {
 
 /// Serves `base` (its `tp` is ignored) on every GPU of `gpus` at every degree of `tps`. A
 /// combination that cannot run is listed in `skipped`; none running at all is an error.
-pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pricing, base: &ServeOptions) -> Result<CompareReport, SimError> {
+pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pricing, base: &ServeOptions, backend: crate::serving::Backend) -> Result<CompareReport, SimError> {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for gpu in gpus {
         for &tp in tps {
             let o = ServeOptions { tp, ..base.clone() };
-            match serve(spec, gpu, pricing, &o, crate::serve::default_backend()) {
+            match serve(spec, gpu, pricing, &o, backend) {
                 Ok(r) => results.push(r),
                 Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
             }

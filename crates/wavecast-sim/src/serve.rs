@@ -3,7 +3,7 @@
 //! grows from I to I + O tokens, total time, throughput, memory per GPU and the share spent
 //! communicating. Op times come from the [`Predictor`]; collectives from [`CommModel`].
 
-use crate::serving::{Backend, Formats, Layout, Parallel, Pool, Prepared, Pricing, ServeSimOptions, StepParts, BACKENDS};
+use crate::serving::{Backend, Formats, Layout, Parallel, Pool, Prepared, Pricing, ServeSimOptions, StepParts};
 use crate::step::{estimate_with, Breakdown};
 use crate::SimError;
 use serde::Serialize;
@@ -196,7 +196,7 @@ pub fn batch_options(o: &ServeOptions, backend: Backend) -> Result<ServeSimOptio
 
 /// The engine a static batch runs in when none is named.
 pub fn default_backend() -> Backend {
-    BACKENDS[0]
+    Backend::of(wavecast_ir::Engine::DEFAULT)
 }
 
 /// Predicts the serving workload `o` of `spec` on `gpu` (each of the `o.tp` GPUs) as the

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use wavecast_data::{Precision, Shape, Source, Timing};
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_ir::Op;
+use wavecast_ir::{Engine, Op};
 
 /// The ladder pricing IR ops.
 #[derive(Clone)]
@@ -63,12 +63,17 @@ impl LadderOps {
 
     /// No measured-data folder: the shipped surfaces (every one of `held_out` left out) for
     /// the measured and transfer rungs, the shipped physics numbers below them.
+    /// Built once per process and left-out GPU: each build parses the shipped physics numbers,
+    /// the catalog and the surfaces (an evaluation asking once per row held 2,969 copies).
     pub fn shipped(held_out: Option<&str>) -> LadderOps {
-        static SHIPPED: OnceLock<Arc<Ladder>> = OnceLock::new();
-        let ladder = match held_out {
-            None => SHIPPED.get_or_init(|| Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped()))).clone(),
-            Some(_) => Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped_without(held_out))),
-        };
+        static SHIPPED: OnceLock<Mutex<BTreeMap<Option<String>, Arc<Ladder>>>> = OnceLock::new();
+        let built = SHIPPED.get_or_init(Default::default);
+        let key = held_out.map(str::to_string);
+        let cached = built.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+        let ladder = cached.unwrap_or_else(|| {
+            let ladder = Arc::new(Ladder::new(Model::shipped(), Tables::default(), Catalog::builtin()).with_surfaces(Surfaces::shipped_without(held_out)));
+            built.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(ladder).clone()
+        });
         LadderOps { ladder, ops_data: None, fp32: None, engine: String::new() }
     }
 
@@ -163,18 +168,14 @@ impl LadderOps {
     }
 }
 
-/// The engines whose collections a measured-data folder may hold, by the name their folder
-/// and `--backend` give them; the default's (vLLM) as empty.
-const ENGINES: [&str; 2] = ["sglang", "trtllm"];
-
-/// `engine` as a key of [`ENGINES`] (empty for the default); an engine wavecast does not know
-/// is an error naming it.
+/// `engine` (any of [`Engine`]'s spellings) as its tables are keyed: empty for the default
+/// engine and for none named; an engine wavecast does not know is an error naming it.
 fn known_engine(engine: &str) -> Result<&'static str, String> {
-    let engine = engine.to_ascii_lowercase();
-    if super::tables::engine_key(&engine).is_empty() {
+    if engine.is_empty() {
         return Ok("");
     }
-    ENGINES.into_iter().find(|e| *e == engine).ok_or_else(|| format!("no measured tables for the serving engine '{engine}' (known: vllm, {})", ENGINES.join(", ")))
+    let known: Engine = engine.parse().map_err(|_| format!("no measured tables for the serving engine '{engine}' (known: {})", Engine::NAMES.join(", ")))?;
+    Ok(if known.is_default() { "" } else { known.name() })
 }
 
 impl Predictor for LadderOps {

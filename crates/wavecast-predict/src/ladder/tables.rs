@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use wavecast_data::{Precision, Shape, Source, Timing};
 
 /// Nearest measured points a query averages over.
@@ -269,7 +270,9 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
 /// Every measured table, by GPU, family and kernel library.
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
-    tables: BTreeMap<Family, BTreeMap<String, BTreeMap<String, Table>>>,
+    /// By family, GPU and kernel library; each GPU's tables shared between the sets that hold
+    /// them ([`Tables::without`]).
+    tables: BTreeMap<Family, BTreeMap<String, Arc<BTreeMap<String, Table>>>>,
     /// Every [`Family::engine`] key some table has (the default's, empty, sorts first).
     engines: BTreeSet<String>,
 }
@@ -283,13 +286,48 @@ impl Tables {
     /// The tables of the rows `keep` accepts.
     pub fn filtered(rows: &[Timing], keep: impl Fn(&Timing) -> bool) -> Tables {
         let mut tables = Tables::default();
-        for t in rows.iter().filter(|t| keep(t) && t.latency_ms.is_finite() && t.latency_ms > 0.0) {
+        tables.extend(rows.iter().filter(|t| keep(t)));
+        tables
+    }
+
+    /// Adds `rows` to the tables (another engine's collections, read after the default's).
+    pub fn extend<'a>(&mut self, rows: impl IntoIterator<Item = &'a Timing>) {
+        for t in rows.into_iter().filter(|t| t.latency_ms.is_finite() && t.latency_ms > 0.0) {
             let family = Family::of_engine(t.source, &t.shape, t.precision, t.engine_name());
-            tables.engines.insert(family.engine.clone());
-            let per_gpu = tables.tables.entry(family).or_default().entry(t.gpu.clone()).or_default();
+            self.engines.insert(family.engine.clone());
+            let per_gpu = Arc::make_mut(self.tables.entry(family).or_default().entry(t.gpu.clone()).or_default());
             per_gpu.entry(t.kernel_source.clone()).or_default().insert(&t.shape, t.latency_ms * 1e-3);
         }
-        tables
+    }
+
+    /// These tables less every one of `gpu`'s: what [`Tables::new`] with `gpu` held out builds,
+    /// sharing the other GPUs' tables instead of building them again (leave-one-GPU-out over
+    /// several GPUs holds one copy of the measurements, not one per GPU left out).
+    pub fn without(&self, gpu: &str) -> Tables {
+        let tables: BTreeMap<Family, BTreeMap<String, Arc<BTreeMap<String, Table>>>> = self
+            .tables
+            .iter()
+            .filter_map(|(family, per_gpu)| {
+                let rest: BTreeMap<String, Arc<BTreeMap<String, Table>>> = per_gpu.iter().filter(|(id, _)| *id != gpu).map(|(id, t)| (id.clone(), t.clone())).collect();
+                (!rest.is_empty()).then(|| (family.clone(), rest))
+            })
+            .collect();
+        let engines = tables.keys().map(|f| f.engine.clone()).collect();
+        Tables { tables, engines }
+    }
+
+    /// These tables and `other`'s, sharing both (another engine's collections beside the
+    /// default's; a GPU's tables of a family come from one of the two, never both).
+    pub fn merged(&self, other: &Tables) -> Tables {
+        let mut out = self.clone();
+        for (family, per_gpu) in &other.tables {
+            let mine = out.tables.entry(family.clone()).or_default();
+            for (gpu, t) in per_gpu {
+                mine.entry(gpu.clone()).or_insert_with(|| t.clone());
+            }
+        }
+        out.engines.extend(other.engines.iter().cloned());
+        out
     }
 
     pub fn is_empty(&self) -> bool {
@@ -306,12 +344,12 @@ impl Tables {
 
     /// The GPUs that measured `family`, with their tables by kernel library.
     pub fn measured(&self, family: &Family) -> impl Iterator<Item = (&str, &BTreeMap<String, Table>)> {
-        self.tables.get(family).into_iter().flat_map(|g| g.iter().map(|(gpu, t)| (gpu.as_str(), t)))
+        self.tables.get(family).into_iter().flat_map(|g| g.iter().map(|(gpu, t)| (gpu.as_str(), &**t)))
     }
 
     /// `gpu`'s tables of `family`, by kernel library.
     pub fn of(&self, family: &Family, gpu: &str) -> Option<&BTreeMap<String, Table>> {
-        self.tables.get(family)?.get(gpu)
+        self.tables.get(family)?.get(gpu).map(|t| &**t)
     }
 
     /// Every family measured anywhere.
@@ -397,5 +435,30 @@ mod tests {
     fn a_held_out_gpu_has_no_table() {
         let rows = [timing("a", gemm(1, 2, 3), 1.0), timing("b", gemm(1, 2, 3), 2.0)];
         assert_eq!(Tables::new(&rows, Some("a")).gpus(), vec!["b"]);
+    }
+
+    /// Leaving a GPU out of tables already built gives what building them without it gives:
+    /// the same GPUs, families (none left empty), engines and answers.
+    #[test]
+    fn tables_without_a_gpu_are_the_tables_built_without_it() {
+        let sglang = |mut t: Timing| {
+            t.engine = "sglang/0.5".into();
+            t
+        };
+        let rows = [timing("a", gemm(64, 4096, 4096), 1.0), timing("b", gemm(64, 4096, 4096), 2.0), timing("b", gemm(128, 4096, 4096), 3.0), sglang(timing("a", gemm(64, 4096, 4096), 0.5))];
+        let all = Tables::new(&rows, None);
+        for gpu in ["a", "b"] {
+            let (shared, built) = (all.without(gpu), Tables::new(&rows, Some(gpu)));
+            assert_eq!(shared.gpus(), built.gpus());
+            assert_eq!(shared.families().collect::<Vec<_>>(), built.families().collect::<Vec<_>>());
+            assert_eq!(shared.engines().collect::<Vec<_>>(), built.engines().collect::<Vec<_>>());
+            let flat = |_: &Shape| Some(1.0);
+            for family in built.families() {
+                for (id, libraries) in built.measured(family) {
+                    assert_eq!(shared.of(family, id).unwrap()["lib"].lookup(&gemm(96, 4096, 4096), &flat), libraries["lib"].lookup(&gemm(96, 4096, 4096), &flat));
+                }
+            }
+        }
+        assert_eq!(all.without("a").engines().collect::<Vec<_>>(), vec![""], "SGLang's only table was a's");
     }
 }

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 use std::str::FromStr;
+use wavecast_ir::Engine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Backend {
@@ -86,14 +87,40 @@ pub const BACKENDS: &[Backend] = &[
     Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.4 },
 ];
 
+impl Backend {
+    /// `engine`'s entry of [`BACKENDS`] (one per [`Engine`], tested).
+    pub fn of(engine: Engine) -> Backend {
+        *BACKENDS.iter().find(|b| b.name == engine.name()).expect("BACKENDS lists every engine (tested)")
+    }
+
+    /// The engine this is the table of.
+    pub fn engine(&self) -> Engine {
+        self.name.parse().expect("BACKENDS names only engines (tested)")
+    }
+}
+
 impl FromStr for Backend {
     type Err = String;
 
+    /// Any of [`Engine`]'s spellings.
     fn from_str(s: &str) -> Result<Backend, String> {
-        let key = match s.to_ascii_lowercase().as_str() {
-            "tensorrt-llm" | "tensorrt_llm" | "trt-llm" | "trtllm" => "trtllm",
-            other => return BACKENDS.iter().find(|b| b.name == other).copied().ok_or_else(|| format!("unknown serving backend '{s}' (known: vllm, sglang, trtllm)")),
-        };
-        Ok(*BACKENDS.iter().find(|b| b.name == key).expect("listed"))
+        s.parse().map(Backend::of)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine table and the one list of engines name the same engines in the same order.
+    #[test]
+    fn the_engine_table_has_one_entry_per_engine() {
+        let names: Vec<&str> = BACKENDS.iter().map(|b| b.name).collect();
+        assert_eq!(names, Engine::NAMES);
+        for e in Engine::ALL {
+            assert_eq!(Backend::of(e).engine(), e);
+        }
+        assert_eq!("TensorRT-LLM".parse::<Backend>().map(|b| b.engine()), Ok(Engine::Trtllm));
+        assert!("tgi".parse::<Backend>().unwrap_err().contains("vllm, sglang, trtllm"));
     }
 }

@@ -102,6 +102,12 @@ impl Grid {
         self.at_located(i, fx, y)
     }
 
+    /// The grid along y at x located (`locate(&self.xs, x)`), for increasing y.
+    fn along_y(&self, i: usize, fx: f64) -> AlongY<'_> {
+        let last = self.xs.len() - 1;
+        AlongY { ys: &self.ys, lo: &self.values[i.min(last)], hi: &self.values[(i + 1).min(last)], fx, j: 0 }
+    }
+
     /// [`Grid::at`] with x already located (`locate(&self.xs, x)`).
     fn at_located(&self, i: usize, fx: f64, y: f64) -> f64 {
         let (j, fy) = locate(&self.ys, y);
@@ -110,6 +116,38 @@ impl Grid {
         let lo = v(i, j) + (v(i, j1) - v(i, j)) * fy;
         let hi = v(i1, j) + (v(i1, j1) - v(i1, j)) * fy;
         (lo + (hi - lo) * fx).max(0.0)
+    }
+}
+
+/// A grid read at one x for ever larger y (a decode run's growing mean context): the same
+/// numbers as [`Grid::at_located`], with y's segment found by stepping on from the last one
+/// instead of searching the axis at every iteration.
+struct AlongY<'a> {
+    ys: &'a [f64],
+    /// The grid's rows either side of x.
+    lo: &'a [f64],
+    hi: &'a [f64],
+    fx: f64,
+    /// y's segment: what [`locate`] would say for the last y asked (never further back).
+    j: usize,
+}
+
+impl AlongY<'_> {
+    /// The grid at (x, `y`); `y` no smaller than the last asked.
+    fn at(&mut self, y: f64) -> f64 {
+        let n = self.ys.len();
+        if n < 2 {
+            let (lo, hi) = (self.lo[0], self.hi[0]);
+            return (lo + (hi - lo) * self.fx).max(0.0);
+        }
+        while self.j + 2 < n && self.ys[self.j + 1] <= y {
+            self.j += 1;
+        }
+        let j = self.j;
+        let fy = ((y - self.ys[j]) / (self.ys[j + 1] - self.ys[j])).max(0.0);
+        let lo = self.lo[j] + (self.lo[j + 1] - self.lo[j]) * fy;
+        let hi = self.hi[j] + (self.hi[j + 1] - self.hi[j]) * fy;
+        (lo + (hi - lo) * self.fx).max(0.0)
     }
 }
 
@@ -448,9 +486,10 @@ impl StepCost for IterationModel {
     fn decode_steps(&self, seqs: u64, context: u64, each: &mut dyn FnMut(f64) -> bool) {
         let p = self.parts(&Batch { decode_seqs: seqs, decode_context: context, prefill: Vec::new() });
         let (i, fx) = locate(&self.decode.xs, (seqs as f64 / self.attention_dp as f64).ceil());
+        let mut attention = self.decode.along_y(i, fx);
         let mut context = context;
         loop {
-            let decode_attention_ms = self.decode.at_located(i, fx, context as f64 / seqs as f64);
+            let decode_attention_ms = attention.at(context as f64 / seqs as f64);
             let parts = StepParts { decode_attention_ms, ..p };
             if !each(parts.total_ms()) {
                 break;
@@ -496,5 +535,24 @@ mod tests {
         let g = Grid { xs: vec![0.0, 2.0], ys: vec![0.0, 10.0], values: vec![vec![0.0, 10.0], vec![2.0, 32.0]] };
         // f = x + y + xy at the corners; bilinear interpolation is exact for it.
         assert!((g.at(1.0, 5.0) - 11.0).abs() < 1e-12);
+    }
+
+    /// Walking y upward (a decode run's growing context) reads exactly what a fresh lookup
+    /// reads, below, inside and past the axis, on a grid of one y too.
+    #[test]
+    fn walking_along_y_reads_what_a_lookup_reads() {
+        let g = Grid { xs: vec![1.0, 4.0, 16.0], ys: vec![1.0, 16.0, 64.0, 256.0], values: vec![vec![1.0, 3.0, 2.0, 9.0], vec![2.0, 5.0, 8.0, 7.0], vec![4.0, 4.5, 30.0, 31.0]] };
+        let one = Grid { xs: vec![1.0, 4.0], ys: vec![8.0], values: vec![vec![3.0], vec![5.0]] };
+        for grid in [&g, &one] {
+            for x in [0.5, 3.0, 16.0, 40.0] {
+                let (i, fx) = locate(&grid.xs, x);
+                let mut walk = grid.along_y(i, fx);
+                let mut y = 0.25;
+                while y < 600.0 {
+                    assert_eq!(walk.at(y).to_bits(), grid.at(x, y).to_bits(), "x {x} y {y}");
+                    y += 2.75;
+                }
+            }
+        }
     }
 }

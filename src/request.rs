@@ -349,7 +349,9 @@ pub struct PredictRequest {
     #[serde(default = "defaults::tp")]
     pub tp: u64,
     /// Serve mode: weight storage, when it differs from --dtype: fp8, or a quantized format
-    /// with its scales (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    /// with its scales (fp8_block, nvfp4, mxfp4, int4); bf16 for 16-bit weights (also vLLM's
+    /// --quantization) [default: the checkpoint's quantization_config, as the engines load it
+    /// (deepseek-v3: fp8_block; gpt-oss: mxfp4 experts), else --dtype].
     #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     #[serde(default)]
     pub weights: Option<String>,
@@ -580,7 +582,8 @@ pub struct CompareRequest {
     #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
     /// Weight storage, when it differs from --dtype: fp8, or a quantized format with its scales
-    /// (fp8_block, nvfp4, mxfp4, int4) (also vLLM's --quantization).
+    /// (fp8_block, nvfp4, mxfp4, int4); bf16 for 16-bit weights (also vLLM's --quantization)
+    /// [default: the checkpoint's quantization_config, as the engines load it, else --dtype].
     #[arg(long, value_name = "DTYPE", visible_alias = "quant", alias = "quantization")]
     #[serde(default)]
     pub weights: Option<String>,
@@ -734,8 +737,10 @@ pub struct ServingFormatArgs {
     #[arg(long, default_value = defaults::SERVE_DTYPE)]
     #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
-    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4 (also vLLM's
-    /// --quantization).
+    /// Quantized layer weights: fp8, fp8_block, nvfp4, mxfp4 or int4; bf16 for 16-bit weights
+    /// (also vLLM's --quantization) [default, with no --moe-quant either: the checkpoint's
+    /// quantization_config, as the engines load it (deepseek-v3: fp8_block; gpt-oss: mxfp4
+    /// experts), else --dtype].
     #[arg(long, visible_alias = "weights", alias = "quantization", value_name = "DTYPE")]
     #[serde(default)]
     pub quant: Option<String>,

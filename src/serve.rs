@@ -16,10 +16,18 @@ fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<Transforme
     with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
 }
 
-fn options(batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>, kv_dtype: Option<&str>) -> Result<ServeOptions> {
+/// The static batch's options; without `--weights` the checkpoint's own formats, as the
+/// engines load it (see [`TransformerSpec::served_quants`]).
+fn options(spec: &TransformerSpec, batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>, kv_dtype: Option<&str>) -> Result<ServeOptions> {
     let dtype: DType = dtype.parse()?;
     let mut o = ServeOptions::new(batch, input_len, output_len, dtype);
-    (o.weights, o.quant) = weight_format(weights, dtype)?;
+    match weights {
+        Some(_) => (o.weights, o.quant) = weight_format(weights, dtype)?,
+        None => {
+            let served = spec.served_quants();
+            (o.quant, o.moe_quant) = (served.layers, served.experts);
+        }
+    }
     o.kv_dtype = kv_dtype.map(|k| kv_cache_dtype(Some(k), dtype)).transpose()?;
     Ok(o)
 }
@@ -56,7 +64,10 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let dtype = req.dtype.as_deref().unwrap_or(crate::defaults::SERVE_DTYPE);
-    let mut o = options(req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
+    if req.weights.is_none() {
+        wavecast_sim::serve::check_served_quants(&spec, gpu)?;
+    }
+    let mut o = options(&spec, req.batch, input_len, output_len, dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     o.tp = req.tp;
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
     let backend: wavecast_sim::serving::Backend = match &req.backend {
@@ -76,7 +87,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     // Unknown GPU names are input errors, not rows to skip.
     let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
     let spec = spec(&req.model, &req.config)?;
-    let o = options(req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
+    let o = options(&spec, req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     // A comparison runs on the default engine (it takes no --backend).
     let ladder = ladder_for(&req.predictor, req.ops_data.as_deref(), "")?;

@@ -18,15 +18,27 @@ fn quant(name: &Option<String>) -> Result<Option<Quant>> {
     Ok(name.as_deref().map(Quant::parse_optional).transpose().map_err(Error::new)?.flatten())
 }
 
-fn formats(a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
+/// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
+/// as the engines load it (see [`TransformerSpec::served_quants`]).
+fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
     let dtype: DType = a.dtype.parse()?;
     if !matches!(dtype, DType::Bf16 | DType::Fp16) {
         return Err(Error::new(format!("serving activations must be bf16 or fp16, got {dtype} (quantize weights with --quant)")));
     }
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
-    let q = quant(&a.quant)?;
+    let (q, moe) = match (&a.quant, &a.moe_quant) {
+        (None, None) => {
+            wavecast_sim::serve::check_served_quants(spec, gpu)?;
+            let served = spec.served_quants();
+            (served.layers, served.experts)
+        }
+        _ => {
+            let q = quant(&a.quant)?;
+            (q, quant(&a.moe_quant)?.or(q))
+        }
+    };
     let backend: Backend = a.backend.parse().map_err(Error::new)?;
-    Ok((Formats { dtype, quant: q, moe_quant: quant(&a.moe_quant)?.or(q), kv }, backend))
+    Ok((Formats { dtype, quant: q, moe_quant: moe, kv }, backend))
 }
 
 fn slo(ttft: Option<f64>, tpot: Option<f64>) -> Result<Option<Slo>> {
@@ -86,7 +98,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
-    let (formats, backend) = formats(&req.formats)?;
+    let (formats, backend) = formats(&spec, gpu, &req.formats)?;
     let options = ServeSimOptions {
         layout: layout(req)?,
         formats,
@@ -106,7 +118,7 @@ pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Re
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
-    let (formats, backend) = formats(&req.formats)?;
+    let (formats, backend) = formats(&spec, gpu, &req.formats)?;
     let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
     let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated, ops_data: req.ops_data.clone() };
     Ok(serving::plan_serve(&spec, gpu, &plan, progress)?)

@@ -124,3 +124,49 @@ fn compare_prints_a_row_per_configuration_and_writes_the_plot() {
     assert!(plot.starts_with("<svg") && plot.contains("h100-sxm ×2") && plot.contains("tokens per $"));
     let _ = std::fs::remove_file(&svg);
 }
+
+/// One command's output, parsed, that must succeed.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = wavecast(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_checkpoint_is_served_in_its_own_format_unless_a_flag_says_otherwise() {
+    // gpt-oss-120b's MXFP4 experts fit one H100 (as it is served); its 16-bit weights do not.
+    let gpt_oss = ["--model", "gpt-oss-120b", "--gpu", "h100", "--input-len", "1000", "--output-len", "64"];
+    let static_batch = |extra: &[&str]| {
+        let mut args = vec!["predict", "--mode", "serve", "--batch", "4", "--json"];
+        args.extend(gpt_oss);
+        args.extend(extra);
+        json_of(&args)
+    };
+    let default = static_batch(&[]);
+    assert_eq!((default["quant"].as_str(), default["moe_quant"].as_str()), (None, Some("mxfp4")));
+    let sim = |extra: &[&str]| {
+        let mut args = vec!["serve-sim", "--concurrency", "4", "--requests", "8", "--json"];
+        args.extend(gpt_oss);
+        args.extend(extra);
+        json_of(&args)
+    };
+    // The same question two ways: no flag, or the checkpoint's format named.
+    let (plain, named) = (sim(&[]), sim(&["--moe-quant", "mxfp4"]));
+    assert_eq!(plain["formats"]["moe_quant"].as_str(), Some("mxfp4"));
+    let tpot = |v: &serde_json::Value| v["metrics"]["tpot_ms"]["mean"].as_f64().unwrap();
+    assert_eq!(tpot(&plain), tpot(&named));
+    // The static batch prices the experts in the checkpoint's format too: faster than BF16 ones.
+    let bf16 = static_batch(&["--tp", "4", "--weights", "bf16"]);
+    let ckpt = static_batch(&["--tp", "4"]);
+    assert!(ckpt["decode_ms"].as_f64().unwrap() < bf16["decode_ms"].as_f64().unwrap() && ckpt["weight_gb"].as_f64() < bf16["weight_gb"].as_f64());
+    let mut args = vec!["serve-sim", "--concurrency", "4", "--quant", "bf16"];
+    args.extend(gpt_oss);
+    let out = wavecast(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not fit in memory"));
+    // DeepSeek-V3's FP8 checkpoint on a GPU without FP8 units: one line naming the way out.
+    let out = wavecast(&["predict", "--mode", "serve", "--model", "deepseek-v3", "--gpu", "a100-sxm-80gb", "--tp", "8", "--input-len", "100", "--output-len", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("deepseek-v3's checkpoint stores fp8_block weights") && err.contains("--weights bf16") && err.trim().lines().count() == 1, "{err}");
+}

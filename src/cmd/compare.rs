@@ -25,7 +25,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
 }
 
 fn print_human(c: &CompareReport) {
-    let weights = wavecast_sim::serve::formats_note(c.dtype, c.weights, c.quant, c.kv_dtype);
+    let weights = wavecast_sim::serve::formats_note(c.dtype, c.weights, c.quant, c.moe_quant, c.kv_dtype);
     println!(
         "{} · serve · batch {} × ({} in + {} out) · {}{weights} · predictor: {}",
         c.model, c.batch, c.input_len, c.output_len, c.dtype, c.predictor

@@ -18,7 +18,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
 }
 
 fn print_human(r: &ServeReport) {
-    let weights = wavecast_sim::serve::formats_note(r.dtype, r.weights, r.quant, r.kv_dtype);
+    let weights = wavecast_sim::serve::formats_note(r.dtype, r.weights, r.quant, r.moe_quant, r.kv_dtype);
     let tp = if r.tp > 1 { format!("{} × ", r.tp) } else { String::new() };
     println!(
         "{} ({} params) · serve · batch {} × ({} in + {} out) · {}{weights} on {tp}{} · {} engine · predictor: {}",

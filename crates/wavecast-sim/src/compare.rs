@@ -30,6 +30,8 @@ pub struct CompareReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quant: Option<wavecast_ir::Quant>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub moe_quant: Option<wavecast_ir::Quant>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_dtype: Option<DType>,
     pub results: Vec<ServeReport>,
     pub skipped: Vec<Skipped>,
@@ -62,6 +64,7 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
         dtype: base.dtype,
         weights: base.weights,
         quant: base.quant,
+        moe_quant: base.moe_quant.filter(|m| Some(*m) != base.quant),
         kv_dtype: base.kv_dtype.filter(|k| *k != base.dtype),
         results,
         skipped,

@@ -28,6 +28,9 @@ pub struct ServeReport {
     /// Quantized format of the linear layers (`--weights fp8_block | nvfp4 | …`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quant: Option<Quant>,
+    /// The routed experts' format when it differs from `quant` (an expert-only checkpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moe_quant: Option<Quant>,
     /// KV cache type when it differs from `dtype`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_dtype: Option<DType>,
@@ -103,6 +106,16 @@ pub fn weight_format(flag: Option<&str>, dtype: DType) -> Result<(DType, Option<
     }
 }
 
+/// `Ok` if `gpu` runs the formats `spec`'s checkpoint is served in by default; otherwise one
+/// line naming the checkpoint's format and the flag that prices a 16-bit copy instead.
+pub fn check_served_quants(spec: &TransformerSpec, gpu: &Gpu) -> Result<(), SimError> {
+    let served = spec.served_quants();
+    for q in [served.layers, served.experts].into_iter().flatten() {
+        gpu.check_quant(q).map_err(|e| SimError::Invalid(format!("{}'s checkpoint stores {q} weights, but {e}; give --weights bf16 to price 16-bit weights", spec.name)))?;
+    }
+    Ok(())
+}
+
 /// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
 /// fp8 (half the bytes of a 16-bit cache).
 pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
@@ -113,14 +126,18 @@ pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimErro
     Ok(kv)
 }
 
-/// What the header line adds after the activations' type: the weights' format and the KV
-/// cache's when they differ from it (" · nvfp4 weights · fp8 KV cache").
-pub fn formats_note(dtype: DType, weights: DType, quant: Option<Quant>, kv_dtype: Option<DType>) -> String {
+/// What the header line adds after the activations' type: the weights' format, the routed
+/// experts' where it differs, and the KV cache's when they differ from it (" · nvfp4 weights ·
+/// fp8 KV cache", " · mxfp4 experts").
+pub fn formats_note(dtype: DType, weights: DType, quant: Option<Quant>, moe_quant: Option<Quant>, kv_dtype: Option<DType>) -> String {
     let mut note = match quant {
         Some(q) => format!(" · {q} weights"),
         None if weights != dtype => format!(" · {weights} weights"),
         None => String::new(),
     };
+    if let Some(m) = moe_quant.filter(|m| Some(*m) != quant) {
+        note += &format!(" · {m} experts");
+    }
     if let Some(kv) = kv_dtype.filter(|k| *k != dtype) {
         note += &format!(" · {kv} KV cache");
     }
@@ -154,7 +171,7 @@ fn part_ms(p: &StepParts) -> BTreeMap<String, f64> {
 /// GEMMs (per-tensor scales), as serving engines run them.
 fn formats(o: &ServeOptions) -> Formats {
     let quant = o.quant.or((o.weights == DType::Fp8 && o.dtype != DType::Fp8).then_some(Quant::Fp8));
-    Formats { dtype: o.dtype, quant, moe_quant: quant, kv: o.kv_element() }
+    Formats { dtype: o.dtype, quant, moe_quant: o.moe_quant.or(quant), kv: o.kv_element() }
 }
 
 /// The deployment a static batch runs on: one worker of `o.tp` GPUs whose engine (`backend`'s
@@ -221,6 +238,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         dtype: o.dtype,
         weights: o.weights,
         quant: o.quant,
+        moe_quant: o.moe_quant.filter(|m| Some(*m) != o.quant),
         kv_dtype: o.kv_dtype.filter(|k| *k != o.dtype),
         tp: o.tp,
         batch: o.batch,
@@ -261,6 +279,7 @@ fn spec_params(spec: &TransformerSpec, o: &ServeOptions) -> Result<u64, SimError
     one.tp = 1;
     one.weights = one.dtype;
     one.quant = None;
+    one.moe_quant = None;
     let bytes = one.weight_bytes(spec)?;
     Ok((bytes / one.dtype.vector_storage().size_bytes() as f64).round() as u64)
 }

@@ -162,9 +162,10 @@ pub struct TransformerSpec {
     /// Sliding-window attention, where the config enables it (gpt-oss's alternate layers,
     /// Mistral's `sliding_window`, Qwen's `use_sliding_window`).
     pub sliding_window: Option<SlidingWindow>,
-    /// The checkpoint's own quantisation as its `quantization_config` declares it. Informational:
-    /// graphs use [`crate::BuildOptions::quant`]. Checkpoints often quantise only some layers
-    /// (gpt-oss and Kimi-K2.5: the routed experts).
+    /// The checkpoint's own quantisation as its `quantization_config` declares it: serving
+    /// defaults to it ([`TransformerSpec::served_quants`]); graphs use
+    /// [`crate::BuildOptions::quant`]. Checkpoints often quantise only some layers (gpt-oss and
+    /// Kimi-K2.5: the routed experts).
     pub checkpoint_quant: Option<Quant>,
 }
 
@@ -244,6 +245,29 @@ fn layer_types(cfg: &Value, layers: u64, origin: &str) -> Result<Option<Vec<bool
         })
         .collect::<Result<Vec<bool>, WorkloadError>>()
         .map(Some)
+}
+
+/// The weight formats a serving engine loads a checkpoint in when none is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServedQuants {
+    /// The transformer layers' linear weights (`None`: the 16-bit dtype).
+    pub layers: Option<Quant>,
+    /// The routed experts' weights.
+    pub experts: Option<Quant>,
+}
+
+impl TransformerSpec {
+    /// The formats vLLM, SGLang and TensorRT-LLM serve this checkpoint in by default: they read
+    /// its `quantization_config` rather than upcasting it. Weight-only 4-bit formats of a MoE
+    /// checkpoint cover its routed experts only (gpt-oss's MXFP4, Kimi-K2's INT4 keep attention
+    /// in 16 bits); every other format covers every linear layer.
+    pub fn served_quants(&self) -> ServedQuants {
+        match self.checkpoint_quant {
+            Some(q) if self.moe.is_some() && !q.quantizes_activations() => ServedQuants { layers: None, experts: Some(q) },
+            Some(q) => ServedQuants { layers: Some(q), experts: Some(q) },
+            None => ServedQuants::default(),
+        }
+    }
 }
 
 /// The weight format a `quantization_config` declares, where it is one of [`Quant`]'s;

@@ -38,6 +38,9 @@ pub struct ServeOptions {
     /// Quantised format of the transformer layers' linear weights (see
     /// [`BuildOptions::quant`]); takes precedence over `weights`.
     pub quant: Option<Quant>,
+    /// The routed experts' weight format when it differs from `quant` (an expert-only
+    /// checkpoint format: gpt-oss's MXFP4 experts next to 16-bit attention).
+    pub moe_quant: Option<Quant>,
     /// Whether `quant` also covers the attention projections (default true).
     pub quant_attention: bool,
     /// KV-cache element type; `None`: the activations' (`dtype`'s vector type, as before).
@@ -62,6 +65,7 @@ impl ServeOptions {
             weights: dtype,
             tp: 1,
             quant: None,
+            moe_quant: None,
             quant_attention: true,
             kv_dtype: None,
             attention_dp: 1,
@@ -133,8 +137,10 @@ impl ServeOptions {
         o.tp = self.tp;
         o.weights = Some(self.weights).filter(|w| *w != self.dtype);
         o.merged_projections = true;
-        o.quant = self.quant;
-        o.quant_attention = self.quant_attention;
+        // Expert-only formats leave the attention projections in 16 bits, as the simulator's
+        // own graphs do.
+        o.quant = self.quant.or(self.moe_quant);
+        o.quant_attention = self.quant_attention && self.quant.is_some();
         o.kv_dtype = self.kv_dtype.filter(|k| *k != self.dtype);
         o.attention_dp = self.attention_dp;
         o.ep = self.ep;

@@ -744,3 +744,18 @@ fn backward_nodes_keep_their_forward_role() {
     }
     assert!(checked > 10 && g.nodes.iter().any(|n| n.phase == Phase::Backward && n.role == Role::Expert), "{checked} backward nodes");
 }
+
+#[test]
+fn checkpoints_are_served_in_their_own_formats() {
+    // DeepSeek-V3 stores every linear layer in 128×128-block FP8; the engines load it so.
+    let d = fixture("deepseek-ai--DeepSeek-V3").served_quants();
+    assert_eq!((d.layers, d.experts), (Some(Quant::Fp8Block), Some(Quant::Fp8Block)));
+    // gpt-oss and Kimi-K2.5 quantize only the routed experts (weight-only 4-bit).
+    let o = fixture("openai--gpt-oss-120b").served_quants();
+    assert_eq!((o.layers, o.experts), (None, Some(Quant::Mxfp4)));
+    let k = fixture("moonshotai--Kimi-K2.5").served_quants();
+    assert_eq!((k.layers, k.experts), (None, Some(Quant::Int4)));
+    // A checkpoint without a quantization_config is served in its 16-bit dtype.
+    let plain = TransformerSpec::from_json(r#"{"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000, "max_position_embeddings": 2048}"#, "tiny").unwrap();
+    assert_eq!(plain.served_quants(), wavecast_workload::ServedQuants::default());
+}

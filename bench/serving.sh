@@ -73,4 +73,10 @@ print("|---|---|")
 for reason, n in reasons.most_common():
     print(f"| {n} | {reason} |")
 PY
+{
+    printf '\n## Where the error is\n\n'
+    printf 'Each group'"'"'s share of the summed absolute error and its median predicted / measured ratio\n'
+    printf '(`python3 bench/serving_groups.py serving.json %s`, on the first pass).\n\n' "$DATA"
+    python3 bench/serving_groups.py "$TMP/serving.json" "$DATA" 10
+} >> bench/results/serving.md
 echo "wrote bench/results/serving.md"

@@ -16,11 +16,10 @@ pub struct Backend {
     pub max_seqs: u64,
     /// KV page size in tokens.
     pub block_size: u64,
-    /// Share of GPU memory the engine may fill (weights, activations and KV cache), or with
-    /// `fraction_of_free` the share of what is left after weights and activations that the KV
-    /// cache takes (TensorRT-LLM's `free_gpu_memory_fraction`).
+    /// How the engine sizes its KV cache (see [`KvRule`]); `memory_fraction` is the share the
+    /// first two rules use.
     pub memory_fraction: f64,
-    pub fraction_of_free: bool,
+    pub kv_rule: KvRule,
     /// Host-side time per iteration not hidden behind GPU work, ms: a fixed part, and a part
     /// per transformer layer the iteration runs (see [`Backend::overhead_ms`]).
     pub iteration_overhead_ms: f64,
@@ -37,12 +36,42 @@ pub struct Backend {
     pub server_ms: f64,
     pub server_us_per_token: f64,
     /// How far a benchmark's closed loop of identical requests stays in step, from 0 (users at
-    /// independent phases) to 1 (users released together and never drifting apart): the
+    /// independent phases) to 1 (every round's requests arriving together as one wave): the
     /// reported latencies lie between the two simulated extremes, this far on a log scale (see
     /// [`super::Prepared::run_steady`]). Prefill-first engines pause every decoding sequence
     /// for each new prompt, so sequences that started together finish together and come back
     /// together; decode-first engines let them drift.
     pub client_sync: f64,
+}
+
+/// How an engine sizes its KV cache from the GPU's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvRule {
+    /// The engine fills `memory_fraction` of memory with weights, activations, runtime and
+    /// cache (vLLM's `gpu_memory_utilization`).
+    ShareOfMemory,
+    /// The cache takes `memory_fraction` of what is free after weights, activations and
+    /// runtime (TensorRT-LLM's `free_gpu_memory_fraction`).
+    ShareOfFree,
+    /// Weights and cache fill a static share of memory; activations, CUDA graphs and the
+    /// runtime live in the reserve left outside it (SGLang's `mem_fraction_static`, derived
+    /// when not set from the reserve [`sglang_reserve_bytes`] gives).
+    StaticReserve,
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
+
+/// The memory SGLang keeps outside `mem_fraction_static` when the flag is not set, bytes: 512
+/// MiB, 1.5 MiB per token of the prefill chunk (at least 2,048), 2 MiB per CUDA-graph batch
+/// size and 1 GiB per eight GPUs of the TP × PP group, and at least 10 GiB on a GPU of more
+/// than 60 GiB (SGLang's `server_args`; its `cuda_graph_max_bs` is taken as the worker's
+/// sequence limit, at most 512). The static share is then (capacity − reserve) / capacity.
+pub fn sglang_reserve_bytes(capacity_bytes: f64, chunk_tokens: u64, graph_batch: u64, tp_pp: u64) -> f64 {
+    let mib = 512.0 + 1.5 * chunk_tokens.max(2048) as f64 + 2.0 * graph_batch.min(512) as f64 + 1024.0 * tp_pp as f64 / 8.0;
+    let floor = if capacity_bytes > 60.0 * GIB { 10.0 * GIB } else { 0.0 };
+    (mib * MIB).max(floor)
 }
 
 impl Backend {
@@ -66,12 +95,12 @@ impl Backend {
 /// The engines wavecast knows; values are each engine's documented defaults for GPUs with
 /// 70 GB or more (vLLM 0.1x `max_num_batched_tokens` 8192 for the API server, `max_num_seqs`
 /// 1024, 16-token pages, `gpu_memory_utilization` 0.9; SGLang `chunked_prefill_size` 8192,
-/// page size 1, `mem_fraction_static` about 0.88; TensorRT-LLM `max_num_tokens` 8192,
+/// page size 1, `mem_fraction_static` derived from its reserve ([`sglang_reserve_bytes`]); TensorRT-LLM `max_num_tokens` 8192,
 /// `max_batch_size` 2048, 32-token pages, 90 % of free memory for the cache).
 ///
 /// `client_sync` is fitted the same way, one value per admission policy over every predicted
-/// row of both measured GPUs (0.6 prefill first, 0.4 decode first, refitted after the front
-/// end was; README, *Clients and engines*).
+/// row of both measured GPUs (0.7 prefill first, 0.35 decode first, refitted when the in-step
+/// extreme became a round's full wave; README, *Clients and engines*).
 ///
 /// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
 /// neither depending on the GPU: `frontend_ms`, the HTTP server, tokenizer and router in front
@@ -82,9 +111,9 @@ impl Backend {
 /// 35 µs: the least mean TPOT APE of its runs with at most four users, over gpt-oss-120b,
 /// Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and B200, grid of 5 µs).
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, fraction_of_free: false, iteration_overhead_ms: 0.0, layer_overhead_ms: 0.035, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.4 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.88, fraction_of_free: false, iteration_overhead_ms: 2.0, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.6 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, fraction_of_free: true, iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.4 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, kv_rule: KvRule::ShareOfMemory, iteration_overhead_ms: 0.0, layer_overhead_ms: 0.035, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.0, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 2.0, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.7 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, kv_rule: KvRule::ShareOfFree, iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
 ];
 
 impl Backend {

@@ -2,7 +2,7 @@
 //! decode pools), each worker's memory and KV cache, its engine limits and iteration model,
 //! the simulated load, and the report users read.
 
-use super::backend::Backend;
+use super::backend::{sglang_reserve_bytes, Backend, KvRule};
 use super::cost::{build_options, Formats, IterationModel, Limits, Parallel, Pricing, StepParts};
 use super::engine::Batch;
 use super::engine::{simulate, Deployment, EngineConfig, EngineStats, Role, StepCost};
@@ -205,24 +205,47 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
     let capacity = gpu.memory_bytes();
     let fixed = weights + activations + RUNTIME_BYTES;
-    let usable = if backend.fraction_of_free { backend.memory_fraction * (capacity - fixed) } else { capacity * backend.memory_fraction - fixed };
     let gb = |b: f64| b / 1e9;
+    let usable = match backend.kv_rule {
+        KvRule::ShareOfMemory => capacity * backend.memory_fraction - fixed,
+        KvRule::ShareOfFree => backend.memory_fraction * (capacity - fixed),
+        // Activations, CUDA graphs and the runtime live in the reserve, which SGLang sizes for
+        // its chunk and graphs: an activation estimate above it is this model's, not a refusal
+        // (a run SGLang made must not be refused).
+        KvRule::StaticReserve => {
+            // Each attention-data-parallel rank chunks and captures graphs for its own share.
+            let reserve = sglang_reserve_bytes(capacity, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.tp * par.pp.max(1));
+            capacity - reserve - weights
+        }
+    };
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
             gb(RUNTIME_BYTES),
             gpu.id,
             gb(capacity),
-            backend.name,
-            100.0 * backend.memory_fraction
+            engine_share(backend, capacity, limits, par)
         )));
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
     let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
     Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), kv_cache_gb: gb(usable), kv_tokens })
+}
+
+/// What the engine gives itself of a GPU's memory, in words for a refusal.
+fn engine_share(backend: &Backend, capacity: f64, limits: &Limits, par: &Parallel) -> String {
+    match backend.kv_rule {
+        KvRule::ShareOfMemory => format!("{} gives its engine {:.0} %", backend.name, 100.0 * backend.memory_fraction),
+        KvRule::ShareOfFree => format!("{} gives its cache {:.0} % of what is free", backend.name, 100.0 * backend.memory_fraction),
+        KvRule::StaticReserve => {
+            let dp = par.attention_dp.max(1);
+            let reserve = sglang_reserve_bytes(capacity, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.tp * par.pp.max(1));
+            format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, reserve / 1e9)
+        }
+    }
 }
 
 /// KV bytes per token on one GPU, averaged over a sequence of `context` tokens (sliding-window
@@ -279,19 +302,23 @@ impl Prepared {
     }
 
     /// Replays a closed-loop `load` as a benchmark drives it in its steady state, between two
-    /// extremes simulated both: every client released at once and kept in step by the engine
-    /// (lockstep), and each client starting at an independent random moment of one request's
-    /// latency (see [`Load::staggered`]). Measured benchmarks sit between them; the reported
-    /// latencies are the independent run's moved the engine's `client_sync` of the way toward
-    /// the lockstep run's on a log scale (throughput and engine counters are the independent
-    /// run's). Open-loop loads run as they are.
+    /// extremes simulated both: every client's request of a round arriving at once (the first
+    /// round, [`Load::first_round`]: each prompt queues behind the whole wave's prefill, and the
+    /// decodes share iterations with its chunks), and each client starting at an independent
+    /// random moment of one request's latency (see [`Load::staggered`]). Released together, the
+    /// simulated users do not stay a wave: they finish one admission apart and return one
+    /// admission apart, so from the second round on prompts barely queue; measured runs
+    /// re-bunch partly every round, and their mean TTFT grows with the users as a wave's does.
+    /// The reported latencies are the independent run's moved the engine's `client_sync` of
+    /// the way toward the wave's on a log scale (throughput and engine counters are the
+    /// independent run's). Open-loop loads run as they are.
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
         if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
             return self.run(load);
         }
-        let lockstep = self.run(load)?;
-        let mut report = self.run(&load.staggered(lockstep.metrics.e2e_ms.mean / 1e3))?;
-        report.metrics = report.metrics.latencies_toward(&lockstep.metrics, self.options.backend.client_sync);
+        let wave = self.run(&load.first_round())?;
+        let mut report = self.run(&load.staggered(wave.metrics.e2e_ms.mean / 1e3))?;
+        report.metrics = report.metrics.latencies_toward(&wave.metrics, self.options.backend.client_sync);
         Ok(report)
     }
 
@@ -424,6 +451,29 @@ impl std::str::FromStr for Pool {
 mod tests {
     use super::*;
     use wavecast_ir::DType;
+
+    #[test]
+    fn sglang_keeps_activations_outside_its_static_share() {
+        // SGLang's reserve for a TP4 worker with an 8,192-token chunk and 1,024 sequences:
+        // 512 + 1.5 x 8192 + 2 x 512 + 1024 x 4 / 8 = 14,336 MiB (above the 10 GiB floor of a
+        // GPU over 60 GiB); on a 24 GB GPU the floor does not apply.
+        let mib = 1024.0 * 1024.0;
+        assert_eq!(sglang_reserve_bytes(193.3e9, 8192, 1024, 4), 14336.0 * mib);
+        assert_eq!(sglang_reserve_bytes(24e9, 1024, 8, 1), (512.0 + 1.5 * 2048.0 + 16.0 + 128.0) * mib);
+        assert_eq!(sglang_reserve_bytes(193.3e9, 2048, 8, 1), 10.0 * 1024.0 * mib);
+        // DeepSeek-V3 in FP8 on 4 x B200 (169 GB of weights per GPU), as SGLang ran it: the
+        // cache is what the static share leaves beside the weights; counting activations and
+        // the runtime inside an 88 % share as well had refused it.
+        let spec = wavecast_workload::presets::preset("deepseek-v3").unwrap();
+        let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
+        let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8Block), moe_quant: Some(wavecast_ir::Quant::Fp8Block), kv: DType::Bf16 };
+        let sglang: Backend = "sglang".parse().unwrap();
+        let limits = Limits { max_tokens: 8192, max_seqs: 1024, max_context: 9216 };
+        let m = worker_memory(&spec, &gpu, &Parallel::tp(4), &f, &sglang, &limits).unwrap();
+        let reserve = sglang_reserve_bytes(gpu.memory_bytes(), 8192, 1024, 4);
+        assert!((m.kv_cache_gb - (gpu.memory_bytes() - reserve) / 1e9 + m.weights_gb).abs() < 1e-9, "{m:?}");
+        assert!(m.kv_tokens > 0);
+    }
 
     #[test]
     fn kv_heads_are_replicated_when_tp_outnumbers_them() {

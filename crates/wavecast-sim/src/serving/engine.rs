@@ -951,6 +951,29 @@ mod tests {
     }
 
     #[test]
+    fn users_released_together_do_not_stay_a_wave() {
+        // 8 users send 20-token prompts (10 output tokens), two rounds; 30 tokens an iteration
+        // (one prompt beside up to ten decodes), no chunking, 10 ms an iteration. Round 1 is a
+        // wave: one prompt an iteration, first tokens at 10, 20, … 80 ms (mean TTFT 45 ms).
+        // User i finishes nine iterations after its first token, at 10 (i + 9) ms, and sends
+        // its next request then: the returns come one iteration apart, as the admissions did,
+        // so in round 2 no prompt waits for another and every TTFT is the same short wait,
+        // however many users there are. (`Prepared::run_steady` therefore takes the first round
+        // as the in-step extreme.)
+        let cost = Fixed(10.0);
+        let mut c = cfg(8, 1000);
+        c.max_batched_tokens = 30;
+        c.chunked_prefill = false;
+        let o = simulate(&fixed_load(16, 8, 20, 10), &agg(c, &cost, &no_transfer)).unwrap();
+        let ms = |x: f64| (x * 1e3 * 1e6).round() / 1e6;
+        let ttft: Vec<f64> = o.timelines.iter().map(|t| ms(t.first_token_s - t.arrival_s)).collect();
+        assert_eq!(ttft[..8], [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]);
+        let returns: Vec<f64> = o.timelines[8..].iter().map(|t| ms(t.arrival_s)).collect();
+        assert_eq!(returns, [100.0, 110.0, 120.0, 130.0, 140.0, 150.0, 160.0, 170.0]);
+        assert!(ttft[8..].iter().all(|&t| t == ttft[8] && t <= 20.0), "{ttft:?}");
+    }
+
+    #[test]
     fn prefill_first_engines_pause_decoding_for_new_prompts() {
         // One user decodes (10 in, 4 out); a second request arrives at 15 ms. Decode first
         // (vLLM): the iteration at 20 ms decodes user 1 and prefills user 2 together, user 1

@@ -196,6 +196,18 @@ impl Load {
         Ok(Load { arrival: Arrival::Trace, requests })
     }
 
+    /// The first round of a closed loop: each client's first request only, all released at
+    /// once, so every prompt queues behind the whole wave's prefill (the round a benchmark's
+    /// users are most in step; see [`super::Prepared::run_steady`]). Open-loop loads are
+    /// returned unchanged.
+    pub fn first_round(&self) -> Load {
+        let mut out = self.clone();
+        if let Arrival::Concurrency { clients } = self.arrival {
+            out.requests.truncate(clients.max(1) as usize);
+        }
+        out
+    }
+
     /// The same closed-loop load in its steady state: each client's first request at an
     /// independent, uniformly random moment of `span_s` seconds (one request's latency), drawn
     /// with a fixed seed. Open-loop loads are returned unchanged.
@@ -264,6 +276,17 @@ mod tests {
         assert_eq!(s.requests[8..], closed.requests[8..], "later requests follow their user's previous one");
         let open = Load::synthetic(40, Arrival::Rate { per_s: 5.0 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 10 }, 0).unwrap();
         assert_eq!(open.staggered(2.0), open);
+    }
+
+    #[test]
+    fn the_first_round_is_each_users_first_request() {
+        let closed = Load::synthetic(40, Arrival::Concurrency { clients: 8 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 10 }, 0).unwrap();
+        let first = closed.first_round();
+        assert_eq!(first.arrival, closed.arrival);
+        assert_eq!(first.requests, closed.requests[..8]);
+        assert!(first.requests.iter().all(|r| r.arrival_s == 0.0), "released together");
+        let open = Load::synthetic(40, Arrival::Rate { per_s: 5.0 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 10 }, 0).unwrap();
+        assert_eq!(open.first_round(), open);
     }
 
     #[test]

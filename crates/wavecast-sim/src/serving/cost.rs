@@ -263,7 +263,9 @@ enum Part {
 
 fn part(n: &Node) -> Part {
     match (&n.op, n.role) {
-        (Op::Attention(_), _) => Part::Attention,
+        // The gated delta rule goes with attention: per sequence in decode (its state), per
+        // prompt chunk in prefill (chunked over the chunk's tokens).
+        (Op::Attention(_) | Op::GatedDelta(_), _) => Part::Attention,
         (_, Role::Expert) => Part::Experts,
         _ if is_moe_permutation(&n.name) => Part::Experts,
         (_, Role::Head) => Part::Head,

@@ -204,15 +204,19 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     let dp = par.attention_dp.max(1);
     let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
     let capacity = gpu.memory_bytes();
-    let fixed = weights + activations + RUNTIME_BYTES;
+    // Linear-attention layers keep a fixed state per sequence (no KV cache): the engine
+    // reserves it for every sequence it may run at once.
+    let states = linear_state_bytes(spec, formats, par, limits);
+    let fixed = weights + activations + states + RUNTIME_BYTES;
     let usable = if backend.fraction_of_free { backend.memory_fraction * (capacity - fixed) } else { capacity * backend.memory_fraction - fixed };
     let gb = |b: f64| b / 1e9;
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations{} and {:.1} GB for the runtime, but {} has {:.1} GB ({} gives its engine {:.0} %); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
+            if states > 0.0 { format!(", {:.1} GB for the linear-attention state of {} sequences", gb(states), limits.max_seqs.div_ceil(dp)) } else { String::new() },
             gb(RUNTIME_BYTES),
             gpu.id,
             gb(capacity),
@@ -223,6 +227,13 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     // Every attention-data-parallel rank holds the cache of its own sequences.
     let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
     Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), kv_cache_gb: gb(usable), kv_tokens })
+}
+
+/// Bytes one GPU reserves for the linear-attention state of the most sequences a rank runs at
+/// once (its pipeline stage's share of the layers); 0 for models without such layers.
+pub(super) fn linear_state_bytes(spec: &TransformerSpec, formats: &Formats, par: &Parallel, limits: &Limits) -> f64 {
+    let seqs = limits.max_seqs.div_ceil(par.attention_dp.max(1)) as f64;
+    spec.linear_state_bytes(par.tp, formats.dtype) * seqs / par.pp.max(1) as f64
 }
 
 /// KV bytes per token on one GPU, averaged over a sequence of `context` tokens (sliding-window

@@ -481,6 +481,18 @@ mod tests {
         assert_eq!(parts, [Part::Experts, Part::Head, Part::Layers, Part::Layers]);
     }
 
+    /// The gated delta rule is priced with attention: per sequence in the decode grid (its
+    /// state), per prompt chunk in the prefill grid, not per token with the GEMMs.
+    #[test]
+    fn the_gated_delta_rule_goes_with_attention() {
+        use wavecast_ir::ops::GatedDelta;
+        use wavecast_ir::Phase;
+        let d = GatedDelta { batch: 4, seq: 1, with_state: true, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 };
+        let mut g = Graph::new("gdn");
+        g.push_in(Role::Layer, "linear_layer.gated_delta", Op::GatedDelta(d), Phase::Forward, 45);
+        assert_eq!(part(&g.nodes[0]), Part::Attention);
+    }
+
     #[test]
     fn grids_of_sizes_cover_the_range() {
         assert_eq!(sizes(1), vec![1]);

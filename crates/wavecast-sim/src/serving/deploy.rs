@@ -449,4 +449,32 @@ mod tests {
         // One token's cache on a GPU: every layer's key and value of one 128-wide head, 16-bit.
         assert_eq!(per_gpu(8), (spec.layers * 2 * 128 * 2) as f64);
     }
+
+    /// Qwen3.5-397B on 8 B200s: only its 15 full-attention layers cache tokens, and each
+    /// sequence the engine may run reserves its 45 linear layers' state (4 MiB of FP32
+    /// recurrent state per layer over 8 GPUs, plus the conv state), so allowing more sequences
+    /// leaves fewer cache tokens by exactly that state.
+    #[test]
+    fn linear_attention_state_is_reserved_per_sequence() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wavecast-workload/tests/fixtures/Qwen--Qwen3.5-397B-A17B_config.json");
+        let spec = TransformerSpec::from_json(&std::fs::read_to_string(path).unwrap(), "qwen3.5").unwrap();
+        let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8), moe_quant: Some(wavecast_ir::Quant::Fp8), kv: DType::Bf16 };
+        let par = Parallel::tp(8);
+        let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
+        let backend: Backend = "sglang".parse().unwrap();
+        let limits = |max_seqs| Limits { max_tokens: 8192, max_seqs, max_context: 2048 };
+        let state = spec.linear_state_bytes(8, DType::Bf16);
+        assert_eq!(linear_state_bytes(&spec, &f, &par, &limits(64)), 64.0 * state);
+        assert!(state > 45.0 * 4.0 * 1024.0 * 1024.0 / 8.0 * 4.0 / 4.0);
+        let few = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(1)).unwrap();
+        let many = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(257)).unwrap();
+        let per_token = kv_bytes_per_token(&spec, &f, &par, 2048).unwrap();
+        assert_eq!(per_token, 15.0 * 2.0 * 256.0 * 2.0, "full-attention layers only, one KV head per GPU");
+        // The activations also grow with the sequences (their logits); the state dominates.
+        let lost = (few.kv_tokens - many.kv_tokens) as f64 * per_token;
+        assert!(lost > 256.0 * state && lost < 256.0 * state * 1.05, "{lost} vs {}", 256.0 * state);
+        // Models without linear layers reserve nothing.
+        let qwen3 = wavecast_workload::presets::preset("qwen3-235b-a22b").unwrap();
+        assert_eq!(linear_state_bytes(&qwen3, &f, &par, &limits(64)), 0.0);
+    }
 }

@@ -91,6 +91,18 @@ impl GatedDelta {
         self.tokens() * per_token + state
     }
 
+    /// Kernels one layer's gated delta rule launches: the recurrent form is one fused kernel;
+    /// the chunked form (as the FLA kernels the engines call run it) six — the gates' cumulative
+    /// sum, the chunk's key products, the triangular solve, the WY recomputation of keys and
+    /// values, the chunk-to-chunk state pass and the output.
+    pub fn kernels(&self) -> u64 {
+        if self.recurrent() {
+            1
+        } else {
+            6
+        }
+    }
+
     /// Serving engines run the forward only; training would differentiate through the chunked
     /// form (about twice the forward's work), taken as two forward passes.
     pub fn backward(&self) -> Vec<Op> {
@@ -117,6 +129,7 @@ mod tests {
         assert_eq!(one.bytes(), 2.0 * state + vectors);
         assert_eq!(qwen35(8, 1, true).bytes(), 8.0 * one.bytes());
         assert_eq!(one.flops(), 7.0 * 64.0 * 128.0 * 128.0);
+        assert_eq!((one.kernels(), qwen35(1, 2, true).kernels()), (1, 6));
     }
 
     /// A prompt of 4096 tokens materialises the state 64 times, not 4096 times: far fewer bytes

@@ -955,9 +955,10 @@ impl TransformerSpec {
         let rope = cfg.get("rope_parameters").or_else(|| cfg.get("rope_scaling")).unwrap_or(cfg);
         let factor = rope.get("partial_rotary_factor").or_else(|| cfg.get("partial_rotary_factor")).and_then(|v| v.as_f64());
         spec.rotary_dim = match factor {
-            Some(f) if f > 0.0 && f < 1.0 => Some(((spec.head_dim as f64 * f).round() as u64).max(1)),
-            Some(f) if f == 1.0 => None,
             None => None,
+            Some(f) if f > 0.0 && f < 1.0 => Some(((spec.head_dim as f64 * f).round() as u64).max(1)),
+            // 1: whole heads.
+            Some(f) if f > 0.0 && f <= 1.0 => None,
             Some(f) => return Err(WorkloadError::Config { origin: origin.into(), reason: format!("partial_rotary_factor must be in (0, 1], got {f}") }),
         };
         Ok(spec)

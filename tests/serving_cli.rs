@@ -157,7 +157,9 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     for (text, needle) in [
         ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168", "config.json"),
         ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"num_attention_heads\": 128}", "missing field"),
-        ("{\"model_type\": \"qwen3_next\"}", "unsupported model_type 'qwen3_next'"),
+        ("{\"model_type\": \"nemotron_h\"}", "unsupported model_type 'nemotron_h'"),
+        // Qwen3-Next is read now: a bare one names its first missing field.
+        ("{\"model_type\": \"qwen3_next\"}", "missing field 'hidden_size'"),
     ] {
         std::fs::write(&cfg, text).unwrap();
         let e = error(&["serve-sim", "--config", cfg.to_str().unwrap(), "--gpu", "h100"]);

@@ -157,7 +157,9 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     for (text, needle) in [
         ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168", "config.json"),
         ("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"num_attention_heads\": 128}", "missing field"),
-        ("{\"model_type\": \"qwen3_next\"}", "unsupported model_type 'qwen3_next'"),
+        ("{\"model_type\": \"nemotron_h\"}", "unsupported model_type 'nemotron_h'"),
+        // Qwen3-Next is read now: a bare one names its first missing field.
+        ("{\"model_type\": \"qwen3_next\"}", "missing field 'hidden_size'"),
     ] {
         std::fs::write(&cfg, text).unwrap();
         let e = error(&["serve-sim", "--config", cfg.to_str().unwrap(), "--gpu", "h100"]);
@@ -190,7 +192,9 @@ fn eval_serving_predicts_what_it_can_and_names_the_rest() {
     let v = json(&["eval", "serving", "--data", data]);
     assert_eq!(v["predictor"], "ladder");
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!(rows.len(), 3, "{v}");
+    // Qwen3.5's hybrid linear attention (SGLang on B200) is predicted.
+    assert!(rows.iter().any(|r| r["model"].as_str().unwrap().contains("Qwen3.5") && r["system"] == "b200_sxm"), "{v}");
     for r in rows {
         for k in ["id", "system", "model", "backend", "precision", "mode"] {
             assert!(r[k].is_string(), "{k}");
@@ -200,16 +204,15 @@ fn eval_serving_predicts_what_it_can_and_names_the_rest() {
         }
     }
     let unpredicted = v["unpredicted"].as_array().unwrap();
-    assert_eq!(unpredicted.len(), 2);
+    assert_eq!(unpredicted.len(), 1);
     let reasons: Vec<&str> = unpredicted.iter().map(|u| u["reason"].as_str().unwrap()).collect();
     assert!(reasons.iter().any(|r| r.contains("prefill_num_workers and decode_num_workers empty")), "{reasons:?}");
-    assert!(reasons.iter().any(|r| r.contains("qwen3_5")), "{reasons:?}");
     let groups: Vec<&str> = v["summary"].as_array().unwrap().iter().map(|g| g["group"].as_str().unwrap()).collect();
     for g in ["all", "system=h100_sxm", "backend=vllm", "backend=trtllm", "precision=fp8", "mode=agg"] {
         assert!(groups.contains(&g), "{groups:?}");
     }
     let all = &v["summary"][0];
-    assert_eq!(all["n"], 2);
+    assert_eq!(all["n"], 3);
     assert!(all["ttft_mean_ape"].as_f64().unwrap() >= 0.0 && all["tpot_mean_ape"].as_f64().unwrap() >= 0.0);
 }
 

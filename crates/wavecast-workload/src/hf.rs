@@ -167,6 +167,69 @@ pub struct TransformerSpec {
     /// [`crate::BuildOptions::quant`]. Checkpoints often quantise only some layers (gpt-oss and
     /// Kimi-K2.5: the routed experts).
     pub checkpoint_quant: Option<Quant>,
+    /// Gated DeltaNet linear-attention layers beside the full-attention ones (Qwen3-Next,
+    /// Qwen3.5); `None`: every layer attends over its whole KV cache.
+    pub linear_attention: Option<LinearAttention>,
+    /// The full-attention layers gate their output per element by sigmoid(x·W_g), W_g
+    /// projected beside the queries (Qwen3-Next and Qwen3.5's `attn_output_gate`).
+    pub attn_output_gate: bool,
+    /// Rotary embedding covers only this many dimensions of each head (Qwen3.5's
+    /// `partial_rotary_factor` × head_dim); `None`: all of them.
+    pub rotary_dim: Option<u64>,
+}
+
+/// Gated DeltaNet linear attention: the layers flagged in `layers` (true = linear) replace
+/// attention by input projections (q, k, v and the output gate z in one; β and the decay in
+/// another), a causal depthwise convolution of `conv_kernel` taps over q, k and v, the gated
+/// delta rule ([`wavecast_ir::ops::GatedDelta`]) over per-head `head_k_dim × head_v_dim`
+/// states, a gated RMSNorm and an output projection. They keep no KV cache: each sequence
+/// holds its conv state ((kernel − 1) tokens of q, k, v) and its recurrent state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinearAttention {
+    pub layers: Vec<bool>,
+    pub k_heads: u64,
+    pub v_heads: u64,
+    pub head_k_dim: u64,
+    pub head_v_dim: u64,
+    pub conv_kernel: u64,
+    /// The recurrent state's element type (`mamba_ssm_dtype`; FP32 by default).
+    pub state_dtype: DType,
+}
+
+impl LinearAttention {
+    /// How many layers are linear.
+    pub fn count(&self) -> u64 {
+        self.layers.iter().filter(|&&l| l).count() as u64
+    }
+    /// Width of the query and key projections together (all heads).
+    pub fn qk_width(&self) -> u64 {
+        2 * self.k_heads * self.head_k_dim
+    }
+    /// Width of the value projection (all heads), also that of the output gate z.
+    pub fn v_width(&self) -> u64 {
+        self.v_heads * self.head_v_dim
+    }
+    /// Channels the causal convolution runs over: q, k and v.
+    pub fn conv_channels(&self) -> u64 {
+        self.qk_width() + self.v_width()
+    }
+    /// Parameters of one linear-attention mixer (without its pre-norm): the two input
+    /// projections, the convolution's taps, the per-head decay (A_log) and step bias, the
+    /// gated norm's weight and the output projection.
+    pub fn mixer_params(&self, hidden: u64) -> u128 {
+        let w = u128::from;
+        let (h, v) = (w(hidden), w(self.v_width()));
+        h * (w(self.qk_width()) + 2 * v) + h * 2 * w(self.v_heads) + w(self.conv_channels()) * w(self.conv_kernel) + 2 * w(self.v_heads) + w(self.head_v_dim) + v * h
+    }
+    /// State bytes one sequence holds in one linear layer on one of `tp` GPUs: the recurrent
+    /// state (v_heads/tp × head_k_dim × head_v_dim in `state_dtype`) and the conv state
+    /// (kernel − 1 positions of the GPU's conv channels in `dtype`).
+    pub fn state_bytes_per_layer(&self, tp: u64, dtype: DType) -> f64 {
+        let tp = tp.max(1) as f64;
+        let recurrent = self.v_heads as f64 / tp * self.head_k_dim as f64 * self.head_v_dim as f64 * self.state_dtype.size_bytes() as f64;
+        let conv = self.conv_channels() as f64 / tp * self.conv_kernel.saturating_sub(1) as f64 * dtype.size_bytes() as f64;
+        recurrent + conv
+    }
 }
 
 /// An optional non-negative integer field: absent or `null` is `None`; any other non-integer
@@ -245,6 +308,33 @@ fn layer_types(cfg: &Value, layers: u64, origin: &str) -> Result<Option<Vec<bool
         })
         .collect::<Result<Vec<bool>, WorkloadError>>()
         .map(Some)
+}
+
+/// Which layers of a Qwen3-Next / Qwen3.5 config are linear attention (true) and which full:
+/// `layer_types` ("linear_attention" / "full_attention") when listed, else every
+/// `full_attention_interval`-th layer (default 4) is full.
+fn linear_layer_flags(cfg: &Value, layers: u64, origin: &str) -> Result<Vec<bool>, WorkloadError> {
+    let err = |reason: String| WorkloadError::Config { origin: origin.into(), reason };
+    match cfg.get("layer_types") {
+        None | Some(Value::Null) => {
+            let interval = field(cfg, &["full_attention_interval"], origin)?.unwrap_or(4);
+            if interval == 0 {
+                return Err(err("'full_attention_interval' must be at least 1, got 0".into()));
+            }
+            Ok((0..layers).map(|i| !(i + 1).is_multiple_of(interval)).collect())
+        }
+        Some(Value::Array(items)) if items.len() as u64 == layers => items
+            .iter()
+            .map(|v| match v.as_str() {
+                Some("linear_attention") => Ok(true),
+                Some("full_attention") => Ok(false),
+                Some(other) => Err(err(format!("layer type '{other}' in 'layer_types' is not modelled (only linear_attention and full_attention)"))),
+                None => Err(err(format!("'layer_types' entries must be strings, got {v}"))),
+            })
+            .collect(),
+        Some(Value::Array(items)) => Err(err(format!("'layer_types' lists {} layers but num_hidden_layers is {layers}", items.len()))),
+        Some(v) => Err(err(format!("'layer_types' must be a list, got {v}"))),
+    }
 }
 
 /// The weight formats a serving engine loads a checkpoint in when none is asked for.
@@ -371,15 +461,13 @@ impl TransformerSpec {
             "nemotron" => Self::nemotron(cfg, origin, name)?,
             "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm_moe_dsa" => Self::deepseek(cfg, origin, name)?,
             "gpt_oss" => Self::gpt_oss(cfg, origin, name)?,
+            "qwen3_next" | "qwen3_5_moe" | "qwen3_5_moe_text" | "qwen3_5" | "qwen3_5_text" => Self::qwen_hybrid(cfg, origin, name, model_type)?,
             "switch_transformers" => Self::switch(cfg, origin, name)?,
             "" => {
                 return Err(WorkloadError::Config { origin: origin.into(), reason: "missing field 'model_type'".into() })
             }
             other => {
                 let why = match other {
-                    "qwen3_5_moe" | "qwen3_5_moe_text" | "qwen3_5" | "qwen3_5_text" | "qwen3_next" => {
-                        "its hybrid layers (Gated DeltaNet linear attention with gated full attention) are not modelled"
-                    }
                     "nemotron_h" => "its hybrid Mamba-2 / attention / MoE layers are not modelled",
                     "kimi_linear" => "its hybrid linear-attention layers are not modelled",
                     "llama4" | "llama4_text" => "its interleaved MoE and chunked no-RoPE attention layers are not modelled",
@@ -401,7 +489,7 @@ impl TransformerSpec {
     }
 
     /// The `model_type`s [`TransformerSpec::from_json`] reads.
-    pub const SUPPORTED: [&'static str; 19] = [
+    pub const SUPPORTED: [&'static str; 22] = [
         "gpt2",
         "opt",
         "bert",
@@ -420,6 +508,9 @@ impl TransformerSpec {
         "kimi_k2",
         "glm_moe_dsa",
         "gpt_oss",
+        "qwen3_next",
+        "qwen3_5_moe_text",
+        "qwen3_5_text",
         "switch_transformers",
     ];
 
@@ -478,6 +569,18 @@ impl TransformerSpec {
                 return invalid(format!("sliding window {} over {} layer flags does not fit {} layers", w.window, w.layers.len(), self.layers));
             }
         }
+        if let Some(l) = &self.linear_attention {
+            let widths = [l.k_heads, l.v_heads, l.head_k_dim, l.head_v_dim, l.conv_kernel];
+            if widths.iter().any(|&w| w == 0 || w > 1 << 14) {
+                return invalid("linear-attention heads, head widths and conv kernel (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) must be in 1..=16384".into());
+            }
+            if !l.v_heads.is_multiple_of(l.k_heads) {
+                return invalid(format!("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}", l.v_heads, l.k_heads));
+            }
+            if l.layers.len() as u64 != self.layers || l.count() == self.layers {
+                return invalid(format!("{} linear-attention layer flags do not fit {} layers with at least one full-attention layer", l.layers.len(), self.layers));
+            }
+        }
         if let Some(e) = self.encdec {
             if e.decoder_layers == 0 || e.decoder_layers > 10_000 {
                 return invalid(format!("decoder layers must be in 1..=10000, got {}", e.decoder_layers));
@@ -517,6 +620,9 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -559,6 +665,9 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -592,6 +701,9 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -690,6 +802,9 @@ impl TransformerSpec {
             mla: None,
             sliding_window,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -754,6 +869,9 @@ impl TransformerSpec {
             mla: Some(mla),
             sliding_window: None,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -803,7 +921,47 @@ impl TransformerSpec {
             mla: None,
             sliding_window,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
+    }
+
+    /// Qwen3-Next and Qwen3.5 (dense or MoE): a Qwen3 decoder whose layers are mostly Gated
+    /// DeltaNet linear attention, every `full_attention_interval`-th one (or as `layer_types`
+    /// lists them) full attention with an output gate, query/key norms and partial rotary.
+    /// The MoE is Qwen-MoE's (routed experts of `moe_intermediate_size`, one shared expert;
+    /// its one-column sigmoid gate is left out). Multi-token-prediction layers are not built.
+    fn qwen_hybrid(cfg: &Value, origin: &str, name: String, model_type: &str) -> Result<TransformerSpec, WorkloadError> {
+        let base_type = if model_type.contains("moe") || model_type == "qwen3_next" { "qwen3_moe" } else { "qwen3" };
+        let mut spec = Self::llama(cfg, origin, name, base_type)?;
+        let layers = linear_layer_flags(cfg, spec.layers, origin)?;
+        let state_dtype = match cfg.get("mamba_ssm_dtype").and_then(|v| v.as_str()) {
+            None | Some("float32") => DType::Fp32,
+            Some("bfloat16") => DType::Bf16,
+            Some("float16") => DType::Fp16,
+            Some(other) => return Err(WorkloadError::Config { origin: origin.into(), reason: format!("mamba_ssm_dtype '{other}' is not one of float32, bfloat16, float16") }),
+        };
+        spec.linear_attention = Some(LinearAttention {
+            layers,
+            k_heads: required(cfg, &["linear_num_key_heads"], origin)?,
+            v_heads: required(cfg, &["linear_num_value_heads"], origin)?,
+            head_k_dim: required(cfg, &["linear_key_head_dim"], origin)?,
+            head_v_dim: required(cfg, &["linear_value_head_dim"], origin)?,
+            conv_kernel: required(cfg, &["linear_conv_kernel_dim"], origin)?,
+            state_dtype,
+        });
+        spec.attn_output_gate = flag(cfg, "attn_output_gate", true);
+        let rope = cfg.get("rope_parameters").or_else(|| cfg.get("rope_scaling")).unwrap_or(cfg);
+        let factor = rope.get("partial_rotary_factor").or_else(|| cfg.get("partial_rotary_factor")).and_then(|v| v.as_f64());
+        spec.rotary_dim = match factor {
+            None => None,
+            Some(f) if f > 0.0 && f < 1.0 => Some(((spec.head_dim as f64 * f).round() as u64).max(1)),
+            // 1: whole heads.
+            Some(f) if f > 0.0 && f <= 1.0 => None,
+            Some(f) => return Err(WorkloadError::Config { origin: origin.into(), reason: format!("partial_rotary_factor must be in (0, 1], got {f}") }),
+        };
+        Ok(spec)
     }
 
     fn switch(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
@@ -853,6 +1011,9 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            linear_attention: None,
+            attn_output_gate: false,
+            rotary_dim: None,
         })
     }
 
@@ -872,7 +1033,19 @@ impl TransformerSpec {
     /// while it is inside every window. A cache's size is not tokens × this when windows are
     /// shorter than the context; [`TransformerSpec::kv_cache_bytes`] caps them.
     pub fn kv_cache_bytes_per_token(&self, kv_dtype: DType, kv_heads_per_gpu: u64) -> f64 {
-        self.layer_kv_elements(kv_heads_per_gpu) as f64 * self.layers as f64 * kv_dtype.size_bytes() as f64
+        self.layer_kv_elements(kv_heads_per_gpu) as f64 * self.attention_layers() as f64 * kv_dtype.size_bytes() as f64
+    }
+
+    /// Layers that keep a KV cache: all but the linear-attention ones.
+    pub fn attention_layers(&self) -> u64 {
+        self.layers - self.linear_attention.as_ref().map_or(0, |l| l.count().min(self.layers))
+    }
+
+    /// Bytes of state one sequence holds on one of `tp` GPUs in the linear-attention layers,
+    /// whatever its length (conv state in `dtype`, recurrent state in the state dtype); 0
+    /// without such layers.
+    pub fn linear_state_bytes(&self, tp: u64, dtype: DType) -> f64 {
+        self.linear_attention.as_ref().map_or(0.0, |l| l.count() as f64 * l.state_bytes_per_layer(tp, dtype))
     }
 
     /// Elements one token occupies in one layer's KV cache on one GPU.
@@ -890,7 +1063,7 @@ impl TransformerSpec {
     pub fn kv_cache_bytes(&self, kv_dtype: DType, kv_heads_per_gpu: u64, tokens_per_sequence: u64, sequences: u64) -> f64 {
         let per_layer = self.layer_kv_elements(kv_heads_per_gpu) * u128::from(kv_dtype.size_bytes());
         let (sliding, window) = self.sliding_window.as_ref().map_or((0, 0), |w| (w.count().min(self.layers), w.window));
-        let full_tokens = u128::from(self.layers - sliding) * u128::from(tokens_per_sequence);
+        let full_tokens = u128::from(self.attention_layers().saturating_sub(sliding)) * u128::from(tokens_per_sequence);
         let window_tokens = u128::from(sliding) * u128::from(tokens_per_sequence.min(window));
         ((full_tokens + window_tokens) * per_layer * u128::from(sequences)) as f64
     }
@@ -920,7 +1093,8 @@ impl TransformerSpec {
             None => {
                 let (q, kv) = (heads * w(self.head_dim), w(self.kv_heads) * w(self.head_dim));
                 let qk_norm = if self.qk_norm { 2 * w(self.head_dim) } else { 0 };
-                h * (q + 2 * kv) + bias(self.qkv_bias, q + 2 * kv) + q * h + bias(self.out_bias, h) + qk_norm
+                let gate = if self.attn_output_gate { h * q } else { 0 };
+                h * (q + 2 * kv) + bias(self.qkv_bias, q + 2 * kv) + q * h + bias(self.out_bias, h) + qk_norm + gate
             }
         } + norm(h);
         let mlp = |f: u128| match self.activation {
@@ -930,7 +1104,10 @@ impl TransformerSpec {
         // Every layer: attention, the second norm, and a dense MLP or the MoE block.
         let (layers, dense) = (w(self.layers), w(self.dense_layers()));
         let dense_mlp = dense * mlp(w(self.moe.map_or(self.ffn, |m| m.dense_ffn)));
-        let mut total = layers * (attention + norm(h)) + dense_mlp;
+        // Linear-attention layers take their mixer in place of attention.
+        let full = w(self.attention_layers());
+        let linear = self.linear_attention.as_ref().map_or(0, |l| (layers - full) * (l.mixer_params(self.hidden) + norm(h)));
+        let mut total = full * attention + linear + layers * norm(h) + dense_mlp;
         let mut active = total;
         if let Some(m) = self.moe {
             let sparse = layers - dense;
@@ -960,8 +1137,8 @@ mod tests {
         let e = TransformerSpec::from_json(r#"{"model_type":"t5"}"#, "x").unwrap_err().to_string();
         assert!(e.starts_with("unsupported model x:") && e.contains("unsupported model_type 't5'"), "{e}");
         // A hybrid architecture is a known gap, not a broken file: the message names the layers.
-        let e = TransformerSpec::from_json(r#"{"model_type":"qwen3_5_moe_text"}"#, "x").unwrap_err().to_string();
-        assert!(!e.contains("malformed") && e.contains("Gated DeltaNet"), "{e}");
+        let e = TransformerSpec::from_json(r#"{"model_type":"nemotron_h"}"#, "x").unwrap_err().to_string();
+        assert!(!e.contains("malformed") && e.contains("Mamba-2"), "{e}");
         let e = TransformerSpec::from_json(r#"{"model_type":"gpt2","n_embd":"big"}"#, "x").unwrap_err().to_string();
         assert!(e.starts_with("malformed model config x:"), "{e}");
         assert!(e.contains("'n_embd' must be a positive integer"), "{e}");

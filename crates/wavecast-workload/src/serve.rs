@@ -195,7 +195,8 @@ impl ServeOptions {
     /// KV cache of one GPU when every sequence (B of them) holds I + O tokens:
     /// 2 (K and V) · layers · kv_heads/tp · head_dim · (I + O) · B · bytes per element, through
     /// [`TransformerSpec::kv_cache_bytes`]: MLA caches kv_lora + rope elements per token and
-    /// layer (on every GPU), sliding-window layers at most the window.
+    /// layer (on every GPU), sliding-window layers at most the window; linear-attention layers
+    /// (Qwen3.5) none, but each sequence's fixed conv and recurrent state.
     pub fn kv_cache_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
         let e = self.kv_element();
         let context = self.context()?;
@@ -204,7 +205,9 @@ impl ServeOptions {
             None => checked_mul("KV width", &[2, shard.kv_heads, spec.head_dim])?,
         };
         checked_mul("KV cache", &[spec.layers, width, context, self.batch, e.size_bytes()])?;
-        Ok(spec.kv_cache_bytes(e, shard.kv_heads, context, self.batch))
+        // Linear-attention layers hold a fixed state per sequence instead of a cache.
+        let states = spec.linear_state_bytes(shard.tp, self.dtype) * self.batch as f64;
+        Ok(spec.kv_cache_bytes(e, shard.kv_heads, context, self.batch) + states)
     }
 
     /// Weights one GPU holds: every parameter of its shard at its storage width (FP8 layer

@@ -3,10 +3,10 @@
 //!
 //! The layer is emitted once with `repeat = layers`, in the order PyTorch launches kernels.
 
-use crate::hf::{Activation, Arch, Mla, TransformerSpec};
+use crate::hf::{Activation, Arch, LinearAttention, Mla, TransformerSpec};
 use crate::WorkloadError;
 use wavecast_ir::ops::{
-    Attention, Comm, CommKind, Elementwise, Embedding, EwKind, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
+    Attention, Comm, CommKind, Elementwise, Embedding, EwKind, GatedDelta, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
     Softmax,
 };
 use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant, Role};
@@ -187,6 +187,11 @@ impl Shard {
         if !spec.ffn.is_multiple_of(tp) {
             return err("MLP columns (intermediate_size)", spec.ffn);
         }
+        if let Some(l) = &spec.linear_attention {
+            if !l.k_heads.is_multiple_of(tp) {
+                return err("linear-attention key heads (linear_num_key_heads)", l.k_heads);
+            }
+        }
         Ok(Shard { tp, heads: spec.heads / tp, kv_heads, ffn: spec.ffn / tp, vocab: spec.vocab.div_ceil(tp) })
     }
 }
@@ -259,6 +264,8 @@ struct LayerKind {
     dense_ffn: Option<u64>,
     /// Sliding-window attention over at most this many keys (only when shorter than the context).
     window: Option<u64>,
+    /// Gated DeltaNet linear attention instead of attention.
+    linear: bool,
 }
 
 /// The layers grouped into scopes of identical shape: (name prefix, layer count, kind). One
@@ -271,19 +278,24 @@ fn layer_groups(spec: &TransformerSpec, kv_len: u64) -> Vec<(&'static str, u64, 
         None => 0,
     };
     let window = spec.sliding_window.as_ref().filter(|w| w.window < kv_len);
-    let mut counts = [0u64; 4];
+    let linear = |i: u64| spec.linear_attention.as_ref().is_some_and(|l| l.layers.get(i as usize).copied().unwrap_or(false));
+    // [dense][full, sliding, linear]
+    let mut counts = [[0u64; 3]; 2];
     for i in 0..spec.layers {
         let is_dense = i < dense;
         let sliding = window.is_some_and(|w| w.layers.get(i as usize).copied().unwrap_or(false));
-        counts[usize::from(is_dense) * 2 + usize::from(sliding)] += 1;
+        let kind = if linear(i) { 2 } else { usize::from(sliding) };
+        counts[usize::from(is_dense)][kind] += 1;
     }
     let dense_ffn = spec.moe.map(|m| m.dense_ffn);
     let w = window.map(|w| w.window);
     let all = [
-        ("dense_layer.", counts[2], LayerKind { dense_ffn, window: None }),
-        ("dense_swa_layer.", counts[3], LayerKind { dense_ffn, window: w }),
-        ("layer.", counts[0], LayerKind { dense_ffn: None, window: None }),
-        ("swa_layer.", counts[1], LayerKind { dense_ffn: None, window: w }),
+        ("dense_layer.", counts[1][0], LayerKind { dense_ffn, window: None, linear: false }),
+        ("dense_swa_layer.", counts[1][1], LayerKind { dense_ffn, window: w, linear: false }),
+        ("layer.", counts[0][0], LayerKind { dense_ffn: None, window: None, linear: false }),
+        ("swa_layer.", counts[0][1], LayerKind { dense_ffn: None, window: w, linear: false }),
+        ("dense_linear_layer.", counts[1][2], LayerKind { dense_ffn, window: None, linear: true }),
+        ("linear_layer.", counts[0][2], LayerKind { dense_ffn: None, window: None, linear: true }),
     ];
     all.into_iter().filter(|g| g.1 > 0).collect()
 }
@@ -467,9 +479,10 @@ fn layer(cx: &Ctx, e: &mut Emitter, kind: LayerKind) -> Result<(), WorkloadError
     if pre_norm {
         e.op("attn_norm", cx.norm(t, h));
     }
-    match s.mla {
-        Some(m) => mla_attention_block(cx, e, m, kind.window)?,
-        None => attention_block(cx, e, kind.window)?,
+    match (s.mla, &s.linear_attention) {
+        (_, Some(l)) if kind.linear => gated_deltanet_block(cx, e, l)?,
+        (Some(m), _) => mla_attention_block(cx, e, m, kind.window)?,
+        (None, _) => attention_block(cx, e, kind.window)?,
     }
     cx.dropout(e, "attn_dropout", t * h);
     e.op("attn_residual", cx.ew(EwKind::Add, t * h, 2));
@@ -499,10 +512,12 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
     let q_dim = heads * s.head_dim;
     let kv_dim = kv_heads * s.head_dim;
     cx.gather_sequence(e, "attn_all_gather");
+    // An output gate is projected with the queries (as wide as them).
+    let q_proj = if s.attn_output_gate { 2 * q_dim } else { q_dim };
     if s.arch == Arch::Gpt2 || cx.o.merged_projections {
-        e.op("qkv", cx.linear_attn(t, h, q_dim + 2 * kv_dim, s.qkv_bias)?);
+        e.op("qkv", cx.linear_attn(t, h, q_proj + 2 * kv_dim, s.qkv_bias)?);
     } else {
-        e.op("q", cx.linear_attn(t, h, q_dim, s.qkv_bias)?);
+        e.op("q", cx.linear_attn(t, h, q_proj, s.qkv_bias)?);
         e.op("k", cx.linear_attn(t, h, kv_dim, s.qkv_bias)?);
         e.op("v", cx.linear_attn(t, h, kv_dim, s.qkv_bias)?);
     }
@@ -510,11 +525,16 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
         e.op("q_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * heads, s.head_dim, cx.dt())));
         e.op("k_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * kv_heads, s.head_dim, cx.dt())));
     }
+    // Partial rotary (Qwen3.5) rotates rotary_dim of each head's head_dim elements.
+    let (q_rot, kv_rot) = match s.rotary_dim {
+        Some(r) => (heads * r, kv_heads * r),
+        None => (q_dim, kv_dim),
+    };
     if !s.learned_positions && cx.o.merged_projections {
-        e.op("rotary_qk", cx.ew(EwKind::Rotary, t * (q_dim + kv_dim), 1));
+        e.op("rotary_qk", cx.ew(EwKind::Rotary, t * (q_rot + kv_rot), 1));
     } else if !s.learned_positions {
-        e.op("rotary_q", cx.ew(EwKind::Rotary, t * q_dim, 1));
-        e.op("rotary_k", cx.ew(EwKind::Rotary, t * kv_dim, 1));
+        e.op("rotary_q", cx.ew(EwKind::Rotary, t * q_rot, 1));
+        e.op("rotary_k", cx.ew(EwKind::Rotary, t * kv_rot, 1));
     }
     if cx.o.past > 0 {
         // Appending this step's keys and values to the cache.
@@ -547,8 +567,45 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
         eager_attention(cx, e_core)?;
         e.op("context_contiguous", Op::MemCopy(MemCopy::copy(t * heads * s.head_dim, cx.dt())));
     }
+    if s.attn_output_gate {
+        // output · sigmoid(gate), one element-wise pass over both.
+        e.op("output_gate", cx.ew(EwKind::SiluMul, t * q_dim, 2));
+    }
     e.op("out_proj", cx.linear_attn(t, q_dim, h, s.out_bias)?);
     // Row-parallel output projection: partial sums from every GPU are added.
+    cx.join_partial_sums(e, if cx.sequence_parallel() { "attn_reduce_scatter" } else { "attn_all_reduce" });
+    Ok(())
+}
+
+/// A Gated DeltaNet mixer, one GPU's share (linear heads split over `tp`): the q/k/v/z and
+/// β/decay projections, the causal conv1d with its SiLU over q, k and v (one pass, as the
+/// engines' fused kernel runs it; its few taps of conv state per sequence are left out), the
+/// gated delta rule ([`GatedDelta`]: chunked over a prompt, recurrent in decode), the gated
+/// RMSNorm (norm per value head, then · SiLU(z)) and the output projection.
+fn gated_deltanet_block(cx: &Ctx, e: &mut Emitter, l: &LinearAttention) -> Result<(), WorkloadError> {
+    let s = cx.spec;
+    let (t, h, tp) = (cx.tokens, s.hidden, cx.shard.tp);
+    let (k_heads, v_heads) = (l.k_heads / tp, l.v_heads / tp);
+    let (qk, v) = (l.qk_width() / tp, l.v_width() / tp);
+    cx.gather_sequence(e, "attn_all_gather");
+    e.op("in_proj_qkvz", cx.linear_attn(t, h, qk + 2 * v, false)?);
+    e.op("in_proj_ba", cx.linear_attn(t, h, 2 * v_heads, false)?);
+    e.op("conv1d", cx.ew(EwKind::Silu, t * (qk + v), 1));
+    let delta = GatedDelta {
+        batch: cx.o.batch,
+        seq: cx.o.seq,
+        with_state: cx.o.past > 0,
+        k_heads,
+        v_heads,
+        head_k_dim: l.head_k_dim,
+        head_v_dim: l.head_v_dim,
+        dtype: cx.dt(),
+        state_dtype: l.state_dtype,
+    };
+    e.op("gated_delta", Op::GatedDelta(delta));
+    e.op("gated_norm", Op::Norm(Norm::new(NormKind::RmsNorm, t * v_heads, l.head_v_dim, cx.dt())));
+    e.op("norm_gate", cx.ew(EwKind::SiluMul, t * v, 2));
+    e.op("out_proj", cx.linear_attn(t, v, h, false)?);
     cx.join_partial_sums(e, if cx.sequence_parallel() { "attn_reduce_scatter" } else { "attn_all_reduce" });
     Ok(())
 }

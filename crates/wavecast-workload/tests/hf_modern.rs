@@ -192,10 +192,13 @@ fn unsupported_and_malformed_configs_are_one_line_errors() {
     };
     let qwen35 =
         std::fs::read_to_string(fixtures().join("Qwen--Qwen3.5-397B-A17B_config.json")).unwrap();
-    one_line(
-        &qwen35,
-        &["qwen3_5_moe_text", "linear attention", "not modelled"],
-    );
+    // Qwen3.5 is read now; a layer kind it does not have is still refused by name.
+    let mut odd: serde_json::Value = serde_json::from_str(&qwen35).unwrap();
+    odd["text_config"]["layer_types"][0] = "mamba".into();
+    one_line(&odd.to_string(), &["layer type 'mamba'", "not modelled"]);
+    let mut heads: serde_json::Value = serde_json::from_str(&qwen35).unwrap();
+    heads["text_config"]["linear_num_value_heads"] = 24.into();
+    one_line(&heads.to_string(), &["linear_num_value_heads 24", "linear_num_key_heads 16"]);
     one_line(
         r#"{"model_type":"nemotron_h","hidden_size":8}"#,
         &["nemotron_h", "Mamba"],
@@ -758,4 +761,86 @@ fn checkpoints_are_served_in_their_own_formats() {
     // A checkpoint without a quantization_config is served in its 16-bit dtype.
     let plain = TransformerSpec::from_json(r#"{"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000, "max_position_embeddings": 2048}"#, "tiny").unwrap();
     assert_eq!(plain.served_quants(), wavecast_workload::ServedQuants::default());
+}
+
+/// Qwen3.5-397B-A17B (Qwen's model card: 397 B parameters, 17 B active; 60 layers, 45 of
+/// them Gated DeltaNet linear attention and every fourth gated full attention): the parsed
+/// shape, the counts against the published totals (the vision encoder, ~0.4 B, and the MTP
+/// layer are not part of the text model).
+#[test]
+fn qwen35_hybrid_linear_attention_is_read_and_counted() {
+    let spec = fixture("Qwen--Qwen3.5-397B-A17B");
+    let l = spec.linear_attention.as_ref().expect("linear attention");
+    assert_eq!((l.count(), spec.attention_layers()), (45, 15));
+    assert!(!l.layers[3] && l.layers[0] && l.layers[4], "every fourth layer is full attention");
+    assert_eq!((l.k_heads, l.v_heads, l.head_k_dim, l.head_v_dim, l.conv_kernel), (16, 64, 128, 128, 4));
+    assert_eq!(l.state_dtype, DType::Fp32);
+    assert!(spec.attn_output_gate && spec.qk_norm);
+    assert_eq!(spec.rotary_dim, Some(64), "partial_rotary_factor 0.25 of 256");
+    let p = spec.params();
+    within(p.total, 397e9, "Qwen3.5 total");
+    assert!((p.active as f64 / 17e9 - 1.0).abs() < 0.05, "active {}", p.active);
+    // Read as all full attention, the 45 mixers would count 0.6 B fewer parameters.
+    let mut all_full = spec.clone();
+    all_full.linear_attention = None;
+    assert!(all_full.params().total + 500_000_000 < p.total);
+}
+
+/// The graph: 45 linear layers and 15 full-attention ones; the gated delta rule is chunked
+/// over a prompt and recurrent in decode; the KV cache counts the full layers only and the
+/// linear layers' state is the same for any length.
+#[test]
+fn qwen35_graph_prices_deltanet_layers_and_caches_only_full_attention() {
+    let spec = fixture("Qwen--Qwen3.5-397B-A17B");
+    let mut o = BuildOptions::new(1, 2048, Mode::Inference, DType::Bf16);
+    o.tp = 8;
+    o.merged_projections = true;
+    let prefill = build(&spec, &o).unwrap();
+    let delta = node(&prefill, "linear_layer.gated_delta");
+    assert_eq!(delta.repeat, 45);
+    assert_eq!(node(&prefill, "layer.attention").repeat, 15);
+    let Op::GatedDelta(d) = &delta.op else { panic!("{:?}", delta.op) };
+    assert!(!d.recurrent() && (d.k_heads, d.v_heads) == (2, 8), "{d:?}");
+    // The full-attention layer's projection carries the output gate: q and gate 2 × 4 × 256,
+    // k and v 1 × 256 each (2 KV heads replicated over 8 GPUs).
+    let Op::Gemm(qkv) = &node(&prefill, "layer.qkv").op else { panic!() };
+    assert_eq!(qkv.n, 2 * 4 * 256 + 2 * 256);
+    assert!(has(&prefill, "layer.output_gate") && !has(&prefill, "linear_layer.attention"));
+    o.seq = 1;
+    o.past = 2047;
+    o.batch = 16;
+    let decode = build(&spec, &o).unwrap();
+    let Op::GatedDelta(d) = &node(&decode, "linear_layer.gated_delta").op else { panic!() };
+    assert!(d.recurrent());
+    // Decode reads and writes 16 sequences' states (8 heads × 128 × 128 FP32 per GPU).
+    assert!(d.bytes() >= 16.0 * 2.0 * 8.0 * 128.0 * 128.0 * 4.0);
+    // KV cache: 15 layers × 2 × 1 KV head × 256 × 2 bytes per token on each of 8 GPUs.
+    assert_eq!(spec.kv_cache_bytes_per_token(DType::Bf16, 1), 15.0 * 2.0 * 256.0 * 2.0);
+    let state = spec.linear_state_bytes(8, DType::Bf16);
+    assert_eq!(state, 45.0 * (8.0 * 128.0 * 128.0 * 4.0 + 12288.0 / 8.0 * 3.0 * 2.0));
+    // The graph's weights (one token: top-k experts, the embedding table) agree with the
+    // count (conv taps and per-head scalars aside).
+    let mut one = BuildOptions::new(1, 1, Mode::Inference, DType::Bf16);
+    one.merged_projections = true;
+    let g = build(&spec, &one).unwrap();
+    let (graph, counted) = (g.params() as f64, (spec.params().active + spec.hidden * spec.vocab) as f64);
+    assert!((graph / counted - 1.0).abs() < 0.01, "graph {graph} vs {counted}");
+}
+
+/// Qwen3-Next lists no layer_types: every full_attention_interval-th layer is full.
+#[test]
+fn qwen3_next_derives_its_layers_from_the_interval() {
+    let cfg = serde_json::json!({"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts": 512,
+        "num_experts_per_tok": 10, "vocab_size": 151936, "full_attention_interval": 4, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "partial_rotary_factor": 0.25, "decoder_sparse_step": 1, "mlp_only_layers": []});
+    let spec = TransformerSpec::from_json(&cfg.to_string(), "qwen3-next-80b").unwrap();
+    assert_eq!(spec.attention_layers(), 12);
+    // Qwen3-Next-80B-A3B: 80 B parameters, 3 B active (the model card; 3.6 B here with the
+    // 0.3 B LM head and the rounding of "3 B").
+    within(spec.params().total, 80e9, "Qwen3-Next total");
+    let active = spec.params().active as f64;
+    assert!(active > 3.0e9 && active < 3.8e9, "active {active}");
 }

@@ -8,6 +8,7 @@ pub mod concat;
 pub mod conv;
 pub mod elementwise;
 pub mod embedding;
+pub mod gated_delta;
 pub mod gemm;
 pub mod memory;
 pub mod norm;
@@ -25,6 +26,7 @@ pub use concat::Concat;
 pub use conv::{Conv, ConvPass};
 pub use elementwise::{Elementwise, EwKind};
 pub use embedding::Embedding;
+pub use gated_delta::GatedDelta;
 pub use gemm::{Gemm, GemmKind};
 pub use memory::MemCopy;
 pub use norm::{Norm, NormKind};
@@ -144,6 +146,8 @@ pub enum Op {
     Rnn(Rnn),
     Concat(Concat),
     Upsample(Upsample),
+    /// The gated delta rule of Gated DeltaNet linear-attention layers.
+    GatedDelta(GatedDelta),
 }
 
 impl Op {
@@ -164,6 +168,8 @@ impl Op {
             Op::ChannelNorm(_) => OpClass::Norm,
             Op::Rnn(_) => OpClass::Rnn,
             Op::Concat(_) | Op::Upsample(_) => OpClass::Memory,
+            // Chunked: matrix products on the tensor cores, fused like attention.
+            Op::GatedDelta(_) => OpClass::FusedAttention,
         }
     }
 
@@ -186,6 +192,7 @@ impl Op {
             Op::Rnn(o) => o.flops(),
             Op::Concat(o) => o.flops(),
             Op::Upsample(o) => o.flops(),
+            Op::GatedDelta(o) => o.flops(),
         }
     }
 
@@ -208,6 +215,7 @@ impl Op {
             Op::Rnn(o) => o.bytes(),
             Op::Concat(o) => o.bytes(),
             Op::Upsample(o) => o.bytes(),
+            Op::GatedDelta(o) => o.bytes(),
         }
     }
 
@@ -256,6 +264,7 @@ impl Op {
             Op::Rnn(o) => o.backward(),
             Op::Concat(o) => o.backward(),
             Op::Upsample(o) => o.backward(),
+            Op::GatedDelta(o) => o.backward(),
         }
     }
 
@@ -277,6 +286,7 @@ impl Op {
             Op::Rnn(o) => o.dtype,
             Op::Concat(o) => o.dtype,
             Op::Upsample(o) => o.dtype,
+            Op::GatedDelta(o) => o.dtype,
         }
     }
 
@@ -343,6 +353,16 @@ impl Op {
             ),
             Op::Concat(c) => format!("concat {} inputs, {} elements", c.inputs, c.elements),
             Op::Upsample(u) => format!("{:?} upsample {}x{} -> {}x{}", u.mode, u.in_hw[0], u.in_hw[1], u.out_hw[0], u.out_hw[1]),
+            Op::GatedDelta(d) => format!(
+                "gated delta {} b={} t={} heads={}/{} dk={} dv={}",
+                if d.recurrent() { "recurrent" } else { "chunked" },
+                d.batch,
+                d.seq,
+                d.k_heads,
+                d.v_heads,
+                d.head_k_dim,
+                d.head_v_dim
+            ),
         }
     }
 }

@@ -187,6 +187,9 @@ impl Predictor for LadderOps {
         if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
             return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
         }
+        if let Op::GatedDelta(d) = op {
+            return gated_delta(d, gpu);
+        }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         if let Shape::Collective { gpus: 1, .. } = shape {
             return Estimate::Time(OpTime::exact(0.0));
@@ -200,6 +203,15 @@ impl Predictor for LadderOps {
             (Err(reason), _) => Estimate::Unpriced(reason),
         }
     }
+}
+
+/// The gated delta rule (no measured rung yet): its roofline time plus the GPU's gap between
+/// kernels for each kernel it launches inside the model, as every other op's in-model time
+/// carries it.
+fn gated_delta(d: &wavecast_ir::ops::GatedDelta, gpu: &Gpu) -> Estimate {
+    let op = Op::GatedDelta(d.clone());
+    let s = crate::roofline::roofline_seconds(&op, gpu) + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6;
+    Estimate::Time(OpTime::exact(s))
 }
 
 #[cfg(test)]
@@ -287,5 +299,24 @@ mod tests {
         assert_eq!(t.provenance.rung, Rung::Physics);
         let err = LadderOps::load(Some(Path::new("/nonexistent/wavecast-ops")), None).err().unwrap();
         assert!(err.contains("/nonexistent/wavecast-ops"), "{err}");
+    }
+
+    /// The gated delta rule is priced by physics: never below its roofline, one kernel gap
+    /// per kernel (one in decode, six chunked), and a decode of many sequences costs their
+    /// states' traffic.
+    #[test]
+    fn the_gated_delta_rule_is_roofline_plus_its_kernels() {
+        use wavecast_ir::ops::GatedDelta;
+        let b200 = Gpu::find("b200").unwrap();
+        let op = |batch, seq| Op::GatedDelta(GatedDelta { batch, seq, with_state: true, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 });
+        let p = LadderOps::physics_only();
+        for (o, kernels) in [(op(1, 1), 1.0), (op(1, 4096), 6.0), (op(1024, 1), 1.0)] {
+            let t = time(&p, &o, "b200");
+            let floor = crate::roofline::roofline_seconds(&o, &b200);
+            assert!((t.seconds - floor - kernels * 2e-6).abs() < 1e-12, "{}: {t:?}", o.describe());
+        }
+        // 1024 sequences × 2 × 512 KiB of FP32 state: memory-bound, ~1 GB at the B200's bandwidth.
+        let many = time(&p, &op(1024, 1), "b200").seconds;
+        assert!(many > 1024.0 * 2.0 * 8.0 * 128.0 * 128.0 * 4.0 / b200.bandwidth());
     }
 }

@@ -301,7 +301,9 @@ enum Part {
 
 fn part(n: &Node) -> Part {
     match (&n.op, n.role) {
-        (Op::Attention(_), _) => Part::Attention,
+        // The gated delta rule goes with attention: per sequence in decode (its state), per
+        // prompt chunk in prefill (chunked over the chunk's tokens).
+        (Op::Attention(_) | Op::GatedDelta(_), _) => Part::Attention,
         (_, Role::Expert) => Part::Experts,
         _ if is_moe_permutation(&n.name) => Part::Experts,
         (_, Role::Head) => Part::Head,
@@ -516,6 +518,18 @@ mod tests {
         g.push("unscoped", ew, Phase::Forward, 1);
         let parts: Vec<Part> = g.nodes.iter().map(part).collect();
         assert_eq!(parts, [Part::Experts, Part::Head, Part::Layers, Part::Layers]);
+    }
+
+    /// The gated delta rule is priced with attention: per sequence in the decode grid (its
+    /// state), per prompt chunk in the prefill grid, not per token with the GEMMs.
+    #[test]
+    fn the_gated_delta_rule_goes_with_attention() {
+        use wavecast_ir::ops::GatedDelta;
+        use wavecast_ir::Phase;
+        let d = GatedDelta { batch: 4, seq: 1, with_state: true, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 };
+        let mut g = Graph::new("gdn");
+        g.push_in(Role::Layer, "linear_layer.gated_delta", Op::GatedDelta(d), Phase::Forward, 45);
+        assert_eq!(part(&g.nodes[0]), Part::Attention);
     }
 
     #[test]

@@ -204,7 +204,10 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     let dp = par.attention_dp.max(1);
     let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
     let capacity = gpu.memory_bytes();
-    let fixed = weights + activations + RUNTIME_BYTES;
+    // Linear-attention layers keep a fixed state per sequence (no KV cache): the engine
+    // reserves it for every sequence it may run at once.
+    let states = linear_state_bytes(spec, formats, par, limits);
+    let fixed = weights + activations + states + RUNTIME_BYTES;
     let gb = |b: f64| b / 1e9;
     let usable = match backend.kv_rule {
         KvRule::ShareOfMemory => capacity * backend.memory_fraction - fixed,
@@ -215,15 +218,16 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
         KvRule::StaticReserve => {
             // Each attention-data-parallel rank chunks and captures graphs for its own share.
             let reserve = sglang_reserve_bytes(capacity, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.tp * par.pp.max(1));
-            capacity - reserve - weights
+            capacity - reserve - weights - states
         }
     };
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations{} and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
+            if states > 0.0 { format!(", {:.1} GB for the linear-attention state of {} sequences", gb(states), limits.max_seqs.div_ceil(dp)) } else { String::new() },
             gb(RUNTIME_BYTES),
             gpu.id,
             gb(capacity),
@@ -246,6 +250,13 @@ fn engine_share(backend: &Backend, capacity: f64, limits: &Limits, par: &Paralle
             format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, reserve / 1e9)
         }
     }
+}
+
+/// Bytes one GPU reserves for the linear-attention state of the most sequences a rank runs at
+/// once (its pipeline stage's share of the layers); 0 for models without such layers.
+pub(super) fn linear_state_bytes(spec: &TransformerSpec, formats: &Formats, par: &Parallel, limits: &Limits) -> f64 {
+    let seqs = limits.max_seqs.div_ceil(par.attention_dp.max(1)) as f64;
+    spec.linear_state_bytes(par.tp, formats.dtype) * seqs / par.pp.max(1) as f64
 }
 
 /// KV bytes per token on one GPU, averaged over a sequence of `context` tokens (sliding-window
@@ -487,5 +498,33 @@ mod tests {
         assert_eq!(per_gpu(8), per_gpu(4));
         // One token's cache on a GPU: every layer's key and value of one 128-wide head, 16-bit.
         assert_eq!(per_gpu(8), (spec.layers * 2 * 128 * 2) as f64);
+    }
+
+    /// Qwen3.5-397B on 8 B200s: only its 15 full-attention layers cache tokens, and each
+    /// sequence the engine may run reserves its 45 linear layers' state (4 MiB of FP32
+    /// recurrent state per layer over 8 GPUs, plus the conv state), so allowing more sequences
+    /// leaves fewer cache tokens by exactly that state.
+    #[test]
+    fn linear_attention_state_is_reserved_per_sequence() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wavecast-workload/tests/fixtures/Qwen--Qwen3.5-397B-A17B_config.json");
+        let spec = TransformerSpec::from_json(&std::fs::read_to_string(path).unwrap(), "qwen3.5").unwrap();
+        let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8), moe_quant: Some(wavecast_ir::Quant::Fp8), kv: DType::Bf16 };
+        let par = Parallel::tp(8);
+        let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
+        let backend: Backend = "sglang".parse().unwrap();
+        let limits = |max_seqs| Limits { max_tokens: 8192, max_seqs, max_context: 2048 };
+        let state = spec.linear_state_bytes(8, DType::Bf16);
+        assert_eq!(linear_state_bytes(&spec, &f, &par, &limits(64)), 64.0 * state);
+        assert!(state > 45.0 * 4.0 * 1024.0 * 1024.0 / 8.0 * 4.0 / 4.0);
+        let few = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(1)).unwrap();
+        let many = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(257)).unwrap();
+        let per_token = kv_bytes_per_token(&spec, &f, &par, 2048).unwrap();
+        assert_eq!(per_token, 15.0 * 2.0 * 256.0 * 2.0, "full-attention layers only, one KV head per GPU");
+        // The activations also grow with the sequences (their logits); the state dominates.
+        let lost = (few.kv_tokens - many.kv_tokens) as f64 * per_token;
+        assert!(lost > 256.0 * state && lost < 256.0 * state * 1.05, "{lost} vs {}", 256.0 * state);
+        // Models without linear layers reserve nothing.
+        let qwen3 = wavecast_workload::presets::preset("qwen3-235b-a22b").unwrap();
+        assert_eq!(linear_state_bytes(&qwen3, &f, &par, &limits(64)), 0.0);
     }
 }

@@ -31,16 +31,21 @@ done
 python3 - "$TMP" "$OPS" "$REV" "${GPUS[@]}" > bench/results/ladder.md <<'PY'
 import datetime, json, sys
 tmp, ops, rev, *gpus = sys.argv[1:]
+def across(f):
+    return f"{f['across_mape']:.1f} ({f['across_coverage']:.0f})" if f.get("across_mape") is not None else ""
 print("# The price ladder, each GPU left out\n")
 print(f"Generated {datetime.date.today()} at git revision `{rev}` by `bench/ladder.sh {ops}`")
 print("(`wavecast eval ops --data DIR --test-gpu GPU --predictor ladder --json`). Mean APE % per")
 print("family and format, averaged over families; `copy` is the most similar measured GPU's time")
 print("as is, `roofline ratio` that time times roofline(GPU) / roofline(sibling), `physics` the")
-print("sustained roofline refitted without the GPU. The ladder's transfer only draws on GPUs of the")
-print("same architecture and compute capability; with none, the ladder is its physics rung. It scales")
-print("only the part of the sibling's time above its table's floor (its fastest time, where the table")
-print("spans a factor 4 or more): launch and host work, which no GPU figure scales; a table with a floor")
-print("of 15 µs or more timed host work, and its transfers get a host-wide interval.\n")
+print("sustained roofline refitted without the GPU. The ladder's transfer draws first on GPUs of the")
+print("same architecture and compute capability. It scales only the part of the sibling's time above its")
+print("table's floor (its fastest time, where the table spans a factor 4 or more): launch and host work,")
+print("which no GPU figure scales; a table with a floor of 15 µs or more timed host work, and its transfers")
+print("get a host-wide interval. With no such sibling, `across architectures` is the transfer from up to")
+print("three measured GPUs of other architectures (each one's time times physics(GPU) / physics(it), the")
+print("physics refitted without the GPU); the ladder uses it only for the families where, each GPU left")
+print("out, it beat the physics rung (`crates/wavecast-predict/src/ladder/across.rs`), else physics.\n")
 print("`shipped` is the same ladder from the shipped surfaces (weights/ladder.json, never the left-out GPU's)")
 print("instead of the full tables: what a user without the measured-data folder gets.\n")
 print("| left out | nearest measured GPU (baselines) | ladder | shipped | copy sibling | roofline ratio | physics | measured rung (held-out tenth) |")
@@ -65,9 +70,9 @@ for k in keys:
 for g in gpus:
     r = json.load(open(f"{tmp}/{g}.json"))
     print(f"\n## {g}\n")
-    print("| family | format | rows | ladder | median | shipped | copy sibling | roofline ratio | physics | in interval (target 80) | shipped in interval |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| family | format | rows | ladder | median | shipped | copy sibling | roofline ratio | physics | across architectures (in interval) | in interval (target 80) | shipped in interval |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in r["families"]:
-        print(f"| {f['family']} | {f['dtype']} | {f['rows']} | {f['ladder']['mean_ape']:.1f} | {f['ladder']['median_ape']:.1f} | {f['shipped_mape']:.1f} | {f['copy_sibling_mape']:.1f} | {f['roofline_ratio_mape']:.1f} | {f['physics_mape']:.1f} | {f['coverage']:.0f} | {f['shipped_coverage']:.0f} |")
+        print(f"| {f['family']} | {f['dtype']} | {f['rows']} | {f['ladder']['mean_ape']:.1f} | {f['ladder']['median_ape']:.1f} | {f['shipped_mape']:.1f} | {f['copy_sibling_mape']:.1f} | {f['roofline_ratio_mape']:.1f} | {f['physics_mape']:.1f} | {across(f)} | {f['coverage']:.0f} | {f['shipped_coverage']:.0f} |")
 PY
 echo "wrote bench/results/ladder.md" >&2

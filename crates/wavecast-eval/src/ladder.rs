@@ -37,6 +37,13 @@ pub struct LadderFamily {
     pub roofline_ratio_mape: f64,
     /// The sustained roofline alone (the physics rung).
     pub physics_mape: f64,
+    /// The transfer across architectures ([`Ladder::across`]) on the rows it prices, whether or
+    /// not the ladder uses it for the family: what decides whether it does. `None`: no row.
+    pub across_mape: Option<f64>,
+    /// Share of those rows inside its interval, %.
+    pub across_coverage: Option<f64>,
+    /// Rows the transfer across architectures priced.
+    pub across_rows: u32,
     /// Share of rows whose measured time lies inside the ladder's interval, %.
     pub coverage: f64,
     /// The sibling the largest share of rows came from.
@@ -92,6 +99,7 @@ struct Row<'a> {
     copy: f64,
     roofline: f64,
     physics: f64,
+    across: Option<wavecast_predict::ladder::Priced>,
     from: String,
 }
 
@@ -112,7 +120,7 @@ pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn
         let q = Query::of(t);
         let physics = model.predict(t, &gpu);
         match (ladder.price(&q, &gpu).and_then(|p| Ok((p, shipped.price(&q, &gpu)?))), ladder.baselines(&q, &gpu), physics) {
-            (Ok((p, from_surfaces)), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, shipped: from_surfaces, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, from: b.from }),
+            (Ok((p, from_surfaces)), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, shipped: from_surfaces, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, across: ladder.across(&q, &gpu), from: b.from }),
             (Err(e), _, _) | (_, _, Err(e)) => *unpriced.entry(e).or_default() += 1,
             (Ok(_), None, Ok(_)) => *unpriced.entry(format!("no other GPU measured {}", t.shape.family())).or_default() += 1,
         }
@@ -163,7 +171,13 @@ fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
             for r in &v {
                 *from.entry(r.from.as_str()).or_default() += 1;
             }
+            let across: Vec<(f64, &wavecast_predict::ladder::Priced)> = v.iter().filter_map(|r| Some((measured(r), r.across.as_ref()?))).collect();
+            let across_mape = (!across.is_empty()).then(|| mean(&across.iter().map(|(m, p)| ape(p.seconds, *m)).collect::<Vec<_>>()));
+            let across_coverage = (!across.is_empty()).then(|| mean(&across.iter().map(|(m, p)| covered(*m, p.lo, p.hi)).collect::<Vec<_>>()));
             LadderFamily {
+                across_mape,
+                across_coverage,
+                across_rows: across.len() as u32,
                 source,
                 family,
                 dtype,

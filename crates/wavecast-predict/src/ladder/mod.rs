@@ -5,7 +5,9 @@
 //! 2. **Transfer**: it has none, a GPU of its architecture has → that GPU's (interpolated) time
 //!    of the same shape times the roofline ratio of the two GPUs ([`transfer`]). Measurements of
 //!    a sibling carry its library's kernel choices and its clocks under load, which no datasheet
-//!    does; the ratio carries only the difference between the two GPUs' figures.
+//!    does; the ratio carries only the difference between the two GPUs' figures. With no GPU of
+//!    its architecture, for the families where it beat physics on GPUs left out, GPUs of other
+//!    architectures' times times the physics model's ratio ([`across`]).
 //! 3. **Physics**: nobody measured the family and format → the sustained roofline
 //!    ([`crate::sustained`]).
 //!
@@ -18,6 +20,7 @@
 //! FP32 ops (NeuSight's measurements) take the same rungs with the learned FP32 model in place
 //! of physics ([`fp32`]).
 
+pub mod across;
 pub mod fp32;
 pub mod ops;
 pub mod surface;
@@ -296,8 +299,40 @@ impl Ladder {
             let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
             return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))));
         }
+        if across::carries(&q.family()) {
+            if let Some(p) = self.across(q, gpu) {
+                return Ok(p);
+            }
+        }
         let seconds = self.model.predict(&q.timing(&q.shape, gpu), gpu)?;
         Ok(widened(seconds, PHYSICS_HALF_WIDTH, Provenance::PHYSICS))
+    }
+
+    /// `q` on `gpu` carried from measured GPUs of other architectures ([`across`]): each
+    /// source's time of the shape times the physics model's ratio of the two GPUs for it, the
+    /// sources weighted by similarity; never below the shape's bound. `None` when no other
+    /// GPU measured the family (or the GPU cannot run the format). Asked for any family (the
+    /// evaluation reports it beside physics); [`Ladder::price`] uses it only where
+    /// [`across::carries`] says it beat physics on GPUs left out.
+    pub fn across(&self, q: &Query, gpu: &Gpu) -> Option<Priced> {
+        let here = Work::of(&q.shape, q.precision, gpu).ok()?;
+        let physics_here = self.physics(q, &q.shape, gpu)?;
+        let mut carried: Vec<(f64, f64, &Gpu, Lookup)> = Vec::new();
+        for (from, distance) in self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture != gpu.architecture || s.compute_capability != gpu.compute_capability) {
+            if carried.len() == across::MAX_SOURCES {
+                break;
+            }
+            let (Some(there), Some(physics_there)) = (self.measured(q, from), self.physics(q, &q.shape, from)) else { continue };
+            let seconds = there.seconds * physics_here / physics_there;
+            if seconds.is_finite() && seconds > 0.0 {
+                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), from, there));
+            }
+        }
+        let (_, _, best, lookup) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let weights: f64 = carried.iter().map(|c| c.1).sum();
+        let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.bound_seconds());
+        let half_width = across::HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
+        Some(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))))
     }
 
     /// The naive baselines for `q` on `gpu` from its most similar measured GPU of any
@@ -374,6 +409,51 @@ mod tests {
         let (vllm, sglang) = (ask("vllm", &h200), ask("sglang", &h200));
         assert_eq!(sglang.provenance.to_string(), "transfer from h100-sxm");
         assert!((sglang.seconds / vllm.seconds - 2.0).abs() < 1e-9, "{vllm:?} {sglang:?}");
+    }
+
+    /// With no measured GPU of its architecture, a GPU is priced from other architectures'
+    /// measurements of the same shape times the physics model's ratio of the two GPUs; never
+    /// from its own rows when left out (they are poisoned here: 50× the truth), and with no
+    /// other GPU measured, nothing is carried.
+    #[test]
+    fn a_gpu_without_a_sibling_of_its_architecture_transfers_across_and_never_from_itself() {
+        let (h100, b200) = (Gpu::find("h100-sxm").unwrap(), Gpu::find("b200").unwrap());
+        let model = Model::shipped();
+        let big = |gpu: &str, m: u64, ms: f64| Timing { shape: Shape::Gemm { m, n: 8192, k: 8192 }, ..timing(gpu, m, ms) };
+        let honest = [big("b200", 1, 0.02), big("b200", 4096, 0.3)];
+        let mut poisoned: Vec<Timing> = honest.to_vec();
+        poisoned.extend([big("h100-sxm", 1, 1.0), big("h100-sxm", 4096, 15.0)]);
+        let q = Query::of(&big("h100-sxm", 4096, 0.0));
+        let clean = Ladder::from_rows(model.clone(), &honest, &Catalog::builtin(), None).across(&q, &h100).unwrap();
+        let left_out = Ladder::from_rows(model.clone(), &poisoned, &Catalog::builtin(), Some("h100-sxm")).across(&q, &h100).unwrap();
+        assert_eq!(clean, left_out, "the left-out GPU's rows reach no pair");
+        assert_eq!(clean.provenance.to_string(), "transfer from b200");
+        let ratio = model.predict(&q.timing(&q.shape, &h100), &h100).unwrap() / model.predict(&q.timing(&q.shape, &b200), &b200).unwrap();
+        assert!(ratio > 1.2, "H100 is the slower GPU for a 4096x8192x8192 GEMM: {ratio}");
+        assert!((clean.seconds / (0.3e-3 * ratio) - 1.0).abs() < 1e-9, "{clean:?} ratio {ratio}");
+        assert!(clean.lo < clean.seconds && clean.seconds < clean.hi);
+        // Kept, its own rows answer (measured); with B200 left out too, no one is carried.
+        let kept = Ladder::from_rows(model.clone(), &poisoned, &Catalog::builtin(), None);
+        assert_eq!(kept.price(&q, &h100).unwrap().provenance, Provenance::MEASURED);
+        let none = Ladder::from_rows(model, &honest, &Catalog::builtin(), Some("b200"));
+        assert!(none.across(&q, &h100).is_none());
+        assert_eq!(none.price(&q, &h100).unwrap().provenance, Provenance::PHYSICS);
+    }
+
+    /// The ladder carries a family across architectures only where that beat physics on GPUs
+    /// left out: an FP8 fused MoE is carried from B200, a BF16 GEMM stays physics.
+    #[test]
+    fn only_families_that_beat_physics_are_carried_across() {
+        let h100 = Gpu::find("h100-sxm").unwrap();
+        let moe = Timing { shape: Shape::Moe { tokens: 64, hidden: 4096, inter: 1536, topk: 8, experts: 128, tp: 1, ep: 1, balanced: true, gated: None }, precision: Precision::Fp8, ..timing("b200", 1, 0.1) };
+        let gemm = timing("b200", 64, 0.01);
+        let ladder = Ladder::from_rows(Model::shipped(), &[moe.clone(), gemm.clone()], &Catalog::builtin(), None);
+        let ask = |t: &Timing| Query::of(&Timing { gpu: "h100-sxm".into(), ..t.clone() });
+        let carried = ladder.price(&ask(&moe), &h100).unwrap();
+        assert_eq!(Some(carried.clone()), ladder.across(&ask(&moe), &h100));
+        assert_eq!(carried.provenance.to_string(), "transfer from b200");
+        assert!(ladder.across(&ask(&gemm), &h100).is_some(), "a BF16 GEMM could be carried");
+        assert_eq!(ladder.price(&ask(&gemm), &h100).unwrap().provenance, Provenance::PHYSICS);
     }
 
     /// A fused MoE's floor is GPU work, scaled with the rest: its transfer is the sibling's

@@ -103,16 +103,19 @@ pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor)
 }
 
 /// The memory of a transformer's single-GPU training step as the layout route counts it (the
-/// whole batch in one micro-batch), or its refusal in that route's words.
+/// whole batch in one micro-batch), or its refusal in that route's words. Its attention is the
+/// priced graph's: a fused kernel keeps no score matrix for backward, eager attention does.
 fn single_gpu_memory(w: &LoadedWorkload, spec: &wavecast_workload::TransformerSpec, gpu: &Gpu, predictor: &dyn Predictor) -> Result<wavecast_sim::MemoryGb> {
     let optimizer = w.graph.nodes.iter().find_map(|n| if let wavecast_ir::Op::Optimizer(o) = &n.op { Some(o.kind) } else { None });
+    let fused = w.graph.nodes.iter().any(|n| matches!(n.op, wavecast_ir::Op::Attention(_)));
+    let attention = if fused { wavecast_workload::AttentionImpl::Fused } else { wavecast_workload::AttentionImpl::Eager };
     let o = wavecast_workload::TrainOptions {
         global_batch: w.batch,
         seq: w.seq,
         dtype: w.dtype,
         optimizer: optimizer.unwrap_or(wavecast_ir::ops::OptimizerKind::Adam),
         layout: wavecast_workload::Layout { micro_batch: w.batch, ..Default::default() },
-        stack: wavecast_workload::Stack::EAGER,
+        stack: wavecast_workload::Stack { attention, ..wavecast_workload::Stack::EAGER },
         power_limit_w: None,
     };
     let topo = wavecast_sim::Topology::eight_per_node();

@@ -469,3 +469,23 @@ fn eval_training_and_predict_agree_on_a_row_of_an_unknown_source() {
     let predicted = cli["tokens_per_s_per_gpu"].as_f64().unwrap();
     assert!((replayed / predicted - 1.0).abs() < 1e-9, "eval {replayed} vs predict {predicted}");
 }
+
+/// A fused attention kernel keeps no score matrix for backward, so choosing it shrinks the
+/// activations the step reports; forcing eager attention on a model that defaults to fused
+/// grows them. Measured on an H100 (bench/results/h100_device.md): gpt2-large, FP32, 4 × 1024,
+/// peaked at 60.7 GB eager and 35.0 GB with PyTorch's SDPA kernel.
+#[test]
+fn the_attention_kernel_decides_whether_the_scores_are_kept() {
+    let activations = |model: &str, seq: &str, attention: &str| {
+        let args = ["predict", "--model", model, "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", seq, "--attention", attention, "--json"];
+        let o = wavecast(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["memory_gb"]["activations"].as_f64().unwrap()
+    };
+    let (eager, fused) = (activations("gpt2-large", "1024", "eager"), activations("gpt2-large", "1024", "fused"));
+    // The FP32 scores, probabilities and dropout mask of 20 heads over 1024² positions in 36
+    // layers: 4 · 20 · 1024² · (4 + 4 + 1) bytes · 36 = 27.2 GB.
+    assert!((eager - fused - 27.2).abs() < 0.5, "eager {eager} GB, fused {fused} GB");
+    assert!(activations("llama-3.2-1b", "2048", "eager") > activations("llama-3.2-1b", "2048", "fused") + 10.0);
+}

@@ -18,7 +18,7 @@ use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
 use wavecast_sim::{train_step, SdpaFlashAttention, Topology, TrainReport};
 use wavecast_stats::{ape, mean, median};
-use wavecast_workload::{Layout, LossKernel, Recompute, Stack, TrainOptions, TransformerSpec};
+use wavecast_workload::{AttentionImpl, Layout, LossKernel, Recompute, Stack, TrainOptions, TransformerSpec};
 
 /// One row of the file, as written (empty cells are `None`). Columns the replay does not read
 /// (`notes`, `source`, measured MFU) may be present or absent.
@@ -203,7 +203,7 @@ fn runs_flash_attention_2(row: &RunRow) -> bool {
 ///   FSDP (ZeRO-3) each layer's all-gather prefetched under the previous layer's compute.
 fn stack_of(source_id: &str) -> Stack {
     if source_id.starts_with("megatronlm_2021") {
-        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, unfused_attention: true, ..Stack::EAGER }
+        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, attention: AttentionImpl::EagerFusedSoftmax, ..Stack::EAGER }
     } else if source_id.starts_with("megatronlm") || source_id.starts_with("nemo") || source_id.starts_with("mbridge") {
         Stack::MEGATRON_CORE
     } else if runs_torchtitan(source_id) || source_id.starts_with("automodel") {
@@ -459,7 +459,7 @@ mod tests {
         assert_eq!(zero_stage("s", None).unwrap(), 1);
         assert_eq!(zero_stage("megatronlm_2021_a100", None).unwrap(), 0);
         assert!(stack_of("nemo_24.07_h100").tp_comm_overlap && !stack_of("megatronlm_2021_a100").grad_reduce_overlap);
-        assert!(stack_of("megatronlm_2021_a100").unfused_attention && !stack_of("megatronlm_2024_h100").unfused_attention);
+        assert!(stack_of("megatronlm_2021_a100").attention == AttentionImpl::EagerFusedSoftmax && stack_of("megatronlm_2024_h100").attention == AttentionImpl::Auto);
         assert_eq!(stack_of("torchtitan_2412_h100").loss, LossKernel::Fused);
         assert_eq!(bands_of(1.7, 32768, 2, "fp8"), BANDS.to_vec());
         assert!(bands_of(70.0, 4096, 1, "bf16").is_empty());

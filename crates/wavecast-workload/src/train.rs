@@ -190,21 +190,23 @@ pub struct Stack {
     /// FSDP, Megatron-Core); without it (Megatron-LM's 2021 local DDP) the whole reduction
     /// waits for the backward pass to end.
     pub grad_reduce_overlap: bool,
-    /// Attention without a flash kernel: eager BMMs around Megatron's fused scale-mask-softmax
-    /// and a dropout ([`AttentionImpl::EagerFusedSoftmax`]), as Megatron-LM ran it before
-    /// FlashAttention (2022). The score matrix makes several trips through memory, and backward
-    /// keeps the probabilities and dropout mask unless recomputed.
-    pub unfused_attention: bool,
+    /// How the attention core runs. `Auto` is the model's and format's default (eager for the
+    /// FP32 GPT-2/OPT/BERT presets, fused otherwise); Megatron-LM before FlashAttention (2022)
+    /// ran eager BMMs around its fused scale-mask-softmax and a dropout
+    /// ([`AttentionImpl::EagerFusedSoftmax`]). Without a fused kernel the score matrix makes
+    /// several trips through memory, and backward keeps the probabilities and dropout mask
+    /// unless recomputed.
+    pub attention: AttentionImpl,
 }
 
 impl Stack {
     /// Plain PyTorch, eager: what `predict` and `plan train` assume.
-    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true, unfused_attention: false };
+    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true, attention: AttentionImpl::Auto };
     /// torch.compile'd stacks (torchtitan, torchao) and stacks with a fused loss kernel.
     pub const FUSED_LOSS: Stack = Stack { loss: LossKernel::Fused, ..Stack::EAGER };
     /// Megatron-Core as NeMo and Megatron-Bridge run it: vocabulary-parallel loss, tensor- and
     /// data-parallel communication overlapped.
-    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true, unfused_attention: false };
+    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true, attention: AttentionImpl::Auto };
 }
 
 /// A training run: the global batch and sequence, formats, optimizer and layout.
@@ -326,9 +328,7 @@ impl TrainOptions {
         o.cp = l.cp;
         o.ep = l.ep;
         o.sequence_parallel = l.sequence_parallel;
-        if self.stack.unfused_attention {
-            o.attention = AttentionImpl::EagerFusedSoftmax;
-        }
+        o.attention = self.stack.attention;
         let mut g = build(spec, &o)?;
         g.nodes.retain(|n| n.phase != Phase::Optimizer);
         if self.dtype == DType::Fp8 {
@@ -394,7 +394,11 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     // (fc1's outputs, which the activation's backward reads, and fc2's input).
     let fc1_outputs = if spec.activation == Activation::SwiGlu { 2.0 * f } else { f };
     let inner = s * b * ((q + 2.0 * kv + fc1_outputs) * d + q * projection_input + f * gemm_input);
-    let fused_core = !o.stack.unfused_attention && (spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32));
+    let fused_core = match o.stack.attention {
+        AttentionImpl::Fused => true,
+        AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
+        AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32),
+    };
     let scores = if fused_core || l.recompute == Recompute::Selective {
         0.0
     } else {
@@ -561,7 +565,7 @@ mod tests {
         let spec = gpt3_like();
         let mut o = opts(Layout { tp: 8, ..Layout::default() });
         o.dtype = DType::Fp16;
-        o.stack.unfused_attention = true;
+        o.stack.attention = AttentionImpl::EagerFusedSoftmax;
         let (s, b, h, a, t) = (2048.0, 1.0, 12288.0, 96.0, 8.0);
         let expect = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
         let got = o.layer_activation_bytes(&spec);
@@ -575,7 +579,7 @@ mod tests {
         let names = |g: &Graph| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
         let flash = o.micro_batch_graph(&spec).unwrap();
         assert!(flash.nodes.iter().any(|n| matches!(n.op, Op::Attention(_))));
-        let unfused = TrainOptions { stack: Stack { unfused_attention: true, ..Stack::EAGER }, ..o.clone() }.micro_batch_graph(&spec).unwrap();
+        let unfused = TrainOptions { stack: Stack { attention: AttentionImpl::EagerFusedSoftmax, ..Stack::EAGER }, ..o.clone() }.micro_batch_graph(&spec).unwrap();
         assert!(!unfused.nodes.iter().any(|n| matches!(n.op, Op::Attention(_))));
         let unfused_names = names(&unfused);
         for kernel in ["scores", "softmax", "attn_probs_dropout", "context"] {

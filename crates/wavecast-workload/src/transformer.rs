@@ -20,10 +20,12 @@ pub enum Mode {
 }
 
 /// How attention is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AttentionImpl {
     /// Eager kernels for FP32/TF32 GPT-2/OPT/BERT (what Hugging Face ran when the shared
     /// measurements were taken); fused for half precision and Llama-family models.
+    #[default]
     Auto,
     /// Separate QKᵀ BMM, scale, mask, softmax, dropout and ·V BMM kernels.
     Eager,

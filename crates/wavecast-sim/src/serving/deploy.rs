@@ -511,7 +511,9 @@ mod tests {
         let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8), moe_quant: Some(wavecast_ir::Quant::Fp8), kv: DType::Bf16 };
         let par = Parallel::tp(8);
         let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
-        let backend: Backend = "sglang".parse().unwrap();
+        // vLLM's share of memory, so that only the state and the activations move with the
+        // sequences (SGLang's reserve also grows with its CUDA-graph batch sizes).
+        let backend: Backend = "vllm".parse().unwrap();
         let limits = |max_seqs| Limits { max_tokens: 8192, max_seqs, max_context: 2048 };
         let state = spec.linear_state_bytes(8, DType::Bf16);
         assert_eq!(linear_state_bytes(&spec, &f, &par, &limits(64)), 64.0 * state);

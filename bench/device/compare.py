@@ -1,0 +1,105 @@
+"""Set what bench/device/h100_check.py measured on a lent H100 beside wavecast's answers.
+
+    python3 bench/device/compare.py RESULTS_DIR [WAVECAST_BINARY] > bench/results/h100_device.md
+
+RESULTS_DIR holds steps.json (and gemm.csv, if the GEMM sample was timed). Each step is priced
+with `wavecast predict ... --gpu h100 --json`, the command the measurement names.
+"""
+
+import csv
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+# The profiler's kernel names, sorted into wavecast's op classes (first match wins).
+KERNEL_CLASSES = [
+    ("fused_attention", r"flash|fmha|sdpa"),
+    ("gemm", r"gemm|cutlass|nvjet|xmma|cublas|splitk"),
+    ("softmax", r"softmax"),
+    ("norm", r"layer_norm|layernorm|rms_?norm"),
+    ("optimizer", r"multi_tensor_apply|adam"),
+    ("reduction", r"reduce"),
+    ("memory", r"copy|cat|memcpy|memset"),
+    ("elementwise", r"elementwise|vectorized|unrolled"),
+]
+
+
+def predict(binary, args):
+    out = subprocess.run([binary, "predict", *args.split(), "--gpu", "h100", "--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def steps_table(results, binary):
+    print("| step (PyTorch eager, H100 SXM) | wavecast command | measured ms | predicted ms | error | interval | measured peak GB | predicted GB |")
+    print("|---|---|---|---|---|---|---|---|")
+    errors = []
+    for s in results["steps"]:
+        if "error" in s:
+            print(f"| {s['name']} | | failed: {s['error']} | | | | | |")
+            continue
+        p = predict(binary, s["wavecast_args"])
+        ms = p.get("step_ms", p["total_ms"])
+        lo, hi = p["interval_ms"]
+        err = ms / s["median_ms"] - 1
+        errors.append(abs(err))
+        inside = "inside" if lo <= s["median_ms"] <= hi else "outside"
+        mem = p.get("memory_gb", {}).get("total")
+        mem = f"{mem:.1f}" if mem is not None else "-"
+        print(f"| {s['name']} | `{s['wavecast_args']}` | {s['median_ms']:.1f} | {ms:.1f} | {100 * err:+.1f} % | {lo:.0f}–{hi:.0f} ({inside}) | {s['peak_gb']:.1f} | {mem} |")
+    if errors:
+        print(f"\nMean APE over {len(errors)} steps: {100 * statistics.mean(errors):.1f} %.")
+
+
+def kernel_class(name):
+    lower = name.lower()
+    return next((c for c, pattern in KERNEL_CLASSES if re.search(pattern, lower)), "other")
+
+
+def profile_tables(folder, results, binary):
+    """Per op class: the profiled GPU kernel time of a step beside wavecast's class time."""
+    for path in sorted(glob.glob(os.path.join(folder, "profile_*.csv"))):
+        index = int(re.search(r"profile_(\d+)", path).group(1))
+        case = results["steps"][index]
+        measured = {}
+        for r in csv.DictReader(open(path)):
+            c = kernel_class(r["kernel"])
+            measured[c] = measured.get(c, 0.0) + float(r["us_per_step"]) / 1e3
+        predicted = {c["class"]: c["ms"] for c in predict(binary, case["wavecast_args"])["classes"]}
+        # Eager attention's BMMs are GEMM kernels to the profiler.
+        predicted["gemm"] = predicted.get("gemm", 0.0) + predicted.pop("attention_bmm", 0.0)
+        print(f"\n{case['name']} (`{case['wavecast_args']}`), GPU kernel time per step by class, ms:\n")
+        print("| class | measured | predicted |")
+        print("|---|---|---|")
+        for c in sorted(set(measured) | set(predicted), key=lambda c: -measured.get(c, 0.0)):
+            print(f"| {c} | {measured.get(c, 0.0):.1f} | {predicted.get(c, 0.0):.1f} |")
+        print(f"| all | {sum(measured.values()):.1f} | {sum(predicted.values()):.1f} |")
+
+
+def gemm_table(path):
+    rows = [r for r in csv.DictReader(open(path)) if not r["measured_ms"].startswith("error")]
+    print("\n| vLLM 0.24 H100 table re-timed | rows | mean APE | median APE | median (today / table − 1) |")
+    print("|---|---|---|---|---|")
+    for dtype in sorted({r["gemm_dtype"] for r in rows}):
+        err = [float(r["measured_ms"]) / float(r["table_ms"]) - 1 for r in rows if r["gemm_dtype"] == dtype]
+        ape = [abs(e) for e in err]
+        print(f"| {dtype} | {len(err)} | {100 * statistics.mean(ape):.1f} % | {100 * statistics.median(ape):.1f} % | {100 * statistics.median(err):+.1f} % |")
+
+
+def main():
+    folder = sys.argv[1]
+    binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/wavecast"
+    results = json.load(open(os.path.join(folder, "steps.json")))
+    info = results["info"]
+    print(f"Measured on {info['gpu']} ({info['sms']} SMs), PyTorch {info['torch']}.\n")
+    steps_table(results, binary)
+    profile_tables(folder, results, binary)
+    if os.path.exists(os.path.join(folder, "gemm.csv")):
+        gemm_table(os.path.join(folder, "gemm.csv"))
+
+
+if __name__ == "__main__":
+    main()

@@ -58,13 +58,11 @@ def build(case):
     return model
 
 
-def time_case(case):
-    name, args, _, batch, seq, mode, dtype, _ = case
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
+def prepare(case):
+    """The case's model and one step of it (forward, and in training backward and Adam)."""
+    _, _, _, batch, seq, mode, dtype, _ = case
     model = build(case)
-    vocab = model.config.vocab_size
-    ids = torch.randint(0, vocab, (batch, seq), device="cuda")
+    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
     opt = torch.optim.Adam(model.parameters(), lr=1e-5) if mode == "train" else None
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=(dtype == "amp-bf16"))
 
@@ -79,6 +77,14 @@ def time_case(case):
             with torch.no_grad(), autocast:
                 model(input_ids=ids)
 
+    return model, opt, step
+
+
+def time_case(case):
+    name, args, _, batch, seq, mode, dtype, _ = case
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    model, opt, step = prepare(case)
     for _ in range(WARMUP):
         step()
     torch.cuda.synchronize()

@@ -17,23 +17,7 @@ import h100_check as check  # noqa: E402
 
 def profile_case(index, out):
     case = check.CASES[index]
-    _, _, _, batch, seq, mode, dtype, _ = case
-    model = check.build(case)
-    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
-    opt = torch.optim.Adam(model.parameters(), lr=1e-5) if mode == "train" else None
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=(dtype == "amp-bf16"))
-
-    def step():
-        if mode == "train":
-            with autocast:
-                loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        else:
-            with torch.no_grad(), autocast:
-                model(input_ids=ids)
-
+    model, opt, step = check.prepare(case)
     for _ in range(3):
         step()
     torch.cuda.synchronize()

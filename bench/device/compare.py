@@ -79,6 +79,21 @@ def profile_tables(folder, results, binary):
         print(f"| all | {sum(measured.values()):.1f} | {sum(predicted.values()):.1f} |")
 
 
+def memory_table(path, binary):
+    """Set-ups near the memory limit: whether each ran, beside what wavecast says of it."""
+    print("\n| training step near the limit | measured (PyTorch peak allocated) | wavecast |")
+    print("|---|---|---|")
+    for r in json.load(open(path)):
+        out = subprocess.run([binary, "predict", *r["wavecast_args"].split(), "--gpu", "h100", "--json"], capture_output=True, text=True)
+        if out.returncode == 0:
+            m = json.loads(out.stdout)["memory_gb"]
+            said = f"fits: {m['total']:.1f} of {m['capacity']:.0f} GB" + (" (close to the limit)" if m["near_limit"] else "")
+        else:
+            said = "refused: " + out.stderr.split("needs ")[-1].split(" per GPU")[0] + " needed"
+        ran = f"ran, {r['peak_allocated_gb']:.1f} GB" if r["ran"] else f"out of memory (at {r['peak_allocated_gb']:.1f} GB)"
+        print(f"| `{r['wavecast_args']}` | {ran} | {said} |")
+
+
 def gemm_table(path):
     rows = [r for r in csv.DictReader(open(path)) if not r["measured_ms"].startswith("error")]
     print("\n| vLLM 0.24 H100 table re-timed | rows | mean APE | median APE | median (today / table − 1) |")
@@ -97,6 +112,8 @@ def main():
     print(f"Measured on {info['gpu']} ({info['sms']} SMs), PyTorch {info['torch']}.\n")
     steps_table(results, binary)
     profile_tables(folder, results, binary)
+    if os.path.exists(os.path.join(folder, "memory.json")):
+        memory_table(os.path.join(folder, "memory.json"), binary)
     if os.path.exists(os.path.join(folder, "gemm.csv")):
         gemm_table(os.path.join(folder, "gemm.csv"))
 

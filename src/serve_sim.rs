@@ -104,6 +104,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
         formats,
         backend,
         max_batched_tokens: req.max_batched_tokens,
+        chunk_tokens: None,
         chunked_prefill: req.chunked_prefill,
         prefix_caching: req.prefix_caching,
         shared_prefix: req.shared_prefix,

@@ -196,3 +196,15 @@ fn a_checkpoint_is_served_in_its_own_format_unless_a_flag_says_otherwise() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("deepseek-v3's checkpoint stores fp8_block weights") && err.contains("--weights bf16") && err.trim().lines().count() == 1, "{err}");
 }
+
+/// A static batch schedules its whole prompt in one iteration, but SGLang sizes its reserve for
+/// its own prefill chunk (8,192 tokens), not for that iteration: a batch that fits in vLLM's
+/// share fits in SGLang's too (64 × 4,096 tokens once asked for a 413 GB reserve).
+#[test]
+fn a_large_static_batch_fits_in_sglang_where_it_fits_in_vllm() {
+    let large = ["--model", "llama-3.1-8b", "--batch", "64", "--input-len", "4096"];
+    let vllm = serve_json(&large);
+    let sglang = serve_json(&[&large[..], &["--backend", "sglang"]].concat());
+    assert_eq!(sglang["backend"].as_str(), Some("sglang"));
+    assert!(vllm["memory_gb"].as_f64().is_some() && sglang["memory_gb"].as_f64().is_some(), "{sglang}");
+}

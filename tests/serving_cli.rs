@@ -308,3 +308,19 @@ fn tensor_parallelism_is_asked_the_way_engines_name_it() {
     zero.extend(["--tp", "0"]);
     assert!(error(&zero).contains("tp0"));
 }
+
+/// The routed experts are stored in `--moe-quant`'s format whatever `--quant` says of the rest
+/// of the layer: gpt-oss-120b with FP8 attention and MXFP4 experts holds about what its MXFP4
+/// checkpoint holds (attention is a small part), far less than with FP8 experts.
+#[test]
+fn the_experts_weights_are_counted_in_their_own_format() {
+    let weights = |formats: &[&str]| {
+        let mut args = vec!["serve-sim", "--model", "gpt-oss-120b", "--gpu", "h100", "--layout", "tp2", "--concurrency", "8"];
+        args.extend(formats);
+        f(&json(&args), "memory.0.weights_gb")
+    };
+    let (fp8, mixed, experts_only) = (weights(&["--quant", "fp8"]), weights(&["--quant", "fp8", "--moe-quant", "mxfp4"]), weights(&["--moe-quant", "mxfp4"]));
+    assert!(mixed < 0.6 * fp8, "fp8 {fp8} GB, fp8 + mxfp4 experts {mixed} GB");
+    // FP8 attention instead of BF16: a little less than the experts-only checkpoint.
+    assert!(mixed < experts_only && mixed > 0.95 * experts_only, "{mixed} vs {experts_only}");
+}

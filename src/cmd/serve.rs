@@ -66,10 +66,11 @@ fn print_human(r: &ServeReport) {
         println!("communication: {} ms, {} of total (collectives over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
     }
     println!(
-        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB + runtime {:.1} GB = {:.1} of {:.0} GB ({})",
+        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB = {:.1} of {:.0} GB ({})",
         r.weight_gb,
         r.kv_cache_gb,
         r.activation_gb,
+        linear_state(r.linear_state_gb),
         r.runtime_gb,
         r.memory_gb,
         r.gpu_memory_gb,
@@ -84,4 +85,9 @@ fn print_human(r: &ServeReport) {
     for u in &r.unpriced {
         println!("unpriced: {u}");
     }
+}
+
+/// The linear-attention state's term of a memory line, empty for models without it.
+pub(crate) fn linear_state(gb: f64) -> String {
+    if gb > 0.0 { format!(" + linear-attention state {gb:.1} GB") } else { String::new() }
 }

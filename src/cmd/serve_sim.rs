@@ -80,9 +80,10 @@ fn print_human(r: &ServeSimReport) {
     let pools = if r.memory.len() == 2 { vec!["prefill GPU", "decode GPU"] } else { vec!["per GPU"] };
     for (name, w) in pools.iter().zip(&r.memory) {
         println!(
-            "memory {name}: weights {:.1} GB + activations {:.1} GB + runtime {:.1} GB; KV cache {:.1} GB = {} tokens per worker",
+            "memory {name}: weights {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB; KV cache {:.1} GB = {} tokens per worker",
             w.weights_gb,
             w.activations_gb,
+            super::serve::linear_state(w.linear_state_gb),
             w.runtime_gb,
             w.kv_cache_gb,
             table::si(w.kv_tokens as f64)

@@ -194,7 +194,7 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
         }
     }
     let formats = Formats { dtype: DType::Bf16, quant: gemm, moe_quant: moe, kv: kv_dtype(gemm, moe) };
-    let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None, ops_data: None };
+    let options = ServeSimOptions { layout: layout(row)?, formats, backend, max_batched_tokens: None, chunk_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: None, ops_data: None };
     let clients = row.concurrency.ok_or("the file gives no concurrency (batch_size or silicon_concurrency)")?;
     let load = Load::synthetic(serving::benchmark_requests(clients), Arrival::Concurrency { clients }, Lengths::Fixed { tokens: row.isl }, Lengths::Fixed { tokens: row.osl }, 0).map_err(|e| e.to_string())?;
     let key = format!("{}|{}|{}|{:?}|{}", spec.name, gpu.id, ops_key, options, load.max_context());

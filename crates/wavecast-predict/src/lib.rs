@@ -34,6 +34,7 @@ pub mod roofline;
 pub mod wave_scaling;
 pub mod sample;
 pub mod sustained;
+pub mod unmodelled;
 pub mod wavecast;
 
 use serde::Serialize;
@@ -142,5 +143,5 @@ pub fn by_name_unbounded(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pr
 fn unbounded_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    Ok(interval::WithInterval::wrap(entry.with_fallbacks(holdout, ops_data)?))
+    Ok(interval::WithInterval::wrap(Box::new(unmodelled::Unmodelled(entry.with_fallbacks(holdout, ops_data)?))))
 }

@@ -333,7 +333,7 @@ impl WeightsFile {
 /// Builds the predictor a model file describes (without fallbacks), bounded by the physical
 /// floor like every predictor a report uses.
 pub fn load(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictError> {
-    Ok(Box::new(crate::bounds::Bounded(load_unbounded(file)?)))
+    Ok(Box::new(crate::bounds::Bounded(Box::new(crate::unmodelled::Unmodelled(load_unbounded(file)?)))))
 }
 
 /// [`load`] without the physical floor: the model's own output, which [`crate::by_name`]

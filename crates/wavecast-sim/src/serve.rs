@@ -63,6 +63,9 @@ pub struct ServeReport {
     pub activation_gb: f64,
     /// CUDA context, library workspaces and allocator slack.
     pub runtime_gb: f64,
+    /// The linear-attention layers' state for every sequence the engine may run (hybrid models).
+    #[serde(skip_serializing_if = "crate::serving::deploy::is_zero")]
+    pub linear_state_gb: f64,
     pub memory_gb: f64,
     pub gpu_memory_gb: f64,
     pub memory_fraction: f64,
@@ -186,6 +189,7 @@ pub fn batch_options(o: &ServeOptions, backend: Backend) -> Result<ServeSimOptio
         formats: formats(o),
         backend,
         max_batched_tokens: Some(tokens.max(o.batch).div_ceil(parallel.attention_dp)),
+        chunk_tokens: Some(backend.max_batched_tokens),
         chunked_prefill: true,
         prefix_caching: false,
         shared_prefix: 0,
@@ -227,7 +231,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
     let mut unpriced_ops = unpriced(&prefill_graph, "prefill");
     unpriced_ops.extend(unpriced(&decode_graph, "decode"));
     let m = run.memory;
-    let memory_gb = m.weights_gb + m.activations_gb + m.runtime_gb + run.batch_kv_bytes / 1e9;
+    let memory_gb = m.weights_gb + m.activations_gb + m.runtime_gb + m.linear_state_gb + run.batch_kv_bytes / 1e9;
     Ok(ServeReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
@@ -260,6 +264,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,
         runtime_gb: m.runtime_gb,
+        linear_state_gb: m.linear_state_gb,
         memory_gb,
         gpu_memory_gb: gpu.memory_gb,
         memory_fraction: memory_gb * 1e9 / gpu.memory_bytes(),

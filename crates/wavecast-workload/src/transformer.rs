@@ -93,6 +93,9 @@ pub struct BuildOptions {
     /// MLPs, routed and shared experts); takes precedence over `weights`. The LM head, MoE
     /// router, embeddings and MLA's absorbed per-head products stay unquantised.
     pub quant: Option<Quant>,
+    /// Format of the routed experts' weights where it differs from `quant` (a checkpoint that
+    /// quantises its experts apart, `--moe-quant`): `quant` when absent.
+    pub moe_quant: Option<Quant>,
     /// Whether `quant` also covers the attention projections (true by default). Many
     /// checkpoints quantise only the experts (gpt-oss MXFP4, Kimi-K2.5 INT4, NVIDIA's NVFP4
     /// DeepSeek/Qwen3/MiniMax exports keep attention in BF16).
@@ -133,6 +136,7 @@ impl BuildOptions {
             ep: 1,
             sequence_parallel: false,
             quant: None,
+            moe_quant: None,
             quant_attention: true,
             kv_dtype: None,
             attention_dp: 1,
@@ -761,6 +765,18 @@ fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64) -> Result<(), WorkloadE
     Ok(())
 }
 
+/// The routed experts' SwiGLU MLPs, `active` of them on this GPU with `rows` tokens each, in an
+/// `expert.` sub-scope; their linears in the experts' own format (`moe_quant`) where a
+/// checkpoint quantises them apart from the rest of the layer.
+fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64) -> Result<(), WorkloadError> {
+    let o = BuildOptions { quant: cx.o.moe_quant.or(cx.o.quant), ..cx.o.clone() };
+    let cx = Ctx { o: &o, ..*cx };
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
+    gate_up(&cx, &mut experts, rows, f)?;
+    experts.op("down", cx.linear(rows, f, cx.spec.hidden, cx.spec.mlp_bias)?);
+    Ok(())
+}
+
 /// Shared experts: one SwiGLU MLP of the shared width `width` (this GPU's share) over `rows`
 /// tokens, in a `shared.` sub-scope.
 fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<(), WorkloadError> {
@@ -798,9 +814,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     cx.collective_in(e, "ep_dispatch_all_to_all", CommKind::AllToAll, routed * h, ep, false);
     let active = active_experts(t.saturating_mul(ep), moe.top_k, moe.experts).div_ceil(ep).max(1);
     let rows = routed.div_ceil(active);
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
-    gate_up(cx, &mut experts, rows, f)?;
-    experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
+    routed_experts(cx, e, rows, f, active)?;
     cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, routed * h, ep, false);
     e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
     if folded && !cx.sequence_parallel() {
@@ -859,9 +873,7 @@ fn moe_block_serving(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
     let active = active_experts(moe_tokens, moe.top_k, moe.experts).div_ceil(l.ep).max(1);
     let rows = rows_here.div_ceil(active);
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
-    gate_up(cx, &mut experts, rows, f)?;
-    experts.op("down", cx.linear(rows, f, h, s.mlp_bias)?);
+    routed_experts(cx, e, rows, f, active)?;
     e.op("combine", cx.ew(EwKind::Mul, rows_here * h, 2));
     if all_to_all {
         cx.collective_in(e, "moe_tp_all_reduce", CommKind::AllReduce, rows_here * h, l.moe_tp, false);

@@ -187,8 +187,8 @@ impl Predictor for LadderOps {
         if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
             return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
         }
-        if let Op::GatedDelta(d) = op {
-            return gated_delta(d, gpu);
+        if let Some(s) = crate::unmodelled::seconds(op, gpu) {
+            return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         if let Shape::Collective { gpus: 1, .. } = shape {
@@ -203,15 +203,6 @@ impl Predictor for LadderOps {
             (Err(reason), _) => Estimate::Unpriced(reason),
         }
     }
-}
-
-/// The gated delta rule (no measured rung yet): its roofline time plus the GPU's gap between
-/// kernels for each kernel it launches inside the model, as every other op's in-model time
-/// carries it.
-fn gated_delta(d: &wavecast_ir::ops::GatedDelta, gpu: &Gpu) -> Estimate {
-    let op = Op::GatedDelta(d.clone());
-    let s = crate::roofline::roofline_seconds(&op, gpu) + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6;
-    Estimate::Time(OpTime::exact(s))
 }
 
 #[cfg(test)]

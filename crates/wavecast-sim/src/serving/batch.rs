@@ -71,11 +71,12 @@ impl Prepared {
         if blocks > c.kv_blocks {
             let m = &w.memory;
             return Err(SimError::Invalid(format!(
-                "does not fit in memory: the batch's KV cache needs {:.1} GB per GPU but {:.1} GB remain beside weights {:.1} GB, activations {:.1} GB and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, or a smaller format",
+                "does not fit in memory: the batch's KV cache needs {:.1} GB per GPU but {:.1} GB remain beside weights {:.1} GB, activations {:.1} GB{} and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, or a smaller format",
                 batch_kv_bytes / 1e9,
                 m.kv_cache_gb,
                 m.weights_gb,
                 m.activations_gb,
+                if m.linear_state_gb > 0.0 { format!(", linear-attention state {:.1} GB", m.linear_state_gb) } else { String::new() },
                 m.runtime_gb
             )));
         }

@@ -189,6 +189,8 @@ pub struct Limits {
     pub max_seqs: u64,
     /// Longest context any sequence reaches.
     pub max_context: u64,
+    /// The prompt chunk the engine sizes its buffers for, on the whole worker (SGLang's reserve).
+    pub chunk_tokens: u64,
 }
 
 /// What prices an iteration's ops: a predictor for the graph's nodes and, when that predictor
@@ -284,6 +286,7 @@ pub fn build_options(formats: &Formats, par: &Parallel, batch: u64, seq: u64, pa
     o.ep = par.ep;
     // Expert-only formats (weight-only checkpoints) leave the attention projections in 16 bits.
     o.quant = formats.quant.or(formats.moe_quant);
+    o.moe_quant = formats.moe_quant;
     o.quant_attention = formats.quant.is_some();
     o.kv_dtype = Some(formats.kv).filter(|k| *k != formats.dtype);
     o

@@ -82,6 +82,11 @@ pub struct ServeSimOptions {
     pub backend: Backend,
     /// Tokens per iteration (the backend's default when absent).
     pub max_batched_tokens: Option<u64>,
+    /// The prompt chunk the engine sizes its buffers for (SGLang's `chunked_prefill_size`):
+    /// `max_batched_tokens` when absent. A static batch schedules its whole batch in one
+    /// iteration but runs in an engine configured with its own default chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<u64>,
     pub chunked_prefill: bool,
     pub prefix_caching: bool,
     /// Prompt tokens every request shares (a system prompt).
@@ -92,12 +97,21 @@ pub struct ServeSimOptions {
     pub ops_data: Option<std::path::PathBuf>,
 }
 
+/// Whether a memory part is absent (serialised only where a model has it).
+pub(crate) fn is_zero(gb: &f64) -> bool {
+    *gb == 0.0
+}
+
 /// Memory of one GPU of a worker, GB.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WorkerMemory {
     pub weights_gb: f64,
     pub activations_gb: f64,
     pub runtime_gb: f64,
+    /// The linear-attention layers' recurrent and convolution state, kept for every sequence
+    /// the engine may run at once (hybrid models such as Qwen3.5; absent for others).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub linear_state_gb: f64,
     pub kv_cache_gb: f64,
     /// Tokens of KV cache the whole worker holds (all its pipeline stages' virtual engines).
     pub kv_tokens: u64,
@@ -163,7 +177,8 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     // Every attention-data-parallel rank schedules its own token budget.
     let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens) * par.attention_dp.max(1);
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
-    let limits = Limits { max_tokens, max_seqs, max_context };
+    let chunk_tokens = o.chunk_tokens.map_or(max_tokens, |c| c * par.attention_dp.max(1));
+    let limits = Limits { max_tokens, max_seqs, max_context, chunk_tokens };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
     let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend.overhead_ms(spec.layers), pricing)?;
     let config = EngineConfig {
@@ -215,11 +230,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
         // Activations, CUDA graphs and the runtime live in the reserve, which SGLang sizes for
         // its chunk and graphs: an activation estimate above it is this model's, not a refusal
         // (a run SGLang made must not be refused).
-        KvRule::StaticReserve => {
-            // Each attention-data-parallel rank chunks and captures graphs for its own share.
-            let reserve = sglang_reserve_bytes(capacity, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.tp * par.pp.max(1));
-            capacity - reserve - weights - states
-        }
+        KvRule::StaticReserve => capacity - static_reserve(capacity, limits, par) - weights - states,
     };
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
@@ -236,7 +247,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
     let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
-    Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), kv_cache_gb: gb(usable), kv_tokens })
+    Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), linear_state_gb: gb(states), kv_cache_gb: gb(usable), kv_tokens })
 }
 
 /// What the engine gives itself of a GPU's memory, in words for a refusal.
@@ -244,12 +255,16 @@ fn engine_share(backend: &Backend, capacity: f64, limits: &Limits, par: &Paralle
     match backend.kv_rule {
         KvRule::ShareOfMemory => format!("{} gives its engine {:.0} %", backend.name, 100.0 * backend.memory_fraction),
         KvRule::ShareOfFree => format!("{} gives its cache {:.0} % of what is free", backend.name, 100.0 * backend.memory_fraction),
-        KvRule::StaticReserve => {
-            let dp = par.attention_dp.max(1);
-            let reserve = sglang_reserve_bytes(capacity, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.tp * par.pp.max(1));
-            format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, reserve / 1e9)
-        }
+        KvRule::StaticReserve => format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, static_reserve(capacity, limits, par) / 1e9),
     }
+}
+
+/// SGLang's reserve outside its static share on one GPU. Each attention-data-parallel rank
+/// chunks and captures graphs for its own share of the tokens and sequences; its `tp_size` is
+/// the whole group, attention data parallelism included.
+fn static_reserve(capacity: f64, limits: &Limits, par: &Parallel) -> f64 {
+    let dp = par.attention_dp.max(1);
+    sglang_reserve_bytes(capacity, limits.chunk_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp), par.gpus())
 }
 
 /// Bytes one GPU reserves for the linear-attention state of the most sequences a rank runs at
@@ -479,7 +494,7 @@ mod tests {
         let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
         let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8Block), moe_quant: Some(wavecast_ir::Quant::Fp8Block), kv: DType::Bf16 };
         let sglang: Backend = "sglang".parse().unwrap();
-        let limits = Limits { max_tokens: 8192, max_seqs: 1024, max_context: 9216 };
+        let limits = Limits { max_tokens: 8192, max_seqs: 1024, max_context: 9216, chunk_tokens: 8192 };
         let m = worker_memory(&spec, &gpu, &Parallel::tp(4), &f, &sglang, &limits).unwrap();
         let reserve = sglang_reserve_bytes(gpu.memory_bytes(), 8192, 1024, 4);
         assert!((m.kv_cache_gb - (gpu.memory_bytes() - reserve) / 1e9 + m.weights_gb).abs() < 1e-9, "{m:?}");
@@ -514,12 +529,15 @@ mod tests {
         // vLLM's share of memory, so that only the state and the activations move with the
         // sequences (SGLang's reserve also grows with its CUDA-graph batch sizes).
         let backend: Backend = "vllm".parse().unwrap();
-        let limits = |max_seqs| Limits { max_tokens: 8192, max_seqs, max_context: 2048 };
+        let limits = |max_seqs| Limits { max_tokens: 8192, max_seqs, max_context: 2048, chunk_tokens: 8192 };
         let state = spec.linear_state_bytes(8, DType::Bf16);
         assert_eq!(linear_state_bytes(&spec, &f, &par, &limits(64)), 64.0 * state);
         assert!(state > 45.0 * 4.0 * 1024.0 * 1024.0 / 8.0 * 4.0 / 4.0);
         let few = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(1)).unwrap();
         let many = worker_memory(&spec, &gpu, &par, &f, &backend, &limits(257)).unwrap();
+        // The reports show the state beside the other parts (and only for models that have it).
+        assert!((many.linear_state_gb - 257.0 * state / 1e9).abs() < 1e-9, "{many:?}");
+        assert!(serde_json::to_value(many).unwrap()["linear_state_gb"].as_f64().is_some());
         let per_token = kv_bytes_per_token(&spec, &f, &par, 2048).unwrap();
         assert_eq!(per_token, 15.0 * 2.0 * 256.0 * 2.0, "full-attention layers only, one KV head per GPU");
         // The activations also grow with the sequences (their logits); the state dominates.
@@ -528,5 +546,7 @@ mod tests {
         // Models without linear layers reserve nothing.
         let qwen3 = wavecast_workload::presets::preset("qwen3-235b-a22b").unwrap();
         assert_eq!(linear_state_bytes(&qwen3, &f, &par, &limits(64)), 0.0);
+        let plain = worker_memory(&qwen3, &gpu, &par, &f, &backend, &limits(64)).unwrap();
+        assert!(serde_json::to_value(plain).unwrap().get("linear_state_gb").is_none());
     }
 }

@@ -287,7 +287,7 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
     let mut rejected = SetAside::default();
     for (i, c) in candidates.iter().enumerate() {
         progress(i, candidates.len());
-        let options = ServeSimOptions { layout: c.unit, formats: req.formats, backend: req.backend, max_batched_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: Some(req.slo), ops_data: req.ops_data.clone() };
+        let options = ServeSimOptions { layout: c.unit, formats: req.formats, backend: req.backend, max_batched_tokens: None, chunk_tokens: None, chunked_prefill: true, prefix_caching: false, shared_prefix: 0, slo: Some(req.slo), ops_data: req.ops_data.clone() };
         let prepared = match Prepared::new(spec, gpu, &options, context) {
             Ok(p) => p,
             Err(e) => {

@@ -68,6 +68,7 @@ fn serving_speed() {
             formats: Formats { dtype: DType::Bf16, quant, moe_quant: quant, kv: DType::Fp8 },
             backend: "vllm".parse::<Backend>().unwrap(),
             max_batched_tokens: None,
+            chunk_tokens: None,
             chunked_prefill: true,
             prefix_caching: false,
             shared_prefix: 0,

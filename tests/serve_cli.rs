@@ -208,3 +208,17 @@ fn a_large_static_batch_fits_in_sglang_where_it_fits_in_vllm() {
     assert_eq!(sglang["backend"].as_str(), Some("sglang"));
     assert!(vllm["memory_gb"].as_f64().is_some() && sglang["memory_gb"].as_f64().is_some(), "{sglang}");
 }
+
+/// A refusal for memory suggests only weight formats the GPU can run: an A100 has no FP8 or FP4
+/// units, so it is pointed at the weight-only formats.
+#[test]
+fn a_memory_refusal_suggests_only_formats_the_gpu_runs() {
+    let refusal = |gpu: &str| {
+        let out = wavecast(&["predict", "--mode", "serve", "--model", "llama-3.1-70b", "--gpu", gpu, "--batch", "1", "--input-len", "100", "--output-len", "10"]);
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let a100 = refusal("a100");
+    assert!(a100.contains("(mxfp4, int4)") && !a100.contains("fp8") && !a100.contains("nvfp4"), "{a100}");
+    assert!(refusal("h100").contains("(fp8, fp8_block, mxfp4, int4)"));
+}

@@ -234,7 +234,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     };
     if usable <= 0.0 {
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations{} and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), a smaller weight format (fp8, nvfp4) or a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations{} and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), {}a GPU with more memory",
             par.gpus(),
             gb(weights),
             gb(activations),
@@ -242,12 +242,20 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
             gb(RUNTIME_BYTES),
             gpu.id,
             gb(capacity),
-            engine_share(backend, capacity, limits, par)
+            engine_share(backend, capacity, limits, par),
+            smaller_formats(gpu)
         )));
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
     let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
     Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), linear_state_gb: gb(states), kv_cache_gb: gb(usable), kv_tokens })
+}
+
+/// The weight formats a refusal may suggest: only those `gpu` has units for ("fp8, fp8_block,
+/// nvfp4, ..." on a B200; the weight-only ones on an A100, which has no FP8 units).
+fn smaller_formats(gpu: &Gpu) -> String {
+    let runs: Vec<&str> = wavecast_ir::Quant::ALL.into_iter().filter(|q| gpu.check_quant(*q).is_ok()).map(|q| q.as_str()).collect();
+    if runs.is_empty() { String::new() } else { format!("a smaller weight format ({}) or ", runs.join(", ")) }
 }
 
 /// What the engine gives itself of a GPU's memory, in words for a refusal.

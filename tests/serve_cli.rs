@@ -222,3 +222,18 @@ fn a_memory_refusal_suggests_only_formats_the_gpu_runs() {
     assert!(a100.contains("(mxfp4, int4)") && !a100.contains("fp8") && !a100.contains("nvfp4"), "{a100}");
     assert!(refusal("h100").contains("(fp8, fp8_block, mxfp4, int4)"));
 }
+
+/// A GPU without units for the checkpoint's own format is skipped by `compare` in the words
+/// `predict --mode serve` refuses it with (which name `--weights bf16`).
+#[test]
+fn compare_skips_a_gpu_without_the_checkpoints_format_as_predict_refuses_it() {
+    let args = ["--model", "deepseek-v3", "--tp", "8", "--batch", "1", "--input-len", "100", "--output-len", "10"];
+    let compared = wavecast(&[&["compare", "--gpus", "a100,h200", "--json"][..], &args].concat());
+    assert!(compared.status.success(), "{}", String::from_utf8_lossy(&compared.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
+    let reason = v["skipped"][0]["reason"].as_str().unwrap().to_string();
+    let refused = wavecast(&[&["predict", "--mode", "serve", "--gpu", "a100"][..], &args].concat());
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(reason.contains("--weights bf16") && err.contains(&reason), "{reason} vs {err}");
+}

@@ -38,14 +38,17 @@ pub struct CompareReport {
 }
 
 /// Serves `base` (its `tp` is ignored) on every GPU of `gpus` at every degree of `tps`. A
-/// combination that cannot run is listed in `skipped`; none running at all is an error.
-pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pricing, base: &ServeOptions, backend: crate::serving::Backend) -> Result<CompareReport, SimError> {
+/// combination that cannot run is listed in `skipped`; none running at all is an error. With
+/// `checkpoint_formats` (no `--weights` given) a GPU without units for the checkpoint's own
+/// formats is skipped in `predict --mode serve`'s words, which name `--weights bf16`.
+pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pricing, base: &ServeOptions, backend: crate::serving::Backend, checkpoint_formats: bool) -> Result<CompareReport, SimError> {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for gpu in gpus {
         for &tp in tps {
             let o = ServeOptions { tp, ..base.clone() };
-            match serve(spec, gpu, pricing, &o, backend) {
+            let checked = if checkpoint_formats { crate::serve::check_served_quants(spec, gpu) } else { Ok(()) };
+            match checked.and_then(|()| serve(spec, gpu, pricing, &o, backend)) {
                 Ok(r) => results.push(r),
                 Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
             }

@@ -94,6 +94,19 @@ def memory_table(path, binary):
         print(f"| `{r['wavecast_args']}` | {ran} | {said} |")
 
 
+def memory_parts_table(path, binary):
+    """A step's memory in parts, measured (after forward without and with the loss, the step's
+    peak) beside wavecast's model states, activations and total."""
+    print("\n| step | measured states / activations (no loss) / with loss / peak, GB | wavecast states / activations / total, GB |")
+    print("|---|---|---|")
+    for r in json.load(open(path)):
+        if "error" in r:
+            continue
+        m = predict(binary, r["wavecast_args"])["memory_gb"]
+        states = m["weights"] + m["gradients"] + m["optimizer_states"] + m["master_weights"]
+        print(f"| {r['name']} (`{r['wavecast_args']}`) | {r['states_gb']:.1f} / {r['activations_without_loss_gb']:.1f} / {r['activations_with_loss_gb']:.1f} / {r['step_peak_gb']:.1f} | {states:.1f} / {m['activations']:.1f} / {m['total']:.1f} |")
+
+
 def gemm_table(path):
     rows = [r for r in csv.DictReader(open(path)) if not r["measured_ms"].startswith("error")]
     print("\n| vLLM 0.24 H100 table re-timed | rows | mean APE | median APE | median (today / table − 1) |")
@@ -114,6 +127,8 @@ def main():
     profile_tables(folder, results, binary)
     if os.path.exists(os.path.join(folder, "memory.json")):
         memory_table(os.path.join(folder, "memory.json"), binary)
+    if os.path.exists(os.path.join(folder, "memory_parts.json")):
+        memory_parts_table(os.path.join(folder, "memory_parts.json"), binary)
     if os.path.exists(os.path.join(folder, "gemm.csv")):
         gemm_table(os.path.join(folder, "gemm.csv"))
 

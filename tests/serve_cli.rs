@@ -237,3 +237,17 @@ fn compare_skips_a_gpu_without_the_checkpoints_format_as_predict_refuses_it() {
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(reason.contains("--weights bf16") && err.contains(&reason), "{reason} vs {err}");
 }
+
+/// SGLang keeps activations and its runtime in a reserve outside its static share, so its memory
+/// refusal lists only what the share must hold, and names the reserve; vLLM's lists every part.
+#[test]
+fn an_sglang_memory_refusal_names_its_reserve_not_activations() {
+    let refusal = |backend: &str| {
+        let out = wavecast(&["predict", "--mode", "serve", "--model", "llama-3.1-70b", "--gpu", "h100", "--batch", "1", "--input-len", "100", "--output-len", "10", "--backend", backend]);
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let (sglang, vllm) = (refusal("sglang"), refusal("vllm"));
+    assert!(sglang.contains("outside its static share") && !sglang.contains("GB for activations"), "{sglang}");
+    assert!(vllm.contains("GB for activations") && vllm.contains("GB for the runtime"), "{vllm}");
+}

@@ -233,13 +233,16 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
         KvRule::StaticReserve => capacity - static_reserve(capacity, limits, par) - weights - states,
     };
     if usable <= 0.0 {
+        let state = if states > 0.0 { format!(", {:.1} GB for the linear-attention state of {} sequences", gb(states), limits.max_seqs.div_ceil(dp)) } else { String::new() };
+        // Under SGLang's rule the activations and runtime live in its reserve, which the share
+        // already names: only what its static share must hold is listed.
+        let needs = match backend.kv_rule {
+            KvRule::StaticReserve => format!("{:.1} GB for weights{state}", gb(weights)),
+            _ => format!("{:.1} GB for weights, {:.1} GB for activations{state} and {:.1} GB for the runtime", gb(weights), gb(activations), gb(RUNTIME_BYTES)),
+        };
         return Err(SimError::Invalid(format!(
-            "does not fit in memory: each GPU of a {}-GPU worker needs {:.1} GB for weights, {:.1} GB for activations{} and {:.1} GB for the runtime, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), {}a GPU with more memory",
+            "does not fit in memory: each GPU of a {}-GPU worker needs {needs}, but {} has {:.1} GB ({}); use more GPUs per worker (serve-sim --layout, predict --tp), {}a GPU with more memory",
             par.gpus(),
-            gb(weights),
-            gb(activations),
-            if states > 0.0 { format!(", {:.1} GB for the linear-attention state of {} sequences", gb(states), limits.max_seqs.div_ceil(dp)) } else { String::new() },
-            gb(RUNTIME_BYTES),
             gpu.id,
             gb(capacity),
             engine_share(backend, capacity, limits, par),

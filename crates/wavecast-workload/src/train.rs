@@ -394,11 +394,7 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     // (fc1's outputs, which the activation's backward reads, and fc2's input).
     let fc1_outputs = if spec.activation == Activation::SwiGlu { 2.0 * f } else { f };
     let inner = s * b * ((q + 2.0 * kv + fc1_outputs) * d + q * projection_input + f * gemm_input);
-    let fused_core = match o.stack.attention {
-        AttentionImpl::Fused => true,
-        AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
-        AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(o.storage_dtype(), DType::Fp32 | DType::Tf32),
-    };
+    let fused_core = o.stack.attention.fused_for(spec, o.storage_dtype());
     let scores = if fused_core || l.recompute == Recompute::Selective {
         0.0
     } else {

@@ -37,6 +37,19 @@ pub enum AttentionImpl {
     EagerFusedSoftmax,
 }
 
+impl AttentionImpl {
+    /// Whether the attention core is one fused kernel for `spec` in `dtype` (storage format):
+    /// `Auto` fuses for Llama-family models and half precision, and leaves the FP32/TF32
+    /// GPT-2/OPT/BERT presets eager, as Hugging Face ran them for the shared measurements.
+    pub fn fused_for(self, spec: &TransformerSpec, dtype: DType) -> bool {
+        match self {
+            AttentionImpl::Fused => true,
+            AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
+            AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(dtype, DType::Fp32 | DType::Tf32),
+        }
+    }
+}
+
 /// What sits on top of the backbone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Head {
@@ -417,11 +430,7 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     // The largest intermediate: attention scores, and logits.
     checked_mul("attention scores", &[o.batch, spec.heads, o.seq, kv_len, 8])?;
     checked_mul("logits", &[tokens, spec.vocab, 8])?;
-    let fused = match o.attention {
-        AttentionImpl::Fused => true,
-        AttentionImpl::Eager | AttentionImpl::EagerFusedSoftmax => false,
-        AttentionImpl::Auto => spec.arch == Arch::Llama || !matches!(o.dtype, DType::Fp32 | DType::Tf32),
-    };
+    let fused = o.attention.fused_for(spec, o.dtype);
     let shard = Shard::new(spec, o.tp)?;
     dim("context-parallel degree", o.cp)?;
     let layout = moe_layout(spec, o)?;

@@ -16,9 +16,7 @@ pub struct Backend {
     pub max_seqs: u64,
     /// KV page size in tokens.
     pub block_size: u64,
-    /// How the engine sizes its KV cache (see [`KvRule`]); `memory_fraction` is the share the
-    /// first two rules use.
-    pub memory_fraction: f64,
+    /// How the engine sizes its KV cache.
     pub kv_rule: KvRule,
     /// Host-side time per iteration not hidden behind GPU work, ms: a fixed part, and a part
     /// per transformer layer the iteration runs (see [`Backend::overhead_ms`]).
@@ -45,15 +43,15 @@ pub struct Backend {
 }
 
 /// How an engine sizes its KV cache from the GPU's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KvRule {
-    /// The engine fills `memory_fraction` of memory with weights, activations, runtime and
-    /// cache (vLLM's `gpu_memory_utilization`).
-    ShareOfMemory,
-    /// The cache takes `memory_fraction` of what is free after weights, activations and
-    /// runtime (TensorRT-LLM's `free_gpu_memory_fraction`).
-    ShareOfFree,
+    /// The engine fills this share of memory with weights, activations, runtime and cache
+    /// (vLLM's `gpu_memory_utilization`).
+    ShareOfMemory(f64),
+    /// The cache takes this share of what is free after weights, activations and runtime
+    /// (TensorRT-LLM's `free_gpu_memory_fraction`).
+    ShareOfFree(f64),
     /// Weights and cache fill a static share of memory; activations, CUDA graphs and the
     /// runtime live in the reserve left outside it (SGLang's `mem_fraction_static`, derived
     /// when not set from the reserve [`sglang_reserve_bytes`] gives).
@@ -111,9 +109,9 @@ impl Backend {
 /// 35 µs: the least mean TPOT APE of its runs with at most four users, over gpt-oss-120b,
 /// Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and B200, grid of 5 µs).
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, memory_fraction: 0.90, kv_rule: KvRule::ShareOfMemory, iteration_overhead_ms: 0.0, layer_overhead_ms: 0.035, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, memory_fraction: 0.0, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 2.0, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.7 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, memory_fraction: 0.90, kv_rule: KvRule::ShareOfFree, iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, kv_rule: KvRule::ShareOfMemory(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.035, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 2.0, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.7 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, kv_rule: KvRule::ShareOfFree(0.90), iteration_overhead_ms: 1.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.35 },
 ];
 
 impl Backend {

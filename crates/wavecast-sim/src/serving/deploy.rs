@@ -225,8 +225,8 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     let fixed = weights + activations + states + RUNTIME_BYTES;
     let gb = |b: f64| b / 1e9;
     let usable = match backend.kv_rule {
-        KvRule::ShareOfMemory => capacity * backend.memory_fraction - fixed,
-        KvRule::ShareOfFree => backend.memory_fraction * (capacity - fixed),
+        KvRule::ShareOfMemory(share) => capacity * share - fixed,
+        KvRule::ShareOfFree(share) => share * (capacity - fixed),
         // Activations, CUDA graphs and the runtime live in the reserve, which SGLang sizes for
         // its chunk and graphs: an activation estimate above it is this model's, not a refusal
         // (a run SGLang made must not be refused).
@@ -264,8 +264,8 @@ fn smaller_formats(gpu: &Gpu) -> String {
 /// What the engine gives itself of a GPU's memory, in words for a refusal.
 fn engine_share(backend: &Backend, capacity: f64, limits: &Limits, par: &Parallel) -> String {
     match backend.kv_rule {
-        KvRule::ShareOfMemory => format!("{} gives its engine {:.0} %", backend.name, 100.0 * backend.memory_fraction),
-        KvRule::ShareOfFree => format!("{} gives its cache {:.0} % of what is free", backend.name, 100.0 * backend.memory_fraction),
+        KvRule::ShareOfMemory(share) => format!("{} gives its engine {:.0} %", backend.name, 100.0 * share),
+        KvRule::ShareOfFree(share) => format!("{} gives its cache {:.0} % of what is free", backend.name, 100.0 * share),
         KvRule::StaticReserve => format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, static_reserve(capacity, limits, par) / 1e9),
     }
 }

@@ -137,11 +137,7 @@ impl ServeOptions {
         o.tp = self.tp;
         o.weights = Some(self.weights).filter(|w| *w != self.dtype);
         o.merged_projections = true;
-        // Expert-only formats leave the attention projections in 16 bits, as the simulator's
-        // own graphs do.
-        o.quant = self.quant.or(self.moe_quant);
-        o.moe_quant = self.moe_quant;
-        o.quant_attention = self.quant_attention && self.quant.is_some();
+        o.serve_formats(self.quant, self.moe_quant, self.quant_attention);
         o.kv_dtype = self.kv_dtype.filter(|k| *k != self.dtype);
         o.attention_dp = self.attention_dp;
         o.ep = self.ep;

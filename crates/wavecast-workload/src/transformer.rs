@@ -156,6 +156,16 @@ impl BuildOptions {
             moe_tp: None,
         }
     }
+
+    /// A served checkpoint's weight formats: `quant` for the layers, `moe_quant` for the routed
+    /// experts where it differs. An expert-only format (weight-only checkpoints: gpt-oss,
+    /// Kimi-K2.5) covers the rest of the MLPs too but leaves the attention projections in 16
+    /// bits, as does `quant_attention` off.
+    pub fn serve_formats(&mut self, quant: Option<Quant>, moe_quant: Option<Quant>, quant_attention: bool) {
+        self.quant = quant.or(moe_quant);
+        self.moe_quant = moe_quant;
+        self.quant_attention = quant_attention && quant.is_some();
+    }
 }
 
 /// Emits nodes for one scope (prologue, layer, epilogue) with a fixed repeat count.

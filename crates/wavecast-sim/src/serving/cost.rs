@@ -284,10 +284,7 @@ pub fn build_options(formats: &Formats, par: &Parallel, batch: u64, seq: u64, pa
     o.attention_dp = par.attention_dp;
     o.moe_tp = Some(par.moe_tp);
     o.ep = par.ep;
-    // Expert-only formats (weight-only checkpoints) leave the attention projections in 16 bits.
-    o.quant = formats.quant.or(formats.moe_quant);
-    o.moe_quant = formats.moe_quant;
-    o.quant_attention = formats.quant.is_some();
+    o.serve_formats(formats.quant, formats.moe_quant, true);
     o.kv_dtype = Some(formats.kv).filter(|k| *k != formats.dtype);
     o
 }

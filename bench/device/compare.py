@@ -74,7 +74,7 @@ def profile_tables(folder, results, binary):
         print(f"\n{case['name']} (`{case['wavecast_args']}`), GPU kernel time per step by class, ms:\n")
         print("| class | measured | predicted |")
         print("|---|---|---|")
-        for c in sorted(set(measured) | set(predicted), key=lambda c: -measured.get(c, 0.0)):
+        for c in sorted(set(measured) | set(predicted), key=lambda c: (-measured.get(c, 0.0), c)):
             print(f"| {c} | {measured.get(c, 0.0):.1f} | {predicted.get(c, 0.0):.1f} |")
         print(f"| all | {sum(measured.values()):.1f} | {sum(predicted.values()):.1f} |")
 

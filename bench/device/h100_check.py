@@ -45,6 +45,13 @@ CASES = [
 ]
 
 
+def with_batch(case, batch):
+    """The case at another batch size, its wavecast command and name saying so."""
+    name, args, make, _, seq, mode, dtype, attn = case
+    args = args.replace(f"--batch {case[3]}", f"--batch {batch}")
+    return (f"{name} batch {batch}", args, make, batch, seq, mode, dtype, attn)
+
+
 def build(case):
     name, _, make, _, _, _, dtype, attn = case
     if make is None:

@@ -18,12 +18,6 @@ import h100_check as check  # noqa: E402
 SWEEPS = [(0, [5, 6, 7]), (1, [8, 12, 14, 16]), (5, [8, 9, 10, 11])]
 
 
-def with_batch(case, batch):
-    name, args, make, _, seq, mode, dtype, attn = case
-    args = args.replace(f"--batch {case[3]}", f"--batch {batch}")
-    return (f"{name} batch {batch}", args, make, batch, seq, mode, dtype, attn)
-
-
 def run(case):
     gc.collect()
     torch.cuda.empty_cache()
@@ -47,7 +41,7 @@ if __name__ == "__main__":
     results = []
     for index, batches in SWEEPS:
         for batch in batches:
-            r = run(with_batch(check.CASES[index], batch))
+            r = run(check.with_batch(check.CASES[index], batch))
             print(json.dumps(r), flush=True)
             results.append(r)
             json.dump(results, open(f"{sys.argv[1]}/memory.json", "w"), indent=1)

@@ -59,12 +59,11 @@ if __name__ == "__main__":
     torch.backends.cuda.matmul.allow_tf32 = False
     results = []
     for index, batch in PARTS:
-        c = check.CASES[index]
-        case = (c[0], c[1].replace(f"--batch {c[3]}", f"--batch {batch}"), c[2], batch, c[4], c[5], c[6], c[7])
+        case = check.with_batch(check.CASES[index], batch)
         try:
             r = parts(case)
         except torch.OutOfMemoryError as e:
-            r = dict(name=c[0], batch=batch, error=str(e)[:200])
+            r = dict(name=case[0], batch=batch, error=str(e)[:200])
         print(json.dumps(r), flush=True)
         results.append(r)
         json.dump(results, open(f"{sys.argv[1]}/memory_parts.json", "w"), indent=1)

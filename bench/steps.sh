@@ -32,7 +32,8 @@ def predict(gpu, model, layers, seq, mb, extra=(), without=None):
     env.pop("WAVECAST_MEASURED_WITHOUT", None)
     if without:
         env["WAVECAST_MEASURED_WITHOUT"] = without
-    args = [binary, "predict", "--config", config(model, layers), "--gpu", gpu, "--mode", "train", "--batch", mb, "--seq", seq, "--json", *extra]
+    # The collector steps with torch.optim.AdamW(fused=True).
+    args = [binary, "predict", "--config", config(model, layers), "--gpu", gpu, "--mode", "train", "--batch", mb, "--seq", seq, "--fused-optimizer", "--json", *extra]
     out = subprocess.run(args, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return None, out.stderr.strip().splitlines()[-1]
@@ -68,7 +69,9 @@ for name in gpus:
     if errs:
         print(f"\nmean |error| vs the bf16-weights column: {100 * sum(errs) / len(errs):.1f} % now, {100 * sum(errs_before) / len(errs_before):.1f} % without {name.upper()}'s own measurements ({len(errs)} steps)")
     print("\nMemory (fp32 master weights + autocast, the 16-bytes-per-parameter recipe wavecast counts), GB:\n")
-    print("| model | layers | seq × mb | measured peak allocated | measured peak reserved | wavecast total (states · activations · buffers) | vs allocated |")
+    # wavecast's total counts the caching allocator's slack (in buffers), so it is set beside
+    # what the allocator reserved at the peak.
+    print("| model | layers | seq × mb | measured peak allocated | measured peak reserved | wavecast total (states · activations · buffers) | vs reserved |")
     print("|---|---|---|---|---|---|---|")
     for (model, layers, seq, mb, alloc, reserved, m, single, err) in mem:
         if m is None:
@@ -77,5 +80,5 @@ for name in gpus:
         assert single == m["total"], f"the single-GPU route says {single} GB, the layout dp1 {m['total']} GB"
         p = m  # the parts sit at the top level of memory_gb
         states = p["weights"] + p["gradients"] + p["optimizer_states"] + p["master_weights"]
-        print(f"| {model} | {layers} | {seq} × {mb} | {alloc:.1f} | {reserved:.1f} | {m['total']:.1f} ({states:.1f} · {p['activations']:.1f} · {p['buffers']:.1f}) | {pct(m['total'], alloc)} |")
+        print(f"| {model} | {layers} | {seq} × {mb} | {alloc:.1f} | {reserved:.1f} | {m['total']:.1f} ({states:.1f} · {p['activations']:.1f} · {p['buffers']:.1f}) | {pct(m['total'], reserved)} |")
 PY

@@ -79,6 +79,8 @@ fn flags_the_mode_would_ignore_are_errors() {
         assert_clear_error(&[&serve[..], extra].concat(), "do not apply to --mode serve");
     }
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--optimizer", "sgd"], "--optimizer applies to --mode train only");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--fused-optimizer"], "--fused-optimizer applies to --mode train only");
+    assert_clear_error(&[&serve[..], &["--fused-optimizer"][..]].concat(), "--fused-optimizer applies to --mode train only");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--input-len", "5"], "apply to --mode serve only");
     assert!(wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--optimizer", "sgd", "--mode", "train"]).status.success());
 }

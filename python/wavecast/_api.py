@@ -186,6 +186,7 @@ def predict(
     predictor: Optional[str] = None,
     attention: Optional[str] = None,
     optimizer: Optional[str] = None,
+    fused_optimizer: bool = False,
     image_size: Optional[int] = None,
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -207,6 +208,8 @@ def predict(
         predictor: ``"wavecast"`` (default), ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
         attention: ``"auto"`` (default), ``"eager"`` or ``"fused"``.
         optimizer: ``"adam"`` (default), ``"sgd"`` or ``"sgd-momentum"`` (training only).
+        fused_optimizer: the optimizer step is one fused kernel (``fused=True``, apex or
+            Transformer Engine FusedAdam) instead of PyTorch's default foreach passes.
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
         power_limit: the GPU's power limit in W, below its board power (default: the board power).
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
@@ -234,6 +237,7 @@ def predict(
         "dtype": _str("dtype", dtype),
         "attention": _str("attention", attention),
         "optimizer": _str("optimizer", optimizer),
+        "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
         "power_limit": _float("power_limit", power_limit),
@@ -448,6 +452,7 @@ def train(
     nic_gbps: Optional[float] = None,
     dtype: Optional[str] = None,
     optimizer: Optional[str] = None,
+    fused_optimizer: bool = False,
     predictor: Optional[str] = None,
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -460,7 +465,8 @@ def train(
     defaults to the training rule (the config's ``torch_dtype``, else bf16; fp32 for NeuSight's
     FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``; the
     other layout keywords default to 1 (``zero`` to 0, ``recompute`` to ``"none"``,
-    ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` and ``predictor`` to ``"wavecast"``;
+    ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` (PyTorch's foreach passes unless
+    ``fused_optimizer``) and ``predictor`` to ``"wavecast"``;
     ``power_limit`` (W, below the board power) holds the GPUs to a lower clock.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
@@ -481,6 +487,7 @@ def train(
         "seq": _int("seq", seq),
         "dtype": _str("dtype", dtype),
         "optimizer": _str("optimizer", optimizer),
+        "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
         "tp": _int("tp", tp),
         "layout": {
             "dp": _int("dp", dp), "pp": _int("pp", pp), "cp": _int("cp", cp),
@@ -512,6 +519,7 @@ def plan_train(
     top: int = 10,
     dtype: Optional[str] = None,
     optimizer: str = "adam",
+    fused_optimizer: bool = False,
     predictor: str = "wavecast",
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -534,6 +542,7 @@ def plan_train(
         "seq": _int("seq", seq),
         "dtype": _str("dtype", dtype),
         "optimizer": _str("optimizer", optimizer),
+        "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
         "gpus_per_node": _int("gpus_per_node", gpus_per_node),
         "nic_gbps": _float("nic_gbps", nic_gbps),
         "tokens": _float("tokens", tokens),

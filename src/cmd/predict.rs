@@ -65,9 +65,10 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
     if let Some(m) = &p.memory_gb {
         let p = &m.parts;
         println!(
-            "memory: {:.1} of {:.0} GB{} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1}, buffers {:.1}",
+            "memory: {:.1} of {:.1} GB ({:.0} GiB){} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1}, buffers {:.1}",
             m.total,
             m.capacity,
+            m.capacity_gib,
             if m.near_limit { format!(" (close to the limit: {:.1} GB free)", m.headroom) } else { format!(" ({:.1} GB free)", m.headroom) },
             p.weights,
             p.gradients,

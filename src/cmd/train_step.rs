@@ -69,9 +69,10 @@ fn print_human(r: &TrainReport) {
     }
     let m = &r.memory_gb;
     println!(
-        "memory per GPU (most loaded stage): {:.1} of {:.0} GB{} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
+        "memory per GPU (most loaded stage): {:.1} of {:.1} GB ({:.0} GiB){} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
         m.total,
         m.capacity,
+        m.capacity_gib,
         if m.near_limit { format!(" (close to the limit: {:.1} GB free)", m.headroom) } else { format!(" ({:.1} GB free)", m.headroom) },
         m.parts.weights,
         m.parts.gradients,

@@ -194,7 +194,8 @@ fn runs_flash_attention_2(row: &RunRow) -> bool {
 ///   gradient reduction and FlashAttention: its vocabulary-parallel loss, its local DDP
 ///   all-reducing the gradients after the backward pass (`allreduce_gradients` after
 ///   `forward_backward`), and attention as two BMMs around its fused scale-mask-softmax kernel
-///   and a dropout (Narayanan et al. 2021, §4.2).
+///   and a dropout (Narayanan et al. 2021, §4.2); its fused kernels keep what Korthikanti et
+///   al. count, not eager autograd's extra tensors, and its Adam is apex's fused kernel.
 /// - torchtitan and torchao compile the model (`torch.compile`), and NeMo AutoModel runs
 ///   Transformer Engine's kernels: one fused loss kernel ([`Stack::FUSED_LOSS`]).
 /// - Any other source is plain PyTorch as `predict --mode train` prices it ([`Stack::EAGER`]):
@@ -203,7 +204,7 @@ fn runs_flash_attention_2(row: &RunRow) -> bool {
 ///   FSDP (ZeRO-3) each layer's all-gather prefetched under the previous layer's compute.
 fn stack_of(source_id: &str) -> Stack {
     if source_id.starts_with("megatronlm_2021") {
-        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, attention: AttentionImpl::EagerFusedSoftmax, ..Stack::EAGER }
+        Stack { loss: LossKernel::VocabParallel, grad_reduce_overlap: false, attention: AttentionImpl::EagerFusedSoftmax, eager_autograd: false, optimizer: wavecast_ir::ops::OptimizerImpl::Fused, ..Stack::EAGER }
     } else if source_id.starts_with("megatronlm") || source_id.starts_with("nemo") || source_id.starts_with("mbridge") {
         Stack::MEGATRON_CORE
     } else if runs_torchtitan(source_id) || source_id.starts_with("automodel") {

@@ -196,16 +196,27 @@ impl Graph {
         self.nodes.extend(bw);
     }
 
-    /// Appends one optimizer step over all parameters.
+    /// Appends one optimizer step over all parameters, as plain PyTorch runs it (the default
+    /// `foreach` passes; the workloads built per op are plain PyTorch).
     pub fn add_optimizer(&mut self, kind: OptimizerKind) {
         let params = self.params();
         if params > 0 {
             self.push(
                 "optimizer.step",
-                Op::Optimizer(Optimizer { kind, params, state_dtype: DType::Fp32 }),
+                Op::Optimizer(Optimizer { kind, params, state_dtype: DType::Fp32, implementation: crate::ops::OptimizerImpl::Foreach }),
                 Phase::Optimizer,
                 1,
             );
+        }
+    }
+
+    /// Runs the graph's optimizer step as `implementation` (plain PyTorch's `foreach` passes
+    /// unless the user's step fuses them).
+    pub fn set_optimizer_implementation(&mut self, implementation: crate::ops::OptimizerImpl) {
+        for n in &mut self.nodes {
+            if let Op::Optimizer(o) = &mut n.op {
+                o.implementation = implementation;
+            }
         }
     }
 

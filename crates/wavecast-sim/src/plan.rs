@@ -7,13 +7,13 @@
 //! sequence parallelism), so it is priced once for every ZeRO stage, pipeline depth and
 //! recomputation policy that uses it.
 
-use crate::train::{assemble, price_micro_batch, Sections, Topology, TrainReport};
+use crate::train::{assemble, price_micro_batch, OptimizerTimes, Sections, Topology, TrainReport};
 use crate::SimError;
 use serde::Serialize;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use wavecast_gpu::Gpu;
-use wavecast_ir::ops::OptimizerKind;
+use wavecast_ir::ops::{OptimizerImpl, OptimizerKind};
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
@@ -27,6 +27,8 @@ pub struct PlanRequest {
     pub seq: u64,
     pub dtype: DType,
     pub optimizer: OptimizerKind,
+    /// How the optimizer step runs (plain PyTorch's foreach passes, or one fused kernel).
+    pub optimizer_implementation: OptimizerImpl,
     pub topology: Topology,
     /// Tokens to train on, for the time and cost columns.
     pub tokens: f64,
@@ -186,11 +188,12 @@ pub fn plan_train(
         None => &kernels,
     };
     let mut cache: HashMap<SectionKey, Sections> = HashMap::new();
+    let mut optimizer_times = OptimizerTimes::default();
     let mut fits = Vec::new();
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
     let mut skipped = 0;
     for layout in &all {
-        match price(spec, req, layout, gpu, predictor, comm, &mut cache) {
+        match price(spec, req, layout, gpu, predictor, comm, &mut cache, &mut optimizer_times) {
             Ok(Some(r)) => fits.push(r),
             Ok(None) => skipped += 1,
             Err(e) => *rejected.entry(reason_key(&e)).or_default() += 1,
@@ -242,6 +245,7 @@ pub fn plan_train(
 
 type SectionKey = (u64, u64, u64, u64, bool, Vec<u64>);
 
+#[allow(clippy::too_many_arguments)]
 fn price(
     spec: &TransformerSpec,
     req: &PlanRequest,
@@ -250,6 +254,7 @@ fn price(
     predictor: &dyn Predictor,
     comm: &CommModel,
     cache: &mut HashMap<SectionKey, Sections>,
+    optimizer_times: &mut OptimizerTimes,
 ) -> Result<Option<TrainReport>, SimError> {
     let o = TrainOptions {
         global_batch: req.global_batch,
@@ -257,7 +262,7 @@ fn price(
         dtype: req.dtype,
         optimizer: req.optimizer,
         layout: *layout,
-        stack: Stack::EAGER,
+        stack: Stack { optimizer: req.optimizer_implementation, ..Stack::EAGER },
         power_limit_w: None,
     };
     o.validate(spec, Some(req.gpus))?;
@@ -286,7 +291,7 @@ fn price(
     if layout.recompute == Recompute::Selective && sec.layer_core_fw == 0.0 {
         return Ok(None);
     }
-    assemble(spec, &o, &req.topology, gpu, predictor, comm, sec).map(Some)
+    assemble(spec, &o, &req.topology, gpu, predictor, comm, sec, optimizer_times).map(Some)
 }
 
 #[cfg(test)]
@@ -303,6 +308,7 @@ mod tests {
             seq: 1024,
             dtype: DType::Bf16,
             optimizer: OptimizerKind::Adam,
+            optimizer_implementation: OptimizerImpl::Foreach,
             topology: Topology::eight_per_node(),
             tokens: 1e9,
             power_limit_w: None,

@@ -138,7 +138,7 @@ fn a_layout_that_does_not_fit_says_by_how_much_and_what_helps() {
 fn the_loss_memory_follows_the_stacks_loss_kernel() {
     let l = Layout { micro_batch: 8, ..Layout::default() };
     let eager = step_on(l, Stack::EAGER);
-    let fused = step_on(l, Stack::FUSED_LOSS);
+    let fused = step_on(l, Stack { loss: wavecast_workload::LossKernel::Fused, ..Stack::EAGER });
     let megatron = step_on(l, Stack { loss: wavecast_workload::LossKernel::VocabParallel, ..Stack::EAGER });
     let entries = (8 * 128 * VOCAB) as f64;
     let gb = |r: &TrainReport| r.memory_gb.parts.activations * 1e9;

@@ -36,9 +36,26 @@ pub struct EncDec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activation {
+    /// One GELU kernel (exact, or PyTorch's own tanh approximation).
     Gelu,
+    /// GELU's tanh approximation as Hugging Face writes it in Python (`gelu_new`, GPT-2's
+    /// default): a chain of elementwise ops, of which eager autograd keeps three tensors as
+    /// wide as the MLP (the tanh, and both factors of the last product) for backward.
+    GeluTanhChain,
     Relu,
     SwiGlu,
+}
+
+impl Activation {
+    /// GPT-2's `activation_function`, as Hugging Face maps it (`gelu_new` when absent).
+    fn of_gpt2(cfg: &Value, origin: &str) -> Result<Activation, WorkloadError> {
+        match cfg.get("activation_function").map(|v| v.as_str()) {
+            None | Some(Some("gelu_new" | "gelu_fast")) => Ok(Activation::GeluTanhChain),
+            Some(Some("gelu" | "gelu_pytorch_tanh")) => Ok(Activation::Gelu),
+            Some(Some("relu")) => Ok(Activation::Relu),
+            Some(other) => Err(WorkloadError::Unsupported { origin: origin.into(), reason: format!("gpt2 activation_function {other:?} is not modelled (gelu_new, gelu_fast, gelu, gelu_pytorch_tanh, relu)") }),
+        }
+    }
 }
 
 /// Mixture of experts: every token goes to `top_k` of `experts` routed expert MLPs, each of
@@ -604,7 +621,7 @@ impl TransformerSpec {
             ffn: field(cfg, &["n_inner"], origin)?.unwrap_or(hidden.saturating_mul(4)),
             vocab: required(cfg, &["vocab_size"], origin)?,
             max_positions: required(cfg, &["n_positions", "n_ctx", "max_position_embeddings"], origin)?,
-            activation: Activation::Gelu,
+            activation: Activation::of_gpt2(cfg, origin)?,
             norm: NormKind::LayerNorm,
             tied_embeddings: flag(cfg, "tie_word_embeddings", true),
             qkv_bias: true,
@@ -1201,5 +1218,23 @@ mod tests {
         let mut gelu = cfg.clone();
         gelu["hidden_act"] = "gelu".into();
         assert!(TransformerSpec::from_json(&gelu.to_string(), "x").unwrap_err().to_string().contains("hidden_act 'gelu'"));
+    }
+
+    /// GPT-2's activation follows Hugging Face's default (`gelu_new`, the Python-written tanh
+    /// chain) unless the config names another; a name it does not model is refused by name.
+    #[test]
+    fn gpt2_activation_defaults_to_the_python_tanh_chain() {
+        let with = |act: Option<&str>| {
+            let mut cfg = serde_json::json!({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024});
+            if let Some(a) = act {
+                cfg["activation_function"] = a.into();
+            }
+            TransformerSpec::from_json(&cfg.to_string(), "gpt2").map(|s| s.activation)
+        };
+        assert_eq!(with(None).unwrap(), Activation::GeluTanhChain);
+        assert_eq!(with(Some("gelu_new")).unwrap(), Activation::GeluTanhChain);
+        assert_eq!(with(Some("gelu_pytorch_tanh")).unwrap(), Activation::Gelu);
+        assert_eq!(with(Some("relu")).unwrap(), Activation::Relu);
+        assert!(with(Some("swish")).unwrap_err().to_string().contains("\"swish\""));
     }
 }

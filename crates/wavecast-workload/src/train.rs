@@ -11,8 +11,8 @@ use crate::hf::{Activation, Arch, TransformerSpec};
 use crate::transformer::{build, AttentionImpl, BuildOptions, Mode, Shard};
 use crate::WorkloadError;
 use serde::Serialize;
-use wavecast_ir::ops::OptimizerKind;
-use wavecast_ir::ops::{Elementwise, EwKind, GemmKind, Op};
+use wavecast_ir::ops::{OptimizerImpl, OptimizerKind};
+use wavecast_ir::ops::{Elementwise, EwKind, GemmKind, NormKind, Op};
 use wavecast_ir::{dim, DType, Graph, Phase, Quant, Role};
 
 /// Which activations the backward pass recomputes instead of keeping.
@@ -197,16 +197,25 @@ pub struct Stack {
     /// several trips through memory, and backward keeps the probabilities and dropout mask
     /// unless recomputed.
     pub attention: AttentionImpl,
+    /// Eager PyTorch autograd (Hugging Face models as written, uncompiled): every op keeps what
+    /// its own backward reads, so a layer keeps more than the fused kernels of Korthikanti et
+    /// al.'s count ([`eager_autograd_extra_elements`]). Compiled and Megatron-style stacks fuse
+    /// those ops and keep only the count's tensors.
+    pub eager_autograd: bool,
+    /// How the optimizer step runs: PyTorch's default `foreach` passes in plain PyTorch;
+    /// fused (one kernel) in Megatron-Core (apex/Transformer Engine FusedAdam) and torchtitan
+    /// (`fused` is its default implementation).
+    pub optimizer: OptimizerImpl,
 }
 
 impl Stack {
     /// Plain PyTorch, eager: what `predict` and `plan train` assume.
-    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true, attention: AttentionImpl::Auto };
+    pub const EAGER: Stack = Stack { loss: LossKernel::Eager, tp_comm_overlap: false, param_gather_overlap: false, grad_reduce_overlap: true, attention: AttentionImpl::Auto, eager_autograd: true, optimizer: OptimizerImpl::Foreach };
     /// torch.compile'd stacks (torchtitan, torchao) and stacks with a fused loss kernel.
-    pub const FUSED_LOSS: Stack = Stack { loss: LossKernel::Fused, ..Stack::EAGER };
+    pub const FUSED_LOSS: Stack = Stack { loss: LossKernel::Fused, eager_autograd: false, optimizer: OptimizerImpl::Fused, ..Stack::EAGER };
     /// Megatron-Core as NeMo and Megatron-Bridge run it: vocabulary-parallel loss, tensor- and
     /// data-parallel communication overlapped.
-    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true, attention: AttentionImpl::Auto };
+    pub const MEGATRON_CORE: Stack = Stack { loss: LossKernel::VocabParallel, tp_comm_overlap: true, param_gather_overlap: true, grad_reduce_overlap: true, attention: AttentionImpl::Auto, eager_autograd: false, optimizer: OptimizerImpl::Fused };
 }
 
 /// A training run: the global batch and sequence, formats, optimizer and layout.
@@ -403,9 +412,51 @@ fn layer_activation_bytes(spec: &TransformerSpec, o: &TrainOptions) -> f64 {
     };
     // Replicated unless sequence-parallel: block inputs (attention, MLP: the QKV and fc1
     // GEMMs' inputs), norm inputs, masks.
-    let outer = sbh * (2.0 * gemm_input + 2.0 * d + 2.0 * mask);
+    let mut outer = sbh * (2.0 * gemm_input + 2.0 * d + 2.0 * mask);
+    let mut inner = inner;
+    if o.stack.eager_autograd {
+        let extra = eager_autograd_extra_elements(spec, fused_core);
+        inner += s * b * extra.inner * d;
+        outer += sbh * extra.norm_fp32_copies * (4.0 - d).max(0.0);
+    }
     let outer_share = if l.sequence_parallel { 1.0 / t } else { 1.0 };
     (inner + scores) / t + outer * outer_share
+}
+
+/// What eager autograd keeps per token of a layer beyond Korthikanti et al.'s count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EagerExtra {
+    /// Elements (in the storage format) inside the attention and MLP blocks.
+    pub inner: f64,
+    /// Norms whose input is kept as an FP32 copy rather than in the storage format.
+    pub norm_fp32_copies: f64,
+}
+
+/// The tensors Hugging Face's modelling code keeps under eager autograd that fused kernels do
+/// not (each follows from which inputs a PyTorch op saves for its backward; checked against the
+/// memory measured on an H100, `bench/data/h100_device/memory_parts.json`: Llama-3.2-1B keeps
+/// 34 KB more per token and layer than the count, GPT-2 large with SDPA 56):
+/// - SDPA's backward reads its output, and the output projection reads a contiguous copy of it:
+///   the attention output is kept twice (`q` wide).
+/// - Grouped-query attention repeats K and V to every head (`repeat_kv`) before the kernel,
+///   which keeps the repeated copies: `2(q − kv)` more.
+/// - SwiGLU's product keeps both factors, so the SiLU output (`f`) is kept besides gate and up.
+/// - GPT-2's Python-written tanh GELU keeps three `f`-wide tensors (the tanh, and both factors
+///   of its last product).
+/// - RMSNorm upcasts its input to FP32 and keeps that copy (two norms per layer).
+pub fn eager_autograd_extra_elements(spec: &TransformerSpec, fused_core: bool) -> EagerExtra {
+    let q = (spec.heads * spec.head_dim) as f64;
+    let kv = (spec.kv_heads * spec.head_dim) as f64;
+    let f = spec.ffn as f64;
+    let output_twice = if fused_core { q } else { 0.0 };
+    let repeated_kv = 2.0 * (q - kv).max(0.0);
+    let activation = match spec.activation {
+        Activation::SwiGlu => f,
+        Activation::GeluTanhChain => 3.0 * f,
+        Activation::Gelu | Activation::Relu => 0.0,
+    };
+    let norm_fp32_copies = if spec.norm == NormKind::RmsNorm { 2.0 } else { 0.0 };
+    EagerExtra { inner: output_twice + repeated_kv + activation, norm_fp32_copies }
 }
 
 /// What op-level selective checkpointing keeps per layer: the layer's input (where recomputation
@@ -486,8 +537,15 @@ impl TrainMemory {
     }
 }
 
-/// Runtime memory outside the model: CUDA context, cuBLAS/NCCL workspaces, allocator slack.
+/// Runtime memory outside the model: CUDA context, cuBLAS/NCCL workspaces.
 pub const RUNTIME_OVERHEAD_BYTES: f64 = 1.5e9;
+
+/// What PyTorch's caching allocator holds beyond the tensors alive at the peak (blocks split
+/// and cached for later requests), as a share of them: measured at the peak of training steps
+/// on an H100 (`bench/data/h100_device/memory.json`, reserved over allocated) 5.2 % for
+/// Llama-3.2-1B under autocast, 4.3 % for GPT-2 large with SDPA, 0.3 % for GPT-2 large eager.
+/// The largest is taken: a set-up must not be said to fit when the allocator's cache tips it over.
+pub const ALLOCATOR_SLACK: f64 = 0.05;
 
 /// Model-state bytes per GPU for `params` parameters held by this GPU (its pipeline stage's
 /// share, already divided by tensor parallelism), with ZeRO dividing them by `dp` (ZeRO paper,
@@ -516,8 +574,11 @@ mod tests {
         TransformerSpec::from_json(cfg, "gpt3-175b").unwrap()
     }
 
+    /// Options whose memory is the fused-kernel count (Korthikanti et al.); eager autograd's
+    /// extra tensors have their own test.
     fn opts(layout: Layout) -> TrainOptions {
-        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER, power_limit_w: None }
+        let stack = Stack { eager_autograd: false, ..Stack::EAGER };
+        TrainOptions { global_batch: 64, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack, power_limit_w: None }
     }
 
     #[test]
@@ -682,6 +743,27 @@ mod tests {
         o.dtype = DType::Fp8;
         let fp8 = tokens * (3.0 * h * 2.0 + h * 3.0 + 2.0 * f * 2.0 + f * 1.0 + 2.0 * h * 1.0 + 2.0 * h * 2.0);
         assert_eq!(o.layer_activation_bytes(&spec), fp8);
+    }
+
+    /// Eager autograd keeps, per token of a grouped-query Llama layer (h 512, 8 query heads and
+    /// 2 KV heads of 64, f 1024, BF16), the attention output a second time (q = 512), K and V
+    /// repeated to every head (2 · (512 − 128)), the SiLU output (f) and the two RMSNorms' FP32
+    /// input copies (2 more bytes each per h) beyond the fused-kernel count; GPT-2's tanh chain
+    /// keeps three f-wide tensors.
+    #[test]
+    fn eager_autograd_keeps_what_each_pytorch_op_saves() {
+        let cfg = r#"{"model_type":"llama","hidden_size":512,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":1024,"vocab_size":1000,"max_position_embeddings":256}"#;
+        let spec = TransformerSpec::from_json(cfg, "tiny-gqa").unwrap();
+        let mut o = opts(Layout::default());
+        o.seq = 128;
+        let fused = o.layer_activation_bytes(&spec);
+        o.stack.eager_autograd = true;
+        let (h, q, kv, f, tokens) = (512.0, 512.0, 128.0, 1024.0, 128.0);
+        let extra = tokens * ((q + 2.0 * (q - kv) + f) * 2.0 + 2.0 * h * 2.0);
+        assert_eq!(o.layer_activation_bytes(&spec) - fused, extra);
+        let gpt2 = TransformerSpec::from_json(r#"{"model_type":"gpt2","n_embd":768,"n_layer":12,"n_head":12,"vocab_size":50257,"n_positions":1024}"#, "gpt2").unwrap();
+        let e = eager_autograd_extra_elements(&gpt2, false);
+        assert_eq!((e.inner, e.norm_fp32_copies), (3.0 * 3072.0, 0.0));
     }
 
     #[test]

@@ -761,6 +761,8 @@ fn mlp_block(cx: &Ctx, e: &mut Emitter, width: u64) -> Result<(), WorkloadError>
         Activation::SwiGlu => gate_up(cx, e, t, f)?,
         act => {
             e.op("fc1", cx.linear(t, h, f, s.mlp_bias)?);
+            // The Python-written tanh chain is priced as one GELU kernel: the time of its
+            // extra elementwise kernels is not counted (their saved tensors are, in memory).
             let kind = if act == Activation::Relu { EwKind::Relu } else { EwKind::Gelu };
             e.op("activation", cx.ew(kind, t * f, 1));
         }

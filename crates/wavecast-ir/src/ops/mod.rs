@@ -30,7 +30,7 @@ pub use gated_delta::GatedDelta;
 pub use gemm::{Gemm, GemmKind};
 pub use memory::MemCopy;
 pub use norm::{Norm, NormKind};
-pub use optimizer::{Optimizer, OptimizerKind};
+pub use optimizer::{Optimizer, OptimizerKind, OptimizerImpl};
 pub use pool::{Pool, PoolKind};
 pub use reduction::Reduction;
 pub use rnn::{Rnn, RnnCell};

@@ -93,7 +93,7 @@ fn plan_speed(spec: &wavecast_workload::TransformerSpec, predictor: &dyn wavecas
     let cat = Catalog::builtin();
     let h100 = cat.get("h100-sxm").unwrap();
     let adam = wavecast_ir::ops::OptimizerKind::Adam;
-    let req = PlanRequest { gpus: 1024, global_batch: 1536, seq: 2048, dtype: DType::Bf16, optimizer: adam, optimizer_implementation: wavecast_ir::ops::OptimizerImpl::Foreach, topology: Topology::eight_per_node(), tokens: 300e9, top: 10, power_limit_w: None };
+    let req = PlanRequest { gpus: 1024, global_batch: 1536, seq: 2048, dtype: DType::Bf16, optimizer: adam, stack: wavecast_workload::Stack::EAGER, topology: Topology::eight_per_node(), tokens: 300e9, top: 10, power_limit_w: None };
     let comm = wavecast_predict::comm::CommModel::default();
     let start = Instant::now();
     let plan = plan_train(spec, &req, h100, predictor, &comm).unwrap();

@@ -53,7 +53,7 @@ pub use json::{to_json, to_json_pretty};
 pub use price::catalog;
 pub use listing::{gpus, models, sustained, ModelInfo, SustainedRow};
 pub use predict::{estimate, predict, default_dtype_note, power_limit_note, trains_as_layout, ClassRow, Phases, Prediction, UnsupportedRow};
-pub use request::{defaults, AttentionChoice, CompareRequest, ConfigArg, GammaChoice, LayoutArgs, ModeChoice, OptimizerChoice, PlanServeRequest, PlanTrainRequest, PredictRequest, PredictRoute, RecomputeChoice, ScaleMethodChoice, ScaleRequest, ServeSimRequest, ServingFormatArgs};
+pub use request::{defaults, AttentionChoice, CompareRequest, ConfigArg, GammaChoice, LayoutArgs, ModeChoice, OptimizerChoice, PlanServeRequest, PlanTrainRequest, PredictRequest, PredictRoute, RecomputeChoice, ScaleMethodChoice, ScaleRequest, ServeSimRequest, ServingFormatArgs, StackChoice};
 pub use scale::{scale, ScaleReport};
 pub use serve::{compare, serve};
 pub use serve_sim::{plan_serve, serve_sim, PlanServeReport, ServeSimReport};

@@ -189,12 +189,36 @@ impl From<OptimizerChoice> for wavecast_ir::ops::OptimizerKind {
     }
 }
 
-/// `--fused-optimizer` as the IR names it.
-pub fn optimizer_implementation(fused: bool) -> wavecast_ir::ops::OptimizerImpl {
-    if fused {
-        wavecast_ir::ops::OptimizerImpl::Fused
-    } else {
-        wavecast_ir::ops::OptimizerImpl::Foreach
+/// The training software a step runs under (`--stack`): what it fuses, overlaps and keeps.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StackChoice {
+    /// Plain PyTorch, eager (Hugging Face models as written): eager cross entropy on FP32
+    /// logits, every tensor eager autograd saves, torch.optim's foreach Adam.
+    #[default]
+    Pytorch,
+    /// torch.compile'd PyTorch (torchtitan, torchao): a fused loss kernel, the fused-kernel
+    /// activation count, fused Adam.
+    Compiled,
+    /// Megatron-Core as NeMo and Megatron-Bridge run it: vocabulary-parallel loss, tensor- and
+    /// data-parallel communication overlapped with compute, fused Adam.
+    Megatron,
+}
+choice_serde!(StackChoice, "stack");
+
+impl StackChoice {
+    /// The stack, with the optimizer fused when `fused_optimizer` (the other stacks fuse it
+    /// anyway).
+    pub fn stack(self, fused_optimizer: bool) -> wavecast_workload::Stack {
+        let stack = match self {
+            StackChoice::Pytorch => wavecast_workload::Stack::EAGER,
+            StackChoice::Compiled => wavecast_workload::Stack::FUSED_LOSS,
+            StackChoice::Megatron => wavecast_workload::Stack::MEGATRON_CORE,
+        };
+        if fused_optimizer {
+            wavecast_workload::Stack { optimizer: wavecast_ir::ops::OptimizerImpl::Fused, ..stack }
+        } else {
+            stack
+        }
     }
 }
 
@@ -346,6 +370,11 @@ pub struct PredictRequest {
     #[arg(long)]
     #[serde(default)]
     pub fused_optimizer: bool,
+    /// Training software of the step: pytorch (eager), compiled (torch.compile, torchtitan) or
+    /// megatron (Megatron-Core, NeMo) [default: pytorch].
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    pub stack: Option<StackChoice>,
     #[arg(long, help = wavecast_predict::registry::help_by_mode())]
     #[serde(default)]
     pub predictor: Option<String>,
@@ -426,7 +455,8 @@ impl PredictRequest {
     pub fn route(&self) -> PredictRoute {
         match self.mode {
             ModeChoice::Serve => PredictRoute::Serve,
-            ModeChoice::Train if self.layout.any() || self.tp != defaults::TP => PredictRoute::Train,
+            // Only plain PyTorch is priced op by op; another stack is the layout route's.
+            ModeChoice::Train if self.layout.any() || self.tp != defaults::TP || self.stack.is_some_and(|s| s != StackChoice::Pytorch) => PredictRoute::Train,
             _ => PredictRoute::Step,
         }
     }
@@ -436,9 +466,14 @@ impl PredictRequest {
         self.seq.unwrap_or(defaults::SEQ)
     }
 
-    /// How the optimizer step runs (`--fused-optimizer`).
+    /// How the optimizer step runs (`--fused-optimizer`, or the stack's own).
     pub fn optimizer_implementation(&self) -> wavecast_ir::ops::OptimizerImpl {
-        optimizer_implementation(self.fused_optimizer)
+        self.training_stack().optimizer
+    }
+
+    /// The training software of the step (`--stack`, `--fused-optimizer`).
+    pub fn training_stack(&self) -> wavecast_workload::Stack {
+        self.stack.unwrap_or_default().stack(self.fused_optimizer)
     }
 
     /// The optimizer (`--optimizer`) or its default.
@@ -462,11 +497,13 @@ impl PredictRequest {
                 "--seq, --attention and --optimizer do not apply to --mode serve (its lengths are --input-len and --output-len)"
             }
             ModeChoice::Serve if self.fused_optimizer => "--fused-optimizer applies to --mode train only",
+            ModeChoice::Serve if self.stack.is_some() => "--stack applies to --mode train only",
             ModeChoice::Serve if self.layout.any() => "layout flags (--dp, --tp, --pp, …) describe training; serve mode takes --tp only",
             ModeChoice::Serve if self.power_limit.is_some() => "--power-limit applies to --mode inference and --mode train",
             ModeChoice::Serve => return Ok(()),
             ModeChoice::Inference if self.optimizer.is_some() => "--optimizer applies to --mode train only",
             ModeChoice::Inference if self.fused_optimizer => "--fused-optimizer applies to --mode train only",
+            ModeChoice::Inference if self.stack.is_some() => "--stack applies to --mode train only",
             ModeChoice::Inference if self.layout.any() => "layout flags (--dp, --tp, --pp, …) apply to --mode train",
             _ if serving => "--input-len, --output-len, --weights, --kv-dtype and --backend apply to --mode serve only",
             ModeChoice::Inference if self.tp != defaults::TP => "--tp applies to --mode serve and --mode train only",
@@ -731,6 +768,11 @@ pub struct PlanTrainRequest {
     #[arg(long)]
     #[serde(default)]
     pub fused_optimizer: bool,
+    /// Training software of the step: pytorch (eager), compiled (torch.compile, torchtitan) or
+    /// megatron (Megatron-Core, NeMo).
+    #[arg(long, value_enum, default_value_t = StackChoice::default())]
+    #[serde(default)]
+    pub stack: StackChoice,
     /// GPUs per node.
     #[arg(long, default_value_t = defaults::GPUS_PER_NODE)]
     #[serde(default = "defaults::gpus_per_node")]

@@ -80,7 +80,7 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
-    let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: wavecast_workload::Stack { optimizer: req.optimizer_implementation(), ..wavecast_workload::Stack::EAGER }, power_limit_w: req.power_limit };
+    let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: req.training_stack(), power_limit_w: req.power_limit };
     let gpus_per_node = req.layout.gpus_per_node();
     let topo = topology(gpus_per_node, req.layout.nic_gbps)?;
     let given = match req.layout.nodes {
@@ -136,7 +136,9 @@ pub fn train_step_given(req: &PredictRequest, per_op_step: Option<crate::Predict
     let report = train(req)?;
     // The per-op route prices the plain step: with recomputation the two would disagree.
     let plain = matches!(req.layout.recompute, None | Some(crate::request::RecomputeChoice::None));
-    let per_op = if report.gpus == 1 && report.micro_batches == 1 && plain {
+    // and only plain PyTorch is priced op by op.
+    let pytorch = req.stack.unwrap_or_default() == crate::request::StackChoice::Pytorch;
+    let per_op = if report.gpus == 1 && report.micro_batches == 1 && plain && pytorch {
         let mut one = req.clone();
         one.layout = LayoutArgs::default();
         one.tp = crate::defaults::TP;
@@ -188,7 +190,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
         dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?.0,
         optimizer: req.optimizer.into(),
-        optimizer_implementation: crate::request::optimizer_implementation(req.fused_optimizer),
+        stack: req.stack.stack(req.fused_optimizer),
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,
         top: req.top.max(1),

@@ -418,6 +418,36 @@ fn the_optimizer_runs_as_pytorchs_foreach_passes_unless_fused() {
     assert_eq!(layout_step, fused_step);
 }
 
+/// `--stack` names the training software: Megatron-Core keeps only the fused-kernel count and a
+/// vocabulary-parallel loss's buffers and runs a fused Adam, so the same step needs less memory
+/// and less time than plain PyTorch; one GPU and the layout dp1 answer alike under it; the JSON
+/// says which stack was priced; `plan train` takes it; outside train mode it is refused.
+#[test]
+fn the_stack_decides_what_the_step_keeps_and_how_its_optimizer_runs() {
+    let base = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "2048", "--json"];
+    let step = |extra: &[&str]| {
+        let o = wavecast(&[&base[..], extra].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let pytorch = step(&[]);
+    let megatron = step(&["--stack", "megatron"]);
+    assert_eq!(pytorch["stack"]["optimizer"], "foreach");
+    assert_eq!(pytorch["stack"]["eager_autograd"], true);
+    assert_eq!(megatron["stack"]["loss"], "vocab_parallel");
+    assert_eq!(megatron["stack"]["optimizer"], "fused");
+    let gb = |v: &serde_json::Value| v["memory_gb"]["activations"].as_f64().unwrap();
+    assert!(gb(&megatron) < gb(&pytorch) - 1.0, "{} vs {} GB", gb(&megatron), gb(&pytorch));
+    assert!(megatron["parts"]["optimizer_ms"].as_f64().unwrap() < pytorch["parts"]["optimizer_ms"].as_f64().unwrap());
+    assert_eq!(megatron, step(&["--stack", "megatron", "--dp", "1"]));
+    assert_eq!(step(&["--stack", "pytorch", "--fused-optimizer"])["stack"]["optimizer"], "fused");
+    let o = wavecast(&["plan", "train", "--model", "gpt2-large", "--gpu", "h100", "--gpus", "8", "--batch", "16", "--seq", "1024", "--stack", "compiled", "--top", "2", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["rows"][0]["report"]["stack"]["loss"], "fused");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--stack", "megatron"], "--stack applies to --mode train only");
+}
+
 /// Set-ups run to the edge of an H100's memory with Hugging Face's eager models
 /// (`bench/data/h100_device/memory.json`, our own measurement: PyTorch's peak allocated, or
 /// out of memory): what ran is said to fit, what ran out of memory is refused. GPT-2 large in

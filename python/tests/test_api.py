@@ -321,6 +321,19 @@ def test_train_matches_the_cli(wavecast, cli):
         wavecast.train("gpt2-large", gpu="h100", batch=16, sequence_parallel="yes")
 
 
+def test_the_stack_and_fused_optimizer_keywords_match_the_cli(wavecast, cli):
+    t = wavecast.train("llama-3.2-1b", gpu="h100", batch=4, seq=2048, stack="megatron")
+    want = cli.json("predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", 4, "--seq", 2048,
+                    "--stack", "megatron")
+    assert t.to_dict() == want
+    plain = wavecast.train("llama-3.2-1b", gpu="h100", batch=4, seq=2048)
+    fused = wavecast.train("llama-3.2-1b", gpu="h100", batch=4, seq=2048, fused_optimizer=True)
+    assert fused.parts.optimizer_ms < plain.parts.optimizer_ms
+    assert t.memory_gb.activations < plain.memory_gb.activations
+    with pytest.raises(wavecast.WavecastError, match="unknown stack 'jax'|invalid value 'jax'|'jax'"):
+        wavecast.train("llama-3.2-1b", gpu="h100", batch=4, stack="jax")
+
+
 def test_plan_train_matches_the_cli(wavecast, cli):
     p = wavecast.plan_train("gpt2-large", gpu="a100-sxm-80gb", gpus=8, batch=32, top=3)
     want = cli.json("plan", "train", "--model", "gpt2-large", "--gpu", "a100-sxm-80gb", "--gpus", 8, "--batch", 32, "--top", 3)

@@ -187,6 +187,7 @@ def predict(
     attention: Optional[str] = None,
     optimizer: Optional[str] = None,
     fused_optimizer: bool = False,
+    stack: Optional[str] = None,
     image_size: Optional[int] = None,
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -210,6 +211,9 @@ def predict(
         optimizer: ``"adam"`` (default), ``"sgd"`` or ``"sgd-momentum"`` (training only).
         fused_optimizer: the optimizer step is one fused kernel (``fused=True``, apex or
             Transformer Engine FusedAdam) instead of PyTorch's default foreach passes.
+        stack: the training software, ``"pytorch"`` (default: eager PyTorch), ``"compiled"``
+            (torch.compile, torchtitan) or ``"megatron"`` (Megatron-Core, NeMo); the last two
+            answer with the layout report's keys only (as :func:`train`).
         image_size: input side in pixels for vision models and symbolic ONNX height/width.
         power_limit: the GPU's power limit in W, below its board power (default: the board power).
         gpu_file: a TOML catalog whose GPUs are added to (or override) the built-in ones.
@@ -238,6 +242,7 @@ def predict(
         "attention": _str("attention", attention),
         "optimizer": _str("optimizer", optimizer),
         "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
+        "stack": _str("stack", stack),
         "predictor": _str("predictor", predictor),
         "image_size": _int("image_size", image_size),
         "power_limit": _float("power_limit", power_limit),
@@ -453,6 +458,7 @@ def train(
     dtype: Optional[str] = None,
     optimizer: Optional[str] = None,
     fused_optimizer: bool = False,
+    stack: Optional[str] = None,
     predictor: Optional[str] = None,
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -466,7 +472,8 @@ def train(
     FP32 benchmark presets) and ``micro_batch`` to each rank's whole share without ``pp``; the
     other layout keywords default to 1 (``zero`` to 0, ``recompute`` to ``"none"``,
     ``gpus_per_node`` to 8), ``optimizer`` to ``"adam"`` (PyTorch's foreach passes unless
-    ``fused_optimizer``) and ``predictor`` to ``"wavecast"``;
+    ``fused_optimizer``), ``stack`` to ``"pytorch"`` (or ``"compiled"``, ``"megatron"``) and
+    ``predictor`` to ``"wavecast"``;
     ``power_limit`` (W, below the board power) holds the GPUs to a lower clock.
 
     Returns a :class:`Report`: ``step_ms``, ``parts`` (compute, recomputation, pipeline
@@ -488,6 +495,7 @@ def train(
         "dtype": _str("dtype", dtype),
         "optimizer": _str("optimizer", optimizer),
         "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
+        "stack": _str("stack", stack),
         "tp": _int("tp", tp),
         "layout": {
             "dp": _int("dp", dp), "pp": _int("pp", pp), "cp": _int("cp", cp),
@@ -520,6 +528,7 @@ def plan_train(
     dtype: Optional[str] = None,
     optimizer: str = "adam",
     fused_optimizer: bool = False,
+    stack: str = "pytorch",
     predictor: str = "wavecast",
     power_limit: Optional[float] = None,
     gpu_file: Optional[PathLike] = None,
@@ -543,6 +552,7 @@ def plan_train(
         "dtype": _str("dtype", dtype),
         "optimizer": _str("optimizer", optimizer),
         "fused_optimizer": _bool("fused_optimizer", fused_optimizer),
+        "stack": _str("stack", stack),
         "gpus_per_node": _int("gpus_per_node", gpus_per_node),
         "nic_gbps": _float("nic_gbps", nic_gbps),
         "tokens": _float("tokens", tokens),

@@ -17,13 +17,15 @@ pub fn run(a: PredictArgs) -> Result<()> {
         let gpu = wavecast::catalog(a.req.gpu_file.as_deref(), &a.req.price, Some(&a.req.gpu))?.get(&a.req.gpu)?.clone();
         eprintln!("note: {}", wavecast::power_limit_note(&gpu, w));
     }
-    print_human(&step.report);
+    print_human(&step.report, a.req.stack.unwrap_or_default());
     Ok(())
 }
 
-fn print_human(r: &TrainReport) {
+fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
+    use clap::ValueEnum;
+    let stack = stack.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
     println!(
-        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · predictor: {}",
+        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · stack: {stack} · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use wavecast_gpu::Gpu;
-use wavecast_ir::ops::{OptimizerImpl, OptimizerKind};
+use wavecast_ir::ops::OptimizerKind;
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_predict::Predictor;
@@ -27,8 +27,8 @@ pub struct PlanRequest {
     pub seq: u64,
     pub dtype: DType,
     pub optimizer: OptimizerKind,
-    /// How the optimizer step runs (plain PyTorch's foreach passes, or one fused kernel).
-    pub optimizer_implementation: OptimizerImpl,
+    /// The training software every layout runs under.
+    pub stack: Stack,
     pub topology: Topology,
     /// Tokens to train on, for the time and cost columns.
     pub tokens: f64,
@@ -262,7 +262,7 @@ fn price(
         dtype: req.dtype,
         optimizer: req.optimizer,
         layout: *layout,
-        stack: Stack { optimizer: req.optimizer_implementation, ..Stack::EAGER },
+        stack: req.stack,
         power_limit_w: None,
     };
     o.validate(spec, Some(req.gpus))?;
@@ -308,7 +308,7 @@ mod tests {
             seq: 1024,
             dtype: DType::Bf16,
             optimizer: OptimizerKind::Adam,
-            optimizer_implementation: OptimizerImpl::Foreach,
+            stack: Stack::EAGER,
             topology: Topology::eight_per_node(),
             tokens: 1e9,
             power_limit_w: None,

@@ -175,6 +175,9 @@ pub struct TrainReport {
     /// The power limit the step was priced under (`--power-limit`, W); absent at board power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_limit_w: Option<f64>,
+    /// The training software the step was priced for (loss kernel, overlaps, what autograd
+    /// keeps, optimizer kernel).
+    pub stack: Stack,
 }
 
 /// A collective by (axis, kind, group size, bytes per call).
@@ -747,6 +750,7 @@ pub(crate) fn assemble(
         collectives,
         unpriced: sec.unpriced.clone(),
         power_limit_w: o.power_limit_w,
+        stack: o.stack,
     })
 }
 

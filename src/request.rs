@@ -206,6 +206,11 @@ pub enum StackChoice {
 choice_serde!(StackChoice, "stack");
 
 impl StackChoice {
+    /// The name `--stack` takes (and the JSON's).
+    pub fn name(self) -> String {
+        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+    }
+
     /// The stack, with the optimizer fused when `fused_optimizer` (the other stacks fuse it
     /// anyway).
     pub fn stack(self, fused_optimizer: bool) -> wavecast_workload::Stack {

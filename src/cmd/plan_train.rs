@@ -12,8 +12,7 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
     if a.json {
         return print_json(&r);
     }
-    use clap::ValueEnum;
-    let stack = request.stack.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+    let stack = request.stack.name();
     println!(
         "{} on {} × {} ({} node{}) · {} · global batch {} × seq {} · {} layouts priced, {} fit · stack: {stack} · predictor: {}",
         r.model,

@@ -22,8 +22,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
 }
 
 fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
-    use clap::ValueEnum;
-    let stack = stack.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+    let stack = stack.name();
     println!(
         "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · stack: {stack} · predictor: {}",
         r.model,

@@ -49,11 +49,12 @@ pub enum Activation {
 impl Activation {
     /// GPT-2's `activation_function`, as Hugging Face maps it (`gelu_new` when absent).
     fn of_gpt2(cfg: &Value, origin: &str) -> Result<Activation, WorkloadError> {
-        match cfg.get("activation_function").map(|v| v.as_str()) {
-            None | Some(Some("gelu_new" | "gelu_fast")) => Ok(Activation::GeluTanhChain),
-            Some(Some("gelu" | "gelu_pytorch_tanh")) => Ok(Activation::Gelu),
-            Some(Some("relu")) => Ok(Activation::Relu),
-            Some(other) => Err(WorkloadError::Unsupported { origin: origin.into(), reason: format!("gpt2 activation_function {other:?} is not modelled (gelu_new, gelu_fast, gelu, gelu_pytorch_tanh, relu)") }),
+        let Some(value) = cfg.get("activation_function") else { return Ok(Activation::GeluTanhChain) };
+        match value.as_str() {
+            Some("gelu_new" | "gelu_fast") => Ok(Activation::GeluTanhChain),
+            Some("gelu" | "gelu_pytorch_tanh") => Ok(Activation::Gelu),
+            Some("relu") => Ok(Activation::Relu),
+            _ => Err(WorkloadError::Unsupported { origin: origin.into(), reason: format!("gpt2 activation_function {value} is not modelled (gelu_new, gelu_fast, gelu, gelu_pytorch_tanh, relu)") }),
         }
     }
 }

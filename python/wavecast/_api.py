@@ -538,7 +538,9 @@ def plan_train(
     """Every training layout of ``model`` on ``gpus`` GPUs ranked by step time among those
     that fit (``wavecast plan train --json``): ``rows`` (rank, layout, step_ms, mfu,
     tokens_per_s_per_gpu, memory_gb, days and cost for ``tokens``), ``evaluated``,
-    ``fitting`` and ``rejected`` (reasons with counts).
+    ``fitting`` and ``rejected`` (reasons with counts). ``stack`` is the training software every
+    layout runs under: ``"pytorch"`` (eager, foreach Adam unless ``fused_optimizer``),
+    ``"compiled"`` (torch.compile, torchtitan) or ``"megatron"`` (Megatron-Core, NeMo).
     """
     return _report(PlanTrainReport, "plan_train", {
         "model": _str("model", model),

@@ -217,6 +217,7 @@ const QUESTIONS: &[Question] = &[
             f("batch", "global batch (sequences)", Ty::Int, "64"),
             SEQ,
             DTYPE,
+            f("stack", "training software", Ty::Choice(&["pytorch", "compiled", "megatron"]), "pytorch"),
             f("top", "layouts to list", Ty::Int, "10"),
         ],
     },

@@ -69,6 +69,8 @@ def prepare(case):
     """The case's model and one step of it (forward, and in training backward and Adam)."""
     _, _, _, batch, seq, mode, dtype, _ = case
     model = build(case)
+    # from_config leaves the model in training mode; inference runs without dropout.
+    model.train(mode == "train")
     ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
     opt = torch.optim.Adam(model.parameters(), lr=1e-5) if mode == "train" else None
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=(dtype == "amp-bf16"))

@@ -37,12 +37,15 @@ const TRAIN: [&str; 12] = [
     "--json",
 ];
 
-fn train(extra: &[&str]) -> serde_json::Value {
-    let mut args = TRAIN.to_vec();
-    args.extend_from_slice(extra);
-    let o = wavecast(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+/// The `--json` answer of a command that must succeed.
+fn answer(args: &[&str]) -> serde_json::Value {
+    let o = wavecast(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+fn train(extra: &[&str]) -> serde_json::Value {
+    answer(&[&TRAIN[..], extra].concat())
 }
 
 #[test]
@@ -400,9 +403,7 @@ fn memory_against_the_single_gpu_steps_measured_on_h100_and_h200() {
 fn the_optimizer_runs_as_pytorchs_foreach_passes_unless_fused() {
     let base = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "1", "--seq", "512", "--json"];
     let optimizer = |extra: &[&str]| {
-        let o = wavecast(&[&base[..], extra].concat());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = answer(&[&base[..], extra].concat());
         let class = v["classes"].as_array().unwrap().iter().find(|c| c["class"] == "optimizer").unwrap().clone();
         (class["ms"].as_f64().unwrap(), class["bytes"].as_f64().unwrap(), v["params"].as_f64().unwrap(), v["parts"]["optimizer_ms"].as_f64().unwrap())
     };
@@ -425,11 +426,7 @@ fn the_optimizer_runs_as_pytorchs_foreach_passes_unless_fused() {
 #[test]
 fn the_stack_decides_what_the_step_keeps_and_how_its_optimizer_runs() {
     let base = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "4", "--seq", "2048", "--json"];
-    let step = |extra: &[&str]| {
-        let o = wavecast(&[&base[..], extra].concat());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
-    };
+    let step = |extra: &[&str]| answer(&[&base[..], extra].concat());
     let pytorch = step(&[]);
     let megatron = step(&["--stack", "megatron"]);
     assert_eq!(pytorch["stack"]["optimizer"], "foreach");
@@ -441,9 +438,7 @@ fn the_stack_decides_what_the_step_keeps_and_how_its_optimizer_runs() {
     assert!(megatron["parts"]["optimizer_ms"].as_f64().unwrap() < pytorch["parts"]["optimizer_ms"].as_f64().unwrap());
     assert_eq!(megatron, step(&["--stack", "megatron", "--dp", "1"]));
     assert_eq!(step(&["--stack", "pytorch", "--fused-optimizer"])["stack"]["optimizer"], "fused");
-    let o = wavecast(&["plan", "train", "--model", "gpt2-large", "--gpu", "h100", "--gpus", "8", "--batch", "16", "--seq", "1024", "--stack", "compiled", "--top", "2", "--json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let plan = answer(&["plan", "train", "--model", "gpt2-large", "--gpu", "h100", "--gpus", "8", "--batch", "16", "--seq", "1024", "--stack", "compiled", "--top", "2", "--json"]);
     assert_eq!(plan["rows"][0]["report"]["stack"]["loss"], "fused");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--stack", "megatron"], "--stack applies to --mode train only");
 }

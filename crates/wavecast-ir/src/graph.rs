@@ -203,7 +203,7 @@ impl Graph {
         if params > 0 {
             self.push(
                 "optimizer.step",
-                Op::Optimizer(Optimizer { kind, params, state_dtype: DType::Fp32, implementation: crate::ops::OptimizerImpl::Foreach }),
+                Op::Optimizer(Optimizer::plain_pytorch(kind, params)),
                 Phase::Optimizer,
                 1,
             );

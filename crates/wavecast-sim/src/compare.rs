@@ -45,10 +45,15 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for gpu in gpus {
+        // The checkpoint's formats are the GPU's question, asked once for all its degrees.
+        let unsupported = if checkpoint_formats { crate::serve::check_served_quants(spec, gpu).err().map(|e| e.to_string()) } else { None };
         for &tp in tps {
+            if let Some(reason) = &unsupported {
+                skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: reason.clone() });
+                continue;
+            }
             let o = ServeOptions { tp, ..base.clone() };
-            let checked = if checkpoint_formats { crate::serve::check_served_quants(spec, gpu) } else { Ok(()) };
-            match checked.and_then(|()| serve(spec, gpu, pricing, &o, backend)) {
+            match serve(spec, gpu, pricing, &o, backend) {
                 Ok(r) => results.push(r),
                 Err(e) => skipped.push(Skipped { gpu: gpu.id.clone(), tp, reason: e.to_string() }),
             }

@@ -579,8 +579,9 @@ pub fn train_step(
     assemble(spec, o, topo, gpu, predictor, comm, &sec, &mut OptimizerTimes::default())
 }
 
-/// Optimizer-step milliseconds by the parameters one GPU updates: the planner's layouts share
-/// a handful of shard sizes, and the update's price depends on nothing else.
+/// Optimizer-step milliseconds by the parameters one GPU updates, for one run's options, GPU and
+/// predictor (one plan, or one step): its layouts share a handful of shard sizes, and within
+/// the run the update's price depends on nothing else.
 #[derive(Default)]
 pub(crate) struct OptimizerTimes(std::collections::HashMap<u64, f64>);
 

@@ -396,7 +396,7 @@ pub fn dcgan(o: &ZooOptions) -> Result<Graph, WorkloadError> {
     g.add_backward();
     out.nodes.extend(g.nodes.into_iter().filter(|n| n.phase == Phase::Backward));
     for (name, params) in [("optimizer.D", d_params), ("optimizer.G", g_params)] {
-        out.push(name, Op::Optimizer(Optimizer { kind: o.optimizer, params, state_dtype: DType::Fp32, implementation: wavecast_ir::ops::OptimizerImpl::Foreach }), Phase::Optimizer, 1);
+        out.push(name, Op::Optimizer(Optimizer::plain_pytorch(o.optimizer, params)), Phase::Optimizer, 1);
     }
     Ok(out)
 }

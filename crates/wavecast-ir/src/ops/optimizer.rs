@@ -70,6 +70,12 @@ pub struct Optimizer {
 }
 
 impl Optimizer {
+    /// The step as plain PyTorch runs it over `params` FP32 parameters: torch.optim's default
+    /// foreach passes (the workloads built op by op are plain PyTorch).
+    pub fn plain_pytorch(kind: OptimizerKind, params: u64) -> Optimizer {
+        Optimizer { kind, params, state_dtype: DType::Fp32, implementation: OptimizerImpl::Foreach }
+    }
+
     pub fn flops(&self) -> f64 {
         self.kind.flops_per_param() * self.params as f64
     }

@@ -1187,8 +1187,7 @@ impl<'a> Importer<'a> {
         if self.o.mode == Mode::Training {
             self.graph.add_backward();
             if params > 0 {
-                let opt = Optimizer { kind: self.o.optimizer, params, state_dtype: DType::Fp32, implementation: wavecast_ir::ops::OptimizerImpl::Foreach };
-                self.graph.push("optimizer.step", Op::Optimizer(opt), Phase::Optimizer, 1);
+                self.graph.push("optimizer.step", Op::Optimizer(Optimizer::plain_pytorch(self.o.optimizer, params)), Phase::Optimizer, 1);
             }
         }
         if let Some(fb) = self.file_batch {

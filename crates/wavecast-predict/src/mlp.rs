@@ -11,8 +11,9 @@ pub struct Dense {
     pub bias: Vec<f32>,
 }
 
+/// What an [`Mlp`] learned, as trained and stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Mlp {
+pub struct MlpParameters {
     /// Feature standardisation learned on the training set.
     pub mean: Vec<f32>,
     pub std: Vec<f32>,
@@ -21,6 +22,41 @@ pub struct Mlp {
     pub lo: Vec<f32>,
     pub hi: Vec<f32>,
     pub layers: Vec<Dense>,
+}
+
+/// The network: its parameters (read through `Deref`) and the same layers laid out for the
+/// forward pass, rebuilt whenever the parameters change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "MlpParameters", into = "MlpParameters")]
+pub struct Mlp {
+    parameters: MlpParameters,
+    packed: Vec<PackedDense>,
+}
+
+impl From<MlpParameters> for Mlp {
+    fn from(parameters: MlpParameters) -> Mlp {
+        let packed = parameters.layers.iter().map(PackedDense::new).collect();
+        Mlp { parameters, packed }
+    }
+}
+
+impl From<Mlp> for MlpParameters {
+    fn from(m: Mlp) -> MlpParameters {
+        m.parameters
+    }
+}
+
+impl PartialEq for Mlp {
+    fn eq(&self, other: &Mlp) -> bool {
+        self.parameters == other.parameters
+    }
+}
+
+impl std::ops::Deref for Mlp {
+    type Target = MlpParameters;
+    fn deref(&self) -> &MlpParameters {
+        &self.parameters
+    }
 }
 
 /// Deterministic pseudo-random permutation source (splitmix64), so training is reproducible.
@@ -49,6 +85,16 @@ impl Rng {
 }
 
 impl Mlp {
+    pub fn new(parameters: MlpParameters) -> Mlp {
+        Mlp::from(parameters)
+    }
+
+    /// Changes the parameters in place (rounding them, say) and lays the layers out again.
+    pub fn update(&mut self, change: impl FnOnce(&mut MlpParameters)) {
+        change(&mut self.parameters);
+        self.packed = self.parameters.layers.iter().map(PackedDense::new).collect();
+    }
+
     /// Plain-Rust forward pass: the first output.
     pub fn predict(&self, x: &[f32]) -> f32 {
         self.predict_all(x)[0]
@@ -56,19 +102,103 @@ impl Mlp {
 
     /// Plain-Rust forward pass: every output.
     pub fn predict_all(&self, x: &[f32]) -> Vec<f32> {
+        let p = &self.parameters;
         let mut h: Vec<f32> = x
             .iter()
             .enumerate()
-            .map(|(j, v)| (v.clamp(self.lo[j], self.hi[j]) - self.mean[j]) / self.std[j])
+            .map(|(j, v)| (v.clamp(p.lo[j], p.hi[j]) - p.mean[j]) / p.std[j])
             .collect();
-        let last = self.layers.len() - 1;
-        for (i, l) in self.layers.iter().enumerate() {
-            let mut next: Vec<f32> = l.weight.iter().zip(&l.bias).map(|(row, b)| row.iter().zip(&h).map(|(w, v)| w * v).sum::<f32>() + b).collect();
+        let last = self.packed.len() - 1;
+        let mut next = Vec::new();
+        for (i, l) in self.packed.iter().enumerate() {
+            l.forward_into(&h, &mut next);
             if i < last {
                 next.iter_mut().for_each(|v| *v = v.max(0.0));
             }
-            h = next;
+            std::mem::swap(&mut h, &mut next);
         }
         h
+    }
+}
+
+/// Outputs computed side by side in [`PackedDense::forward_into`].
+const ROW_BLOCK: usize = 8;
+
+/// A [`Dense`] layer stored input by input, [`ROW_BLOCK`] outputs at a time (the last block
+/// padded with zero weights), so one input's weights for a block of outputs sit together.
+#[derive(Debug, Clone)]
+struct PackedDense {
+    inputs: usize,
+    /// `blocks × inputs` columns of ROW_BLOCK weights.
+    columns: Vec<[f32; ROW_BLOCK]>,
+    bias: Vec<f32>,
+}
+
+impl PackedDense {
+    fn new(d: &Dense) -> PackedDense {
+        let inputs = d.weight.iter().map(Vec::len).min().unwrap_or(0);
+        let mut columns = Vec::with_capacity(d.weight.len().div_ceil(ROW_BLOCK) * inputs);
+        for rows in d.weight.chunks(ROW_BLOCK) {
+            for j in 0..inputs {
+                let mut column = [0.0f32; ROW_BLOCK];
+                column.iter_mut().zip(rows).for_each(|(c, row)| *c = row[j]);
+                columns.push(column);
+            }
+        }
+        PackedDense { inputs, columns, bias: d.bias.clone() }
+    }
+
+    /// `weight · x + bias` into `out`. Each output's products are summed in input order, as a
+    /// plain left fold over its row would (the same bits), but a block of outputs advances
+    /// together: one output's sum alone is a chain of dependent adds that leaves the core idle,
+    /// and this is the hot loop of every learned predictor (half of a `plan train`).
+    fn forward_into(&self, x: &[f32], out: &mut Vec<f32>) {
+        out.clear();
+        // `chunks` needs a width; a trained layer always has inputs.
+        for (block, bias) in self.columns.chunks(self.inputs.max(1)).zip(self.bias.chunks(ROW_BLOCK)) {
+            let mut acc = [-0.0f32; ROW_BLOCK];
+            for (column, &v) in block.iter().zip(x) {
+                for (a, w) in acc.iter_mut().zip(column) {
+                    *a += w * v;
+                }
+            }
+            out.extend(acc.iter().zip(bias).map(|(a, b)| a + b));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random_dense(rng: &mut Rng, outputs: usize, inputs: usize) -> Dense {
+        let mut value = || (rng.uniform() as f32 - 0.5) * 2.0;
+        Dense {
+            weight: (0..outputs).map(|_| (0..inputs).map(|_| value()).collect()).collect(),
+            bias: (0..outputs).map(|_| value()).collect(),
+        }
+    }
+
+    /// The blocked product must give the very bits of a row-by-row fold (no reordered sums), for
+    /// widths that do and do not fill the blocks.
+    #[test]
+    fn blocked_rows_give_the_bits_of_a_plain_fold() {
+        let mut rng = Rng::new(7);
+        for (outputs, inputs) in [(48, 4), (48, 48), (2, 48), (13, 5), (1, 1), (9, 17)] {
+            let d = random_dense(&mut rng, outputs, inputs);
+            let x: Vec<f32> = (0..inputs).map(|_| rng.uniform() as f32 * 4.0 - 2.0).collect();
+            let plain: Vec<f32> = d
+                .weight
+                .iter()
+                .zip(&d.bias)
+                .map(|(row, b)| row.iter().zip(&x).fold(-0.0f32, |a, (w, v)| a + w * v) + b)
+                .collect();
+            let mut blocked = Vec::new();
+            PackedDense::new(&d).forward_into(&x, &mut blocked);
+            assert_eq!(blocked.len(), outputs);
+            for (a, b) in blocked.iter().zip(&plain) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{outputs}×{inputs}");
+            }
+        }
     }
 }

@@ -24,7 +24,7 @@
 //!   [`UTIL_FLOOR_QUANTILE`]), where NeuSight lets it reach 0 and clamps the time to 0.
 
 use crate::kernels::{gemm_tile, KernelTable};
-use crate::mlp::{Dense, Mlp};
+use crate::mlp::{Dense, Mlp, MlpParameters};
 use crate::physics::{gemm_dims, roofline, sm_count, tiles, tiles_along, vector_dims, waves, Family, Roof};
 use crate::registry::{Learned, LearnedKind};
 use crate::roofline::roofline_seconds;
@@ -211,7 +211,7 @@ impl From<Net> for ShortMlp {
 impl From<ShortMlp> for Net {
     fn from(m: ShortMlp) -> Net {
         let layers = m.layers.iter().map(|l| Dense { weight: l.weight.iter().map(|r| long(r)).collect(), bias: long(&l.bias) }).collect();
-        Net(Mlp { mean: long(&m.mean), std: long(&m.std), lo: long(&m.lo), hi: long(&m.hi), layers })
+        Net(Mlp::new(MlpParameters { mean: long(&m.mean), std: long(&m.std), lo: long(&m.lo), hi: long(&m.hi), layers }))
     }
 }
 

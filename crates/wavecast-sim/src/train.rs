@@ -633,6 +633,10 @@ pub(crate) fn assemble(
     let m = o.micro_batches();
     let layers = stage_layers(spec.layers, l.pp);
     let stage_params = sec.stage_params(&layers);
+    // Memory needs no times: a layout that does not fit is turned away before they are summed
+    // (most of what `plan train` prices does not fit).
+    let memory = memory(spec, o, sec, &layers, &stage_params, gpu);
+    check_memory(&memory, gpu, &l)?;
     let mut stages = stage_times(sec, &layers, l.recompute);
     let d = o.storage_dtype().size_bytes() as f64;
     let mut collectives = collective_rows(sec, m);
@@ -718,8 +722,6 @@ pub(crate) fn assemble(
     let seconds = step_ms / 1e3;
     let tokens = (o.global_batch * o.seq) as f64;
     let gpus = l.gpus();
-    let memory = memory(spec, o, sec, &layers, &stage_params, gpu);
-    check_memory(&memory, gpu, &l)?;
     Ok(TrainReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),

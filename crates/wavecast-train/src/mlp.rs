@@ -5,7 +5,7 @@
 use candle_core::{Device, Tensor, Var, D};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use indicatif::ProgressBar;
-use wavecast_predict::mlp::{Dense, Mlp, Rng};
+use wavecast_predict::mlp::{Dense, Mlp, MlpParameters, Rng};
 
 #[derive(Debug, Clone, Copy)]
 pub struct TrainConfig {
@@ -128,25 +128,27 @@ pub fn train_with_loss(
     }
     let lo = (0..dim).map(|j| x.iter().map(|r| r[j]).fold(f32::INFINITY, f32::min)).collect();
     let hi = (0..dim).map(|j| x.iter().map(|r| r[j]).fold(f32::NEG_INFINITY, f32::max)).collect();
-    let mut out = Mlp { mean, std, lo, hi, layers: Vec::new() };
+    let mut out = MlpParameters { mean, std, lo, hi, layers: Vec::new() };
     for (w, b) in &vars {
         let weight = w.as_tensor().to_vec2::<f32>().map_err(err)?;
         let bias = b.as_tensor().to_vec1::<f32>().map_err(err)?;
         out.layers.push(Dense { weight, bias });
     }
-    Ok(out)
+    Ok(Mlp::new(out))
 }
 
 /// Rounds parameters to 5 significant digits so the shipped JSON stays small; predictions
 /// change by far less than the model's own error.
 pub fn compact(m: &mut Mlp) {
     let r = |v: &mut f32| *v = format!("{:.4e}", *v).parse().unwrap_or(*v);
-    m.mean.iter_mut().for_each(r);
-    m.std.iter_mut().for_each(r);
-    for l in &mut m.layers {
-        l.weight.iter_mut().flatten().for_each(r);
-        l.bias.iter_mut().for_each(r);
-    }
+    m.update(|m| {
+        m.mean.iter_mut().for_each(r);
+        m.std.iter_mut().for_each(r);
+        for l in &mut m.layers {
+            l.weight.iter_mut().flatten().for_each(r);
+            l.bias.iter_mut().for_each(r);
+        }
+    });
 }
 
 #[cfg(test)]

@@ -77,9 +77,16 @@ fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
 }
 
 impl Catalog {
-    /// The catalog shipped inside the binary.
+    /// The catalog shipped inside the binary, a copy to change or merge into.
     pub fn builtin() -> Catalog {
-        Catalog::parse(BUILTIN, "built-in catalog").expect("built-in GPU catalog is valid (tested)")
+        Catalog::shipped().clone()
+    }
+
+    /// The catalog shipped inside the binary, parsed once per process: parsing its TOML costs
+    /// milliseconds, and many lookups need only to read it.
+    pub fn shipped() -> &'static Catalog {
+        static SHIPPED: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        SHIPPED.get_or_init(|| Catalog::parse(BUILTIN, "built-in catalog").expect("built-in GPU catalog is valid (tested)"))
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
@@ -239,7 +246,7 @@ impl Gpu {
     /// `torch.cuda.get_device_name` print it or shorter). Use [`Catalog::get`] for a catalog
     /// with user entries.
     pub fn find(name: &str) -> Result<Gpu, CatalogError> {
-        Catalog::builtin().get(name).cloned()
+        Catalog::shipped().get(name).cloned()
     }
 }
 

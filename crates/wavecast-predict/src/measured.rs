@@ -88,7 +88,7 @@ pub struct MeasuredGpu {
 
 impl MeasuredGpu {
     fn read(files: &MeasuredFiles) -> MeasuredGpu {
-        let gpu = Catalog::builtin().get(files.gpu).expect("the built-in catalog lists every GPU the shipped measurements were taken on").clone();
+        let gpu = Catalog::shipped().get(files.gpu).expect("the built-in catalog lists every GPU the shipped measurements were taken on").clone();
         MeasuredGpu {
             cudnn: read_attention_curve(files.attention, AttentionKernel::Cudnn.backend(), &gpu),
             flash: read_attention_curve(files.attention, AttentionKernel::SdpaFlash.backend(), &gpu),
@@ -117,7 +117,7 @@ pub fn measured_gpus() -> &'static [MeasuredGpu] {
 fn left_out() -> &'static [String] {
     static IDS: OnceLock<Vec<String>> = OnceLock::new();
     IDS.get_or_init(|| {
-        let catalog = Catalog::builtin();
+        let catalog = Catalog::shipped();
         std::env::var(LEAVE_OUT_ENV)
             .unwrap_or_default()
             .split(',')
@@ -291,7 +291,7 @@ mod tests {
     use super::*;
 
     fn gpu(name: &str) -> Gpu {
-        Catalog::builtin().get(name).unwrap().clone()
+        Catalog::shipped().get(name).unwrap().clone()
     }
 
     #[test]

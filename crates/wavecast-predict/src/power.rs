@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn a_limit_slows_compute_bound_work_by_the_cube_root_and_leaves_bandwidth_bound_work() {
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let roof = Roofline;
         let capped = PowerLimited::new(&roof, 500.0);
         let gemm = Op::Gemm(Gemm::linear(8192, 8192, 8192, false, DType::Bf16).unwrap());
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn a_limit_above_the_board_or_below_a_quarter_of_it_is_refused() {
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         assert!(check_power_limit(&gpu, 500.0).is_ok());
         assert!(check_power_limit(&gpu, 700.0).is_ok());
         for bad in [701.0, 100.0, f64::NAN, 0.0] {

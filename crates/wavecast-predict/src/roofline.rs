@@ -54,7 +54,7 @@ mod tests {
     #[test]
     fn quantized_gemms_are_bounded_by_their_own_units() {
         use wavecast_ir::Quant;
-        let b200 = Catalog::builtin().get("b200").unwrap().clone();
+        let b200 = Catalog::shipped().get("b200").unwrap().clone();
         let quantized = |q: Option<Quant>| {
             let mut g = Gemm::linear(8192, 8192, 8192, false, DType::Bf16).unwrap();
             g.quant = q;

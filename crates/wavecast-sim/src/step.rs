@@ -191,7 +191,7 @@ mod tests {
         g.push("fc", op.clone(), Phase::Forward, 4);
         g.push("ar", Op::Comm(Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Fp32, overlappable: false }), Phase::Forward, 1);
         g.add_backward();
-        let gpu = Catalog::builtin().get("v100-sxm2").unwrap().clone();
+        let gpu = Catalog::shipped().get("v100-sxm2").unwrap().clone();
         let b = estimate(&g, &gpu, &Roofline).unwrap();
         let one = wavecast_predict::roofline::roofline_seconds(&op, &gpu) * 1e3;
         assert!((b.phases[&Phase::Forward] - 4.0 * one).abs() < 1e-9);
@@ -205,7 +205,7 @@ mod tests {
         let mut g = Graph::new("t");
         let c = Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 4, dtype: DType::Bf16, overlappable: false };
         g.push("ar", Op::Comm(c.clone()), Phase::Forward, 10);
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let model = CommModel::default();
         let b = estimate_with(&g, &gpu, &Roofline, Some(&model)).unwrap();
         assert!(b.unpriced.is_empty());
@@ -230,7 +230,7 @@ mod tests {
     fn work_priced_at_zero_is_listed_as_unpriced_not_summed_as_free() {
         let mut g = Graph::new("t");
         g.push("fc", Op::Gemm(Gemm::linear(1024, 1024, 1024, false, DType::Bf16).unwrap()), Phase::Forward, 3);
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let b = estimate(&g, &gpu, &Free).unwrap();
         assert_eq!(b.unpriced.len(), 1, "{:?}", b.unpriced);
         assert!(b.unpriced[0].reason.contains("priced it at 0 ms") && b.unpriced[0].count == 3, "{:?}", b.unpriced);

@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn attention_is_priced_at_the_measured_share_of_peak_not_at_peak() {
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let roof = Roofline;
         let k = TrainingKernels::new(&roof);
         for (seq, d) in [(2048, 128), (16384, 128), (4096, 64)] {
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn sdpa_flash_attention_is_slower_than_cudnn_and_holds_under_training_kernels() {
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let roof = Roofline;
         let flash = SdpaFlashAttention::new(&roof);
         let both = TrainingKernels::new(&flash);
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn fp8_linear_is_its_bf16_twin_at_the_measured_speedup() {
-        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let roof = Roofline;
         let k = TrainingKernels::new(&roof);
         let bf16 = Gemm::linear(8192, 4096, 14336, false, DType::Bf16).unwrap();

@@ -502,7 +502,7 @@ mod tests {
         // cache is what the static share leaves beside the weights; counting activations and
         // the runtime inside an 88 % share as well had refused it.
         let spec = wavecast_workload::presets::preset("deepseek-v3").unwrap();
-        let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
+        let gpu = wavecast_gpu::Catalog::shipped().get("b200").unwrap().clone();
         let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8Block), moe_quant: Some(wavecast_ir::Quant::Fp8Block), kv: DType::Bf16 };
         let sglang: Backend = "sglang".parse().unwrap();
         let limits = Limits { max_tokens: 8192, max_seqs: 1024, max_context: 9216, chunk_tokens: 8192 };
@@ -536,7 +536,7 @@ mod tests {
         let spec = TransformerSpec::from_json(&std::fs::read_to_string(path).unwrap(), "qwen3.5").unwrap();
         let f = Formats { dtype: DType::Bf16, quant: Some(wavecast_ir::Quant::Fp8), moe_quant: Some(wavecast_ir::Quant::Fp8), kv: DType::Bf16 };
         let par = Parallel::tp(8);
-        let gpu = wavecast_gpu::Catalog::builtin().get("b200").unwrap().clone();
+        let gpu = wavecast_gpu::Catalog::shipped().get("b200").unwrap().clone();
         // vLLM's share of memory, so that only the state and the activations move with the
         // sequences (SGLang's reserve also grows with its CUDA-graph batch sizes).
         let backend: Backend = "vllm".parse().unwrap();

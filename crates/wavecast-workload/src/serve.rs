@@ -1,6 +1,7 @@
 //! The LLM serving workload: B prompts of I tokens are prefilled together (time to first
 //! token), then O decode steps each add one token per sequence while attending to a KV cache
-//! that grows from I to I+O tokens. Also what that occupies in one GPU's memory.
+//! that grows from I to I+O tokens. Also the weights one GPU holds; the rest of an engine's
+//! memory (KV cache, activations, runtime) is sized in one place, the simulator's deployment.
 //!
 //! Graphs come from [`crate::transformer::build`] (one source of truth for the operators); this
 //! module only chooses their shapes and adds the sampling step. Times are not computed here:
@@ -9,9 +10,8 @@
 use crate::hf::TransformerSpec;
 use crate::transformer::{build, check_layout, AttentionImpl, BuildOptions, Head, Mode, Shard};
 use crate::WorkloadError;
-use serde::Serialize;
 use wavecast_ir::ops::{Gemm, Softmax};
-use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant, Role};
+use wavecast_ir::{dim, DType, Graph, Op, Phase, Quant, Role};
 
 /// Decode steps priced exactly when there are at most this many; beyond it a fixed set of steps
 /// is priced and the rest interpolated (step time is close to linear in the cache length).
@@ -179,34 +179,6 @@ impl ServeOptions {
         steps
     }
 
-    /// Memory one GPU needs for this workload.
-    pub fn memory(&self, spec: &TransformerSpec) -> Result<Memory, WorkloadError> {
-        let shard = self.validate(spec)?;
-        Ok(Memory {
-            weight_bytes: self.weight_bytes(spec)?,
-            kv_cache_bytes: self.kv_cache_bytes(spec, &shard)?,
-            activation_bytes: self.activation_bytes(spec, &shard)?,
-        })
-    }
-
-    /// KV cache of one GPU when every sequence (B of them) holds I + O tokens:
-    /// 2 (K and V) · layers · kv_heads/tp · head_dim · (I + O) · B · bytes per element, through
-    /// [`TransformerSpec::kv_cache_bytes`]: MLA caches kv_lora + rope elements per token and
-    /// layer (on every GPU), sliding-window layers at most the window; linear-attention layers
-    /// (Qwen3.5) none, but each sequence's fixed conv and recurrent state.
-    pub fn kv_cache_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
-        let e = self.kv_element();
-        let context = self.context()?;
-        let width = match spec.mla {
-            Some(m) => m.cache_width(),
-            None => checked_mul("KV width", &[2, shard.kv_heads, spec.head_dim])?,
-        };
-        checked_mul("KV cache", &[spec.layers, width, context, self.batch, e.size_bytes()])?;
-        // Linear-attention layers hold a fixed state per sequence instead of a cache.
-        let states = spec.linear_state_bytes(shard.tp, self.dtype) * self.batch as f64;
-        Ok(spec.kv_cache_bytes(e, shard.kv_heads, context, self.batch) + states)
-    }
-
     /// Weights one GPU holds: every parameter of its shard at its storage width (FP8 layer
     /// weights take one byte, quantised ones their format's bits, norms, embeddings and the LM
     /// head keep the activation type). Built from a graph with enough tokens that every MoE
@@ -216,19 +188,6 @@ impl ServeOptions {
         let mut o = self.build_options(tokens_waking_every_expert(spec), 0)?;
         o.batch = 1;
         Ok(stored_param_bytes(&build(spec, &o)?))
-    }
-
-    /// Largest transient buffers of the prefill, which is when they peak: the residual stream,
-    /// its normalised copy and the attention output (3 · hidden per token), the gate and up
-    /// projections (2 · ffn/tp per token) and the FP32 logits of the last positions. An estimate:
-    /// engines reuse buffers differently, and it is small next to weights and cache.
-    pub fn activation_bytes(&self, spec: &TransformerSpec, shard: &Shard) -> Result<f64, WorkloadError> {
-        let e = self.dtype.vector_storage().size_bytes();
-        let tokens = checked_mul("prefill tokens", &[self.batch, self.input_len])?;
-        let per_token = 3 * spec.hidden + 2 * shard.ffn;
-        let stream = checked_mul("activations", &[tokens, per_token, e])?;
-        let logits = checked_mul("logits", &[self.batch, spec.vocab, 4])?;
-        Ok((stream + logits) as f64)
     }
 }
 
@@ -258,38 +217,6 @@ fn param_bytes(op: &Op) -> f64 {
     }
 }
 
-/// Memory of one GPU, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Memory {
-    pub weight_bytes: f64,
-    pub kv_cache_bytes: f64,
-    pub activation_bytes: f64,
-}
-
-impl Memory {
-    pub fn total_bytes(&self) -> f64 {
-        self.weight_bytes + self.kv_cache_bytes + self.activation_bytes
-    }
-
-    /// Errors with the breakdown when the workload needs more than the usable part
-    /// ([`USABLE_MEMORY_FRACTION`]) of `capacity_bytes`.
-    pub fn check(&self, capacity_bytes: f64, gpu: &str, tp: u64) -> Result<(), WorkloadError> {
-        if self.total_bytes() <= USABLE_MEMORY_FRACTION * capacity_bytes {
-            return Ok(());
-        }
-        let gb = |b: f64| b / 1e9;
-        Err(WorkloadError::Invalid(format!(
-            "does not fit in memory: each of the {tp} GPU(s) needs {:.1} GB (weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB) but {gpu} has {:.1} GB ({:.1} GB usable); use more GPUs (--tp), fewer or shorter requests, or --weights fp8",
-            gb(self.total_bytes()),
-            gb(self.weight_bytes),
-            gb(self.kv_cache_bytes),
-            gb(self.activation_bytes),
-            gb(capacity_bytes),
-            gb(USABLE_MEMORY_FRACTION * capacity_bytes)
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,14 +241,5 @@ mod tests {
         assert!(ServeOptions::new(0, 8, 8, DType::Bf16).validate(&llama).is_err());
         let bert = preset("bert-base").unwrap();
         assert!(ServeOptions::new(1, 8, 8, DType::Bf16).validate(&bert).unwrap_err().to_string().contains("decoder"));
-    }
-
-    #[test]
-    fn memory_check_names_the_parts() {
-        let m = Memory { weight_bytes: 60e9, kv_cache_bytes: 30e9, activation_bytes: 1e9 };
-        assert!(m.check(100e9, "x", 1).is_ok());
-        assert!(m.check(95e9, "x", 1).is_err(), "91 GB needs more than 95 % of 95 GB");
-        let e = m.check(80e9, "NVIDIA H100", 1).unwrap_err().to_string();
-        assert!(e.contains("91.0 GB") && e.contains("weights 60.0 GB") && e.contains("KV cache 30.0 GB"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ use wavecast_ir::{DType, Graph, Node, Op, Phase, Quant, Role};
 use wavecast_test_support::shared;
 use wavecast_workload::hf::hf_quant_config;
 use wavecast_workload::serve::ServeOptions;
-use wavecast_workload::{build, presets, BuildOptions, Mode, TransformerSpec};
+use wavecast_workload::{build, presets, BuildOptions, Mode, Shard, TransformerSpec};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -327,16 +327,14 @@ fn mla_caches_one_latent_per_token_and_layer_on_every_gpu() {
         s.kv_cache_bytes_per_token(DType::Fp8, 1),
         (512.0 + 64.0) * 61.0
     );
-    let mut o = ServeOptions::new(4, 1000, 24, DType::Bf16);
-    o.tp = 8;
-    let shard = o.validate(&s).unwrap();
+    // Four sequences of 1024 tokens at TP 8: every GPU caches the whole latent.
+    let shard = Shard::new(&s, 8).unwrap();
     assert_eq!(
-        o.kv_cache_bytes(&s, &shard).unwrap(),
+        s.kv_cache_bytes(DType::Bf16, shard.kv_heads, 1024, 4),
         576.0 * 61.0 * 1024.0 * 4.0 * 2.0
     );
-    o.kv_dtype = Some(DType::Fp8);
     assert_eq!(
-        o.kv_cache_bytes(&s, &shard).unwrap(),
+        s.kv_cache_bytes(DType::Fp8, shard.kv_heads, 1024, 4),
         576.0 * 61.0 * 1024.0 * 4.0
     );
 }
@@ -455,11 +453,6 @@ fn sliding_window_layers_cap_attention_and_cache_at_the_window() {
     let per_layer = 2.0 * 8.0 * 64.0 * 2.0;
     assert_eq!(
         s.kv_cache_bytes(DType::Bf16, 8, 1004, 2),
-        (18.0 * 1004.0 + 18.0 * 128.0) * per_layer * 2.0
-    );
-    let shard = o.validate(&s).unwrap();
-    assert_eq!(
-        o.kv_cache_bytes(&s, &shard).unwrap(),
         (18.0 * 1004.0 + 18.0 * 128.0) * per_layer * 2.0
     );
     assert_eq!(s.kv_cache_bytes_per_token(DType::Bf16, 8), 36.0 * per_layer);

@@ -41,13 +41,15 @@ fn kv_cache_memory_matches_the_formula() {
     let mut o = ServeOptions::new(16, 2048, 128, DType::Bf16);
     o.tp = 4;
     let shard = o.validate(&spec).unwrap();
-    assert_eq!(o.kv_cache_bytes(&spec, &shard).unwrap(), 2.0 * 80.0 * 2.0 * 128.0 * 2176.0 * 16.0 * 2.0);
+    let context = o.context().unwrap();
+    assert_eq!(context, 2176);
+    assert_eq!(spec.kv_cache_bytes(o.kv_element(), shard.kv_heads, context, o.batch), 2.0 * 80.0 * 2.0 * 128.0 * 2176.0 * 16.0 * 2.0);
     // Qwen3-32B at TP 8 has 8 KV heads: one per GPU.
     let qwen = presets::preset("qwen3-32b").unwrap();
     o.tp = 8;
     let shard = o.validate(&qwen).unwrap();
     assert_eq!(shard.kv_heads, 1);
-    assert_eq!(o.kv_cache_bytes(&qwen, &shard).unwrap(), 2.0 * 64.0 * 1.0 * 128.0 * 2176.0 * 16.0 * 2.0);
+    assert_eq!(qwen.kv_cache_bytes(o.kv_element(), shard.kv_heads, context, o.batch), 2.0 * 64.0 * 1.0 * 128.0 * 2176.0 * 16.0 * 2.0);
 }
 
 #[test]

@@ -179,6 +179,11 @@ impl Catalog {
 
     /// Finds a GPU by id, display name or alias, ignoring case and separators.
     pub fn get(&self, name: &str) -> Result<&Gpu, CatalogError> {
+        // Most lookups pass a catalog id (the predictors' tables are keyed by it); names are
+        // unique after normalising, so an id found as is is the entry normalising would find.
+        if let Some(g) = self.gpus.iter().find(|g| g.id == name) {
+            return Ok(g);
+        }
         let key = normalize(name);
         if key.is_empty() {
             return Err(CatalogError::Unknown { name: name.to_string(), closest: Vec::new() });

@@ -29,8 +29,8 @@ pub mod transfer;
 
 use crate::provenance::Provenance;
 use crate::sustained::{Model, Work};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 pub use ops::LadderOps;
 pub use surface::{Surface, Surfaces};
 pub use tables::{Family, Lookup, Table, Tables};
@@ -112,6 +112,34 @@ pub struct Ladder {
     /// The physics the surfaces correct (the shipped sustained model they were fitted against).
     reference: Model,
     catalog: Catalog,
+    others: OthersMemo,
+}
+
+/// What [`Ladder::measured_others`] answers for a family and a GPU's figures: the index of each
+/// other measured GPU in the catalog and its similarity.
+type Others = Arc<[(usize, f64)]>;
+
+/// [`Ladder::measured_others`] memoised by the family and the asking GPU's figures that decide
+/// it: a deployment prices thousands of shapes of a handful of families, and finding and
+/// ranking the GPUs that measured a family is the same work for each (it was most of pricing a
+/// deployment on a GPU with no tables of its own).
+#[derive(Default)]
+struct OthersMemo(RwLock<HashMap<OthersKey, Others>>);
+
+/// The family and what [`similarity`] and the sibling test read of the asking GPU.
+type OthersKey = (Family, String, String, String, u64, u64, u32);
+
+impl Clone for OthersMemo {
+    /// A copy starts empty: it is only a cache.
+    fn clone(&self) -> OthersMemo {
+        OthersMemo::default()
+    }
+}
+
+impl std::fmt::Debug for OthersMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OthersMemo")
+    }
 }
 
 impl Ladder {
@@ -119,13 +147,13 @@ impl Ladder {
     /// measurements the first two rungs use; `catalog` knows every
     /// GPU the tables name.
     pub fn new(model: Model, tables: Tables, catalog: Catalog) -> Ladder {
-        Ladder { model, tables, surfaces: Arc::new(Surfaces::default()), reference: Model::shipped(), catalog }
+        Ladder { model, tables, surfaces: Arc::new(Surfaces::default()), reference: Model::shipped(), catalog, others: OthersMemo::default() }
     }
 
     /// The same ladder also reading `surfaces` where its tables have no GPU's measurements of
     /// a family (their physics: the shipped sustained model).
     pub fn with_surfaces(self, surfaces: Arc<Surfaces>) -> Ladder {
-        Ladder { surfaces, ..self }
+        Ladder { surfaces, others: OthersMemo::default(), ..self }
     }
 
     pub fn surfaces(&self) -> &Surfaces {
@@ -204,6 +232,26 @@ impl Ladder {
     /// Every other GPU that measured `q`'s family (a table or a shipped surface), most similar
     /// first.
     fn measured_others(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
+        let peak = crate::sustained::peak_flops(gpu, q.precision).unwrap_or(0.0);
+        let key: OthersKey = (q.family(), gpu.id.clone(), gpu.architecture.clone(), gpu.compute_capability.clone(), peak.to_bits(), gpu.bandwidth().to_bits(), gpu.sm_count);
+        let known = self.others.0.read().ok().and_then(|memo| memo.get(&key).cloned());
+        let others = match known {
+            Some(others) => others,
+            None => {
+                let all = self.catalog.all();
+                let others: Others = self.rank_measured_others(q, gpu).into_iter().filter_map(|(g, d)| all.iter().position(|c| std::ptr::eq(c, g)).map(|i| (i, d))).collect();
+                if let Ok(mut memo) = self.others.0.write() {
+                    memo.insert(key, others.clone());
+                }
+                others
+            }
+        };
+        let all = self.catalog.all();
+        others.iter().map(|&(i, d)| (&all[i], d)).collect()
+    }
+
+    /// [`Ladder::measured_others`] worked out.
+    fn rank_measured_others(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
         let default = Family::of(q.source, &q.shape, q.precision);
         let mut ids: Vec<&str> = Vec::new();
         for family in self.engine_families(q) {

@@ -145,7 +145,9 @@ impl PackedDense {
                 columns.push(column);
             }
         }
-        PackedDense { inputs, columns, bias: d.bias.clone() }
+        // As many outputs as rows with a bias, like zipping the two.
+        let bias = d.bias.iter().copied().take(d.weight.len()).collect();
+        PackedDense { inputs, columns, bias }
     }
 
     /// `weight · x + bias` into `out`. Each output's products are summed in input order, as a
@@ -199,6 +201,14 @@ mod tests {
             for (a, b) in blocked.iter().zip(&plain) {
                 assert_eq!(a.to_bits(), b.to_bits(), "{outputs}×{inputs}");
             }
+        }
+        // A bias longer or shorter than the rows: as many outputs as a zip of the two gives.
+        for biases in [8, 10] {
+            let mut d = random_dense(&mut rng, 9, 3);
+            d.bias.resize(biases, 0.5);
+            let mut out = Vec::new();
+            PackedDense::new(&d).forward_into(&[1.0, 2.0, 3.0], &mut out);
+            assert_eq!(out.len(), biases.min(9));
         }
     }
 }

@@ -15,7 +15,7 @@
 use super::tables::{coordinates, Family};
 use crate::sustained::Model;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 use wavecast_data::{Shape, Timing};
 use wavecast_gpu::Gpu;
@@ -74,8 +74,9 @@ pub struct Surfaces {
     /// GPUs with at least one surface.
     pub trained_on: Vec<String>,
     pub surfaces: Vec<Surface>,
+    /// By family (hashed: every priced shape looks its family up), GPU and kernel library.
     #[serde(skip)]
-    index: BTreeMap<Family, BTreeMap<String, BTreeMap<String, usize>>>,
+    index: HashMap<Family, BTreeMap<String, BTreeMap<String, usize>>>,
 }
 
 /// `wavecast fit --predictor ladder --data ../shared/data`: every measured GPU's tables,
@@ -87,7 +88,7 @@ impl Surfaces {
         let mut trained_on: Vec<String> = surfaces.iter().map(|s| s.gpu.clone()).collect();
         trained_on.sort();
         trained_on.dedup();
-        Surfaces { trained_on, surfaces, index: BTreeMap::new() }.indexed()
+        Surfaces { trained_on, surfaces, index: HashMap::new() }.indexed()
     }
 
     fn indexed(mut self) -> Surfaces {

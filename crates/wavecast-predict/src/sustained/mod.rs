@@ -150,14 +150,38 @@ fn kernel_features(k: &KernelWork) -> Vec<f64> {
 /// and kernel library; without the library; then the family and format from any source; then
 /// the family alone. Collectives carry their link in the family (`all_reduce@nvlink`). An MLA
 /// attention kernel timed on its own is `mla_kernel`, apart from the whole-module numbers.
-pub fn keys(t: &Timing, work: &Work) -> [String; 4] {
-    let family = match (work, &t.shape) {
+pub fn keys(t: &Timing, work: &Work) -> [String; KEY_LEVELS] {
+    let family = key_family(t, work);
+    std::array::from_fn(|level| {
+        let mut key = String::new();
+        write_key(&mut key, t, &family, level);
+        key
+    })
+}
+
+/// How many keys [`keys`] gives.
+const KEY_LEVELS: usize = 4;
+
+/// The family part of [`keys`].
+fn key_family(t: &Timing, work: &Work) -> String {
+    match (work, &t.shape) {
         (Work::Collective(c), _) => format!("{}@{}", t.shape.family(), c.link.as_str()),
         (_, Shape::Mla { module: false, .. }) => "mla_kernel".to_string(),
         _ => t.shape.family(),
-    };
+    }
+}
+
+/// Key `level` (0: the most specific) of [`keys`], written into `key`.
+fn write_key(key: &mut String, t: &Timing, family: &str, level: usize) {
+    use std::fmt::Write;
     let (source, precision) = (t.source.as_str(), t.precision.as_str());
-    [format!("{source}/{family}/{precision}/{}", t.kernel_source), format!("{source}/{family}/{precision}"), format!("*/{family}/{precision}"), format!("*/{family}")]
+    // Writing into a String cannot fail.
+    let _ = match level {
+        0 => write!(key, "{source}/{family}/{precision}/{}", t.kernel_source),
+        1 => write!(key, "{source}/{family}/{precision}"),
+        2 => write!(key, "*/{family}/{precision}"),
+        _ => write!(key, "*/{family}"),
+    };
 }
 
 /// Fitted numbers per key, and the GPUs they were fitted on.
@@ -196,7 +220,16 @@ impl Model {
     /// The work of `t` on `gpu` and the numbers of its most specific fitted key.
     fn fitted(&self, t: &Timing, gpu: &Gpu) -> Result<(Work, &Params), String> {
         let work = Work::of(&t.shape, t.precision, gpu)?;
-        let params = keys(t, &work).iter().find_map(|k| self.keys.get(k)).ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
+        // The keys one at a time in one buffer, most specific first: this runs for every shape
+        // priced, and most find numbers before the last key.
+        let family = key_family(t, &work);
+        let mut key = String::with_capacity(64);
+        let params = (0..KEY_LEVELS).find_map(|level| {
+            key.clear();
+            write_key(&mut key, t, &family, level);
+            self.keys.get(key.as_str())
+        });
+        let params = params.ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
         Ok((work, params))
     }
 

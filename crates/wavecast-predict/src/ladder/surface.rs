@@ -49,11 +49,13 @@ impl Surface {
         if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
             return None;
         }
-        let mut near: Vec<(f64, f64)> = self.knots.chunks_exact(width).map(|k| (distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();
+        // Ranked by squared distance (the same order), the root taken for the few kept only.
+        let mut near: Vec<(f64, f64)> = self.knots.chunks_exact(width).map(|k| (squared_distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();
         if near.len() > NEIGHBOURS {
             near.select_nth_unstable_by(NEIGHBOURS, |a, b| a.0.total_cmp(&b.0));
             near.truncate(NEIGHBOURS);
         }
+        near.iter_mut().for_each(|n| n.0 = n.0.sqrt());
         let nearest = near.iter().map(|n| n.0).fold(f64::INFINITY, f64::min);
         // A query on a knot takes that knot's value (the floor keeps the weight finite).
         let (sum, weights) = near.iter().fold((0.0, 0.0), |(s, w), &(d, r)| {
@@ -64,8 +66,8 @@ impl Surface {
     }
 }
 
-fn distance(knot: &[f32], at: &[f64]) -> f64 {
-    knot.iter().zip(at).map(|(k, a)| (f64::from(*k) - a).powi(2)).sum::<f64>().sqrt()
+fn squared_distance(knot: &[f32], at: &[f64]) -> f64 {
+    knot.iter().zip(at).map(|(k, a)| (f64::from(*k) - a).powi(2)).sum::<f64>()
 }
 
 /// Every shipped surface, with the GPUs they were fitted on.

@@ -13,7 +13,9 @@
 //!
 //! A group that spans nodes runs over the scale-out network, whose per-GPU NIC is the slowest
 //! hop of NCCL's rings (nccl-tests' bus bandwidth across nodes sits near the NIC line rate), so
-//! the same formula applies with B = η_net × NIC rate and a larger α.
+//! the same formula applies with B = η_net × NIC rate and a larger α. Every predictor prices
+//! such a group with this model ([`across_servers`]): the measured collective tables are all
+//! taken inside one server.
 //!
 //! Constants (documented so they can be argued with):
 //! - η_NVLink = 0.80: NCCL's maintainers quote ~370 GB/s effective of the H100's 450 GB/s
@@ -33,6 +35,10 @@
 
 use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Comm, CommKind};
+
+/// GPUs in one server where nothing says otherwise: the eight of a DGX or HGX board. A group
+/// larger than this (and than the GPU's NVLink domain) spans servers.
+pub const SERVER_GPUS: u64 = 8;
 
 /// Which wire a collective runs over, with its model parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,6 +144,15 @@ impl CommModel {
         Link { kind: LinkKind::Network, bandwidth, alpha: one_nic.alpha, nodes }
     }
 
+    /// Seconds `comm` takes when its group spans servers of [`SERVER_GPUS`] (beyond the GPU's
+    /// NVLink domain), its members consecutive ranks: over the network, hierarchically, as
+    /// [`CommModel::group_link`] prices it. `None` for a group inside one server or domain.
+    /// The measured collective tables are all taken inside one server, so they cannot price it.
+    pub fn across_servers_seconds(&self, comm: &Comm, gpu: &Gpu) -> Option<f64> {
+        let link = self.group_link(gpu, 1, u64::from(comm.group), SERVER_GPUS, None);
+        (link.kind == LinkKind::Network).then(|| self.seconds_over(comm, &link))
+    }
+
     /// Seconds one collective takes on each GPU of the group (0 for a group of one), inside a node.
     pub fn seconds(&self, comm: &Comm, gpu: &Gpu) -> f64 {
         self.seconds_over(comm, &self.link(gpu, comm.group))
@@ -161,12 +176,25 @@ impl CommModel {
         // An all-to-all across nodes aggregates nothing: each member's share for the other
         // nodes leaves through its own NIC, so the group's bus bandwidth (all the node's NICs
         // together) is shared by the node's members, each sending (n − local)/n of its bytes.
+        // Its sends to every peer are posted at once, not passed along a ring, and the
+        // libraries that run it (NCCL with PXN, DeepEP) send one message per remote node and
+        // forward it inside the node over NVLink: the latency grows with the nodes, not the peers.
         if comm.kind == CommKind::AllToAll && link.kind == LinkKind::Network && link.nodes > 1 {
             let local = (n / f64::from(link.nodes)).ceil().max(1.0);
             let off_node = (n - local) / n;
-            return self.launch_s + steps * link.alpha + off_node * comm.bytes * local / link.bandwidth;
+            return self.launch_s + f64::from(link.nodes) * link.alpha + off_node * comm.bytes * local / link.bandwidth;
         }
         self.launch_s + steps * link.alpha + volume * comm.bytes / link.bandwidth
+    }
+}
+
+/// Seconds of `op` when it is a collective whose group spans servers (see
+/// [`CommModel::across_servers_seconds`]); `None` for any other op. Every predictor that
+/// prices collectives from tables measured inside a server asks this first.
+pub fn across_servers(op: &wavecast_ir::Op, gpu: &Gpu) -> Option<f64> {
+    match op {
+        wavecast_ir::Op::Comm(c) => CommModel::default().across_servers_seconds(c, gpu),
+        _ => None,
     }
 }
 
@@ -193,11 +221,33 @@ mod tests {
         let a2a = Comm { kind: CommKind::AllToAll, bytes, group: 16, dtype: DType::Bf16, overlappable: false };
         let t = m.seconds_over(&a2a, &link);
         let nic = link.bandwidth / 8.0;
-        let wire = t - m.launch_s - 15.0 * link.alpha;
+        // Latency: one network step per node the sends reach, not one per peer.
+        let wire = t - m.launch_s - 2.0 * link.alpha;
         assert!((wire - 0.5 * bytes / nic).abs() < 1e-12, "{wire} vs {}", 0.5 * bytes / nic);
         // A reduce-scatter of the same bytes uses all of the node's NICs.
         let rs = Comm { kind: CommKind::ReduceScatter, ..a2a };
         assert!(m.seconds_over(&rs, &link) < t / 4.0);
+    }
+
+    /// Serving prices collectives from tables measured inside one server. A 16-GPU all-to-all
+    /// on HGX B200 (eight GPUs a server) spans two, and is priced over the network; inside a
+    /// GB200 NVL72 rack the same group stays on NVLink, as does an 8-GPU group anywhere.
+    #[test]
+    fn groups_past_a_server_are_priced_over_the_network() {
+        let cat = Catalog::builtin();
+        let (b200, gb200) = (cat.get("b200").unwrap(), cat.get("gb200").unwrap());
+        let m = CommModel::default();
+        let a2a = Comm { kind: CommKind::AllToAll, bytes: 4.0e6, group: 16, dtype: DType::Bf16, overlappable: false };
+        let t = m.across_servers_seconds(&a2a, b200).expect("16 B200s span two servers");
+        // Each GPU sends the half of its bytes bound for the other server through its own
+        // 400 Gb/s NIC at η 0.8 (40 GB/s), after the launch and one network step per server.
+        let hand = 5e-6 + 2.0 * 2e-6 + 0.5 * 4.0e6 / 40e9;
+        assert!((t - hand).abs() < 1e-12, "{t} vs {hand}");
+        assert!(t > 2.0 * m.seconds(&a2a, b200), "the network is slower than NVLink");
+        let op = wavecast_ir::Op::Comm(a2a.clone());
+        assert_eq!(across_servers(&op, b200), Some(t));
+        assert_eq!(across_servers(&op, gb200), None);
+        assert_eq!(m.across_servers_seconds(&Comm { group: 8, ..a2a }, b200), None);
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl Topology {
     /// Eight GPUs per node, as in every vendor reference server of the catalog's data-centre parts.
     pub fn eight_per_node() -> Topology {
         Topology {
-            gpus_per_node: 8,
+            gpus_per_node: wavecast_predict::comm::SERVER_GPUS,
             nic_gbps: None,
         }
     }

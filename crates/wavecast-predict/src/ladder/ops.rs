@@ -190,6 +190,9 @@ impl Predictor for LadderOps {
         if let Some(s) = crate::unmodelled::seconds(op, gpu) {
             return Estimate::Time(OpTime::exact(s));
         }
+        if let Some(s) = crate::comm::across_servers(op, gpu) {
+            return Estimate::Time(OpTime::exact(s));
+        }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         if let Shape::Collective { gpus: 1, .. } = shape {
             return Estimate::Time(OpTime::exact(0.0));
@@ -198,7 +201,7 @@ impl Predictor for LadderOps {
             // A measured kernel can beat the floor's achievable bandwidth (a cache hit); the
             // prediction for the op in a model never does.
             (Ok(p), _) => Estimate::Time(crate::bounds::at_least(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }, crate::bounds::floor_seconds(op, gpu))),
-            // No measured or fitted collective over this link (groups past one node): the α–β model.
+            // No measured or fitted collective over this link: the α–β model.
             (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
             (Err(reason), _) => Estimate::Unpriced(reason),
         }
@@ -229,6 +232,20 @@ mod tests {
             Estimate::Time(t) => t,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A collective past one server is priced over the network, not from the tables (all
+    /// measured inside a server) nor as if NVLink joined all its GPUs.
+    #[test]
+    fn a_collective_across_servers_is_priced_over_the_network() {
+        use wavecast_ir::ops::{Comm, CommKind};
+        let p = ladder(&[], None);
+        let b200 = Gpu::find("b200").unwrap();
+        let comm = Comm { kind: CommKind::AllToAll, bytes: 4.0e6, group: 16, dtype: DType::Bf16, overlappable: false };
+        let network = crate::comm::CommModel::default().across_servers_seconds(&comm, &b200).unwrap();
+        assert_eq!(time(&p, &Op::Comm(comm.clone()), "b200").seconds, network);
+        let inside = time(&p, &Op::Comm(Comm { group: 8, ..comm }), "b200").seconds;
+        assert!(inside < network / 2.0, "{inside} vs {network}");
     }
 
     /// A large GEMM measured on the GPU is priced from that measurement (its in-model share

@@ -12,9 +12,6 @@ use wavecast_gpu::Gpu;
 use wavecast_ir::ops::{Attention, CommKind, EwKind, Gemm, GemmKind};
 use wavecast_ir::{DType, Op};
 
-/// GPUs one NVLink/NVSwitch domain joins (an HGX/DGX node); larger groups cross the network.
-const GPUS_PER_NODE: u64 = 8;
-
 /// Fixed cost of a kernel queued behind others or replayed from a CUDA graph, µs: the GPU's
 /// gap between kernels, not the host launch a microbenchmark's single call includes.
 pub const IN_MODEL_KERNEL_US: f64 = 2.0;
@@ -103,7 +100,7 @@ pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
         Op::Attention(a) if !a.backward => (attention_shape(a), if a.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 }),
         Op::Comm(c) => {
             let gpus = u64::from(c.group.max(1));
-            (Shape::Collective { op: collective(c.kind), gpus, bytes: c.bytes.max(0.0) as u64, gpus_per_node: GPUS_PER_NODE }, dtype_precision(c.dtype.vector_storage()))
+            (Shape::Collective { op: collective(c.kind), gpus, bytes: c.bytes.max(0.0) as u64, gpus_per_node: crate::comm::SERVER_GPUS }, dtype_precision(c.dtype.vector_storage()))
         }
         Op::Norm(_) => (vector("input_layernorm", op.bytes()), Precision::Fp16),
         Op::Elementwise(e) => {
@@ -126,13 +123,16 @@ impl Predictor for SustainedOps {
     }
 
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &crate::Context) -> Estimate {
+        if let Some(s) = crate::comm::across_servers(op, gpu) {
+            return Estimate::Time(OpTime::exact(s));
+        }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         if let Shape::Collective { gpus: 1, .. } = shape {
             return Estimate::Time(OpTime::exact(0.0));
         }
         match (self.shape_seconds(shape, precision, gpu), op) {
             (Ok(s), _) => Estimate::Time(OpTime::exact(s)),
-            // No measured collective over this link (groups past one node): the α–β model.
+            // No measured collective over this link: the α–β model.
             (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
             (Err(reason), _) => Estimate::Unpriced(reason),
         }

@@ -267,7 +267,7 @@ fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
         tp,
         pp,
         cp,
-        ep: row.ep.unwrap_or(1),
+        ep: expert_parallel_of(row)?,
         zero: zero_stage(&row.source_id, row.fsdp_or_zero.as_deref())?,
         // Not stated (long-sequence tables): one sequence per micro-batch.
         micro_batch: row.micro_batch.unwrap_or(1),
@@ -277,6 +277,20 @@ fn layout_of(row: &RunRow, recompute: Recompute) -> Result<Layout, String> {
         // introduced it in 2022 (Korthikanti et al.); its 2021 runs predate it.
         sequence_parallel: tp > 1 && !row.source_id.starts_with("megatronlm_2021"),
     })
+}
+
+/// The row's expert-parallel degree, 1 when it gives none. A row whose notes name DeepEP (an
+/// expert-parallel all-to-all library) but give no degree is not replayed, like a row without
+/// its power limit: its experts were spread over an unstated number of GPUs, and read as
+/// EP 1 every GPU would gather every expert's weights each micro-batch.
+fn expert_parallel_of(row: &RunRow) -> Result<u64, String> {
+    match row.ep {
+        Some(ep) => Ok(ep),
+        None if row.notes.as_deref().unwrap_or("").to_ascii_lowercase().contains("deepep") => {
+            Err("expert-parallel degree not stated (the notes name DeepEP, so the experts were spread over GPUs)".into())
+        }
+        None => Ok(1),
+    }
 }
 
 /// The power limit (W) a row's notes state, as "500W power limit" (Meta's Grand Teton H100s in
@@ -516,6 +530,18 @@ mod tests {
         assert_eq!(power_limit_of(&rows[0]).unwrap(), Some(500.0));
         assert!(power_limit_of(&rows[1]).unwrap_err().starts_with("power limit not stated"));
         assert_eq!(power_limit_of(&rows[2]).unwrap(), None);
+    }
+
+    #[test]
+    fn an_expert_parallel_run_without_its_degree_is_not_replayed() {
+        let csv = "source_id,model,hf_like_config,num_params_b,gpu,num_gpus,gpus_per_node,precision,seq_len,global_batch_seqs,micro_batch,tp,pp,cp,vp,ep,dp,fsdp_or_zero,recompute,measured_tokens_per_s_per_gpu,measured_tflops_per_gpu,measured_mfu,notes\n\
+                   s,m,c.json,117,h100-sxm,64,8,bf16,4096,512,2,1,1,1,,,64,fsdp2,unknown,1000,,,\"FSDP=64; kernels: TE + DeepEP + FlexAttn\"\n\
+                   s,m,c.json,117,h100-sxm,64,8,bf16,4096,512,2,1,1,1,,8,64,fsdp2,unknown,1000,,,\"kernels: TE + DeepEP\"\n\
+                   s,m,c.json,117,h100-sxm,64,8,bf16,4096,512,2,1,1,1,,,64,fsdp2,unknown,1000,,,\"FSDP=64\"\n";
+        let rows: Vec<RunRow> = csv::Reader::from_reader(csv.as_bytes()).deserialize().map(Result::unwrap).collect();
+        assert!(layout_of(&rows[0], Recompute::None).unwrap_err().starts_with("expert-parallel degree not stated"));
+        assert_eq!(layout_of(&rows[1], Recompute::None).unwrap().ep, 8);
+        assert_eq!(layout_of(&rows[2], Recompute::None).unwrap().ep, 1);
     }
 
     /// Every published run that ran is replayed without being refused as too big, and its

@@ -153,6 +153,12 @@ impl CommModel {
         (link.kind == LinkKind::Network).then(|| self.seconds_over(comm, &link))
     }
 
+    /// Seconds `comm` takes on GPUs in servers of [`SERVER_GPUS`]: over the network when its
+    /// group spans servers, else over the server's own link.
+    pub fn seconds_on_servers(&self, comm: &Comm, gpu: &Gpu) -> f64 {
+        self.across_servers_seconds(comm, gpu).unwrap_or_else(|| self.seconds(comm, gpu))
+    }
+
     /// Seconds one collective takes on each GPU of the group (0 for a group of one), inside a node.
     pub fn seconds(&self, comm: &Comm, gpu: &Gpu) -> f64 {
         self.seconds_over(comm, &self.link(gpu, comm.group))
@@ -247,7 +253,9 @@ mod tests {
         let op = wavecast_ir::Op::Comm(a2a.clone());
         assert_eq!(across_servers(&op, b200), Some(t));
         assert_eq!(across_servers(&op, gb200), None);
-        assert_eq!(m.across_servers_seconds(&Comm { group: 8, ..a2a }, b200), None);
+        let eight = Comm { group: 8, ..a2a.clone() };
+        assert_eq!(m.across_servers_seconds(&eight, b200), None);
+        assert_eq!((m.seconds_on_servers(&a2a, b200), m.seconds_on_servers(&eight, b200)), (t, m.seconds(&eight, b200)));
     }
 
     #[test]

@@ -39,6 +39,45 @@ pub struct Surface {
     /// The knots, flattened: each the cell's mean coordinates then its median
     /// ln(measured / physics).
     pub knots: Vec<f32>,
+    /// The knots ordered along one coordinate, built at the first query.
+    #[serde(skip)]
+    pub sweep: Sweep,
+}
+
+/// A surface's knots ordered along the coordinate they spread most in, so a query visits the
+/// knots outward from its own position there and stops once that coordinate alone puts the
+/// rest further than the neighbours it holds. The same knots as ranking every one, in far
+/// fewer distance computations.
+#[derive(Debug, Clone, Default)]
+pub struct Sweep(OnceLock<SweepOrder>);
+
+#[derive(Debug, Clone)]
+struct SweepOrder {
+    axis: usize,
+    /// Knot indices, and their coordinate on `axis`, ascending.
+    knots: Vec<(f64, usize)>,
+}
+
+/// A cache of the knots: two surfaces are equal when their fields are.
+impl PartialEq for Sweep {
+    fn eq(&self, _: &Sweep) -> bool {
+        true
+    }
+}
+
+impl SweepOrder {
+    fn of(knots: &[f32], width: usize) -> SweepOrder {
+        let rows = knots.len() / width;
+        let spread = |axis: usize| {
+            let xs = knots.chunks_exact(width).map(|k| f64::from(k[axis]));
+            let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+            hi - lo
+        };
+        let axis = (0..width - 1).max_by(|&a, &b| spread(a).total_cmp(&spread(b))).unwrap_or(0);
+        let mut order: Vec<(f64, usize)> = (0..rows).map(|i| (f64::from(knots[i * width + axis]), i)).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        SweepOrder { axis, knots: order }
+    }
 }
 
 impl Surface {
@@ -49,12 +88,7 @@ impl Surface {
         if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
             return None;
         }
-        // Ranked by squared distance (the same order), the root taken for the few kept only.
-        let mut near: Vec<(f64, f64)> = self.knots.chunks_exact(width).map(|k| (squared_distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();
-        if near.len() > NEIGHBOURS {
-            near.select_nth_unstable_by(NEIGHBOURS, |a, b| a.0.total_cmp(&b.0));
-            near.truncate(NEIGHBOURS);
-        }
+        let mut near = nearest_knots(&self.knots, width, at, &self.sweep);
         near.iter_mut().for_each(|n| n.0 = n.0.sqrt());
         let nearest = near.iter().map(|n| n.0).fold(f64::INFINITY, f64::min);
         // A query on a knot takes that knot's value (the floor keeps the weight finite).
@@ -64,6 +98,53 @@ impl Surface {
         });
         (weights > 0.0).then(|| (sum / weights, nearest))
     }
+}
+
+/// The [`NEIGHBOURS`] knots nearest `at` (fewer when the surface has fewer), as (squared
+/// distance, value), nearest first: one pass that keeps the few best in order, no list of every
+/// knot. Among knots at the same distance the first in the surface wins, so the kept set and
+/// its order (the order the correction sums them in) are fixed by the surface alone.
+fn nearest_knots(knots: &[f32], width: usize, at: &[f64], sweep: &Sweep) -> Vec<(f64, f64)> {
+    let order = sweep.0.get_or_init(|| SweepOrder::of(knots, width));
+    let q = at[order.axis];
+    // (squared distance, knot index, value), nearest first, the lower index first among equals.
+    let mut near: Vec<(f64, usize, f64)> = Vec::with_capacity(NEIGHBOURS + 1);
+    let keep = |near: &mut Vec<(f64, usize, f64)>, i: usize| {
+        let k = &knots[i * width..(i + 1) * width];
+        let d = squared_distance(&k[..width - 1], at);
+        if d.is_nan() || (near.len() == NEIGHBOURS && (d, i) >= (near[NEIGHBOURS - 1].0, near[NEIGHBOURS - 1].1)) {
+            return;
+        }
+        let slot = near.partition_point(|n| (n.0, n.1) < (d, i));
+        near.insert(slot, (d, i, f64::from(k[width - 1])));
+        near.truncate(NEIGHBOURS);
+    };
+    // Outward from the query along the axis, nearer side first, until the axis gap alone
+    // exceeds the farthest neighbour kept (a knot at an equal distance may still win a tie
+    // by its index, so the sweep stops only past it).
+    let start = order.knots.partition_point(|k| k.0 < q);
+    let (mut left, mut right) = (start, start);
+    loop {
+        let gap_left = left.checked_sub(1).map(|l| q - order.knots[l].0);
+        let gap_right = order.knots.get(right).map(|r| r.0 - q);
+        let (gap, go_left) = match (gap_left, gap_right) {
+            (Some(l), Some(r)) => if l <= r { (l, true) } else { (r, false) },
+            (Some(l), None) => (l, true),
+            (None, Some(r)) => (r, false),
+            (None, None) => break,
+        };
+        if near.len() == NEIGHBOURS && gap * gap > near[NEIGHBOURS - 1].0 {
+            break;
+        }
+        if go_left {
+            left -= 1;
+            keep(&mut near, order.knots[left].1);
+        } else {
+            keep(&mut near, order.knots[right].1);
+            right += 1;
+        }
+    }
+    near.into_iter().map(|(d, _, v)| (d, v)).collect()
 }
 
 fn squared_distance(knot: &[f32], at: &[f64]) -> f64 {
@@ -179,7 +260,7 @@ mod tests {
 
     fn surface(gpu: &str, knots: Vec<f32>) -> Surface {
         let family = Family::of(Source::Aiconfigurator, &Shape::Gemm { m: 1, n: 1, k: 1 }, Precision::Bf16);
-        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots }
+        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots, sweep: Sweep::default() }
     }
 
     #[test]
@@ -190,6 +271,40 @@ mod tests {
         let (mid, _) = s.correction(&[1.0, 0.0, 0.0]).unwrap();
         assert!(mid.abs() < 1e-9, "{mid}");
         assert_eq!(s.correction(&[1.0, 2.0]), None, "another family's dimensions");
+    }
+
+    /// The one-pass search keeps what ranking every knot would: the four nearest, nearest
+    /// first, the earlier knot first among equals (checked on a grid full of ties and on
+    /// scattered knots).
+    #[test]
+    fn the_nearest_knots_are_those_a_full_ranking_keeps() {
+        let mut knots = Vec::new();
+        for i in 0..40u32 {
+            let (x, y) = ((i % 7) as f32 * 0.5, (i * 13 % 11) as f32 * 0.37);
+            knots.extend([x, y, i as f32]);
+        }
+        for at in [[0.0, 0.0], [1.0, 1.0], [1.25, 0.74], [3.0, 3.7], [-2.0, 9.0]] {
+            let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(3).map(|k| (squared_distance(&k[..2], &at), f64::from(k[2]))).collect();
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+            ranked.truncate(NEIGHBOURS);
+            assert_eq!(nearest_knots(&knots, 3, &at, &Sweep::default()), ranked, "at {at:?}");
+        }
+        assert_eq!(nearest_knots(&knots[..6], 3, &[0.0, 0.0], &Sweep::default()).len(), 2, "fewer knots than neighbours");
+        // Scattered knots in three coordinates, queried inside and outside their range.
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32 * 14.0 - 2.0
+        };
+        let knots: Vec<f32> = (0..300).flat_map(|i| [next(), next(), next(), i as f32]).collect();
+        let sweep = Sweep::default();
+        for _ in 0..60 {
+            let at = [f64::from(next()), f64::from(next()), f64::from(next())];
+            let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(4).map(|k| (squared_distance(&k[..3], &at), f64::from(k[3]))).collect();
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+            ranked.truncate(NEIGHBOURS);
+            assert_eq!(nearest_knots(&knots, 4, &at, &sweep), ranked, "at {at:?}");
+        }
     }
 
     #[test]

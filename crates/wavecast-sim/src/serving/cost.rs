@@ -241,11 +241,12 @@ impl<'a> Pricing<'a> {
         }
     }
 
-    /// One op inside a running model. The ladder prices collectives from its tables; compute
-    /// predictors know nothing of links, so the α–β link model prices them.
+    /// One op inside a running model. The ladder prices collectives from its tables (over the
+    /// network past one server); compute predictors know nothing of links, so the α–β link
+    /// model prices them, as the ladder does past one server.
     fn predict(&self, op: &Op, gpu: &Gpu) -> Estimate {
         match (op, self.ladder) {
-            (Op::Comm(c), None) => Estimate::Time(wavecast_predict::OpTime::exact(wavecast_predict::comm::CommModel::default().seconds(c, gpu))),
+            (Op::Comm(c), None) => Estimate::Time(wavecast_predict::OpTime::exact(wavecast_predict::comm::CommModel::default().seconds_on_servers(c, gpu))),
             _ => self.ops.predict(op, gpu, &Context::IN_MODEL),
         }
     }

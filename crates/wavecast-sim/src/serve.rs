@@ -3,7 +3,7 @@
 //! grows from I to I + O tokens, total time, throughput, memory per GPU and the share spent
 //! communicating. Op times come from the [`Predictor`]; collectives from [`CommModel`].
 
-use crate::serving::{Backend, Formats, Layout, Parallel, Pool, Prepared, Pricing, ServeSimOptions, StepParts};
+use crate::serving::{Backend, Formats, Layout, Parallel, Pool, Prepared, Pricing, ServeSimOptions, StepParts, WorkerMemory};
 use crate::step::{estimate_with, Breakdown};
 use crate::SimError;
 use serde::Serialize;
@@ -198,6 +198,29 @@ pub fn batch_options(o: &ServeOptions, backend: Backend) -> Result<ServeSimOptio
     })
 }
 
+/// A static batch runs as one prefill iteration of every prompt token, whatever the engine: its
+/// weights, cache, activations and runtime must all fit in the GPU. The engines' own rules
+/// refuse most batches that do not; SGLang's does not count activations (its reserve is sized
+/// for its prefill chunk, and a run it made must not be refused), so a batch whose single
+/// prefill needs more than the whole GPU would otherwise pass.
+fn check_batch_fits(m: &WorkerMemory, batch_kv_bytes: f64, memory_gb: f64, gpu: &Gpu, o: &ServeOptions) -> Result<(), SimError> {
+    let capacity_gb = gpu.memory_bytes() / 1e9;
+    if memory_gb <= capacity_gb {
+        return Ok(());
+    }
+    Err(SimError::Invalid(format!(
+        "does not fit in memory: a batch of {} × {} prompt tokens prefilled in one iteration needs {memory_gb:.1} GB per GPU (weights {:.1} GB, KV cache {:.1} GB, activations {:.1} GB, runtime {:.1} GB) but {} has {capacity_gb:.1} GB ({} GiB); use more GPUs (--tp), fewer or shorter requests, or serve-sim, whose engine prefills in chunks",
+        o.batch,
+        o.input_len,
+        m.weights_gb,
+        batch_kv_bytes / 1e9,
+        m.activations_gb + m.linear_state_gb,
+        m.runtime_gb,
+        gpu.id,
+        gpu.memory_gb
+    )))
+}
+
 /// The engine a static batch runs in when none is named.
 pub fn default_backend() -> Backend {
     Backend::of(wavecast_ir::Engine::DEFAULT)
@@ -232,6 +255,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
     unpriced_ops.extend(unpriced(&decode_graph, "decode"));
     let m = run.memory;
     let memory_gb = m.weights_gb + m.activations_gb + m.runtime_gb + m.linear_state_gb + run.batch_kv_bytes / 1e9;
+    check_batch_fits(&m, run.batch_kv_bytes, memory_gb, gpu, o)?;
     Ok(ServeReport {
         model: spec.name.clone(),
         gpu: gpu.id.clone(),
@@ -385,6 +409,25 @@ mod tests {
         assert!(four.prefill_ms > one.prefill_ms / 4.0 && four.prefill_ms < one.prefill_ms / 2.0);
         assert!((four.weight_gb * 4.0 / one.weight_gb - 1.0).abs() < 0.01);
         assert!((four.kv_cache_gb * 4.0 - one.kv_cache_gb).abs() < 1e-9);
+    }
+
+    /// SGLang's memory rule leaves activations to its reserve; a static batch whose one prefill
+    /// needs more than the whole GPU is still refused, and one that fits is not. DeepSeek-V3's
+    /// routed activations per prompt token outweigh its MLA cache, so 96 × 8k prompts on 8 B200s
+    /// pass SGLang's cache check and overflow the GPU only through their activations.
+    #[test]
+    fn a_batch_whose_one_prefill_overflows_the_gpu_is_refused_under_every_engine() {
+        let cat = Catalog::builtin();
+        let spec = preset("deepseek-v3").unwrap();
+        let b200 = cat.get("b200").unwrap();
+        let options = |batch: u64, input: u64| ServeOptions { tp: 8, quant: Some(Quant::Fp8Block), ..ServeOptions::new(batch, input, 2, DType::Bf16) };
+        for engine in wavecast_ir::Engine::ALL {
+            let backend = Backend::of(engine);
+            let e = serve(&spec, b200, ROOFLINE, &options(96, 8192), backend).unwrap_err().to_string();
+            assert!(e.contains("does not fit in memory"), "{}: {e}", backend.name);
+            let r = serve(&spec, b200, ROOFLINE, &options(8, 1024), backend).unwrap();
+            assert!(r.memory_fraction <= 1.0, "{}: {}", backend.name, r.memory_fraction);
+        }
     }
 
     #[test]

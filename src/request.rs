@@ -391,9 +391,9 @@ pub struct PredictRequest {
     #[arg(long, value_name = "O", visible_alias = "output")]
     #[serde(default)]
     pub output_len: Option<u64>,
-    /// Tensor-parallel degree: GPUs sharing the model in serve mode (1–8), or in a multi-GPU
-    /// training step (--mode train; then a layout flag) (also vLLM's --tensor-parallel-size,
-    /// SGLang's --tp-size).
+    /// Tensor-parallel degree: GPUs sharing the model in serve mode (past 8, across servers), or
+    /// in a multi-GPU training step (--mode train; then a layout flag) (also vLLM's
+    /// --tensor-parallel-size, SGLang's --tp-size).
     #[arg(long, default_value_t = defaults::TP, aliases = ["tensor-parallel-size", "tp-size"])]
     #[serde(default = "defaults::tp")]
     pub tp: u64,

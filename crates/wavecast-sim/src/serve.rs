@@ -283,7 +283,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         decode_tokens_per_s: o.batch as f64 / (decode_ms / 1e3),
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
-        interconnect: (o.tp > 1).then(|| comm.link(gpu, o.tp as u32).kind.as_str()),
+        interconnect: (o.tp > 1).then(|| comm.group_link(gpu, 1, o.tp, wavecast_predict::comm::SERVER_GPUS, None).kind.as_str()),
         weight_gb: m.weights_gb,
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,
@@ -428,6 +428,18 @@ mod tests {
             let r = serve(&spec, b200, ROOFLINE, &options(8, 1024), backend).unwrap();
             assert!(r.memory_fraction <= 1.0, "{}: {}", backend.name, r.memory_fraction);
         }
+    }
+
+    /// TP 16 on H100s spans two servers: its all-reduces cross the network, and say so.
+    #[test]
+    fn tensor_parallelism_past_one_server_communicates_over_the_network() {
+        let cat = Catalog::builtin();
+        let spec = preset("llama-3.1-70b").unwrap();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let at = |tp: u64| serve(&spec, h100, ROOFLINE, &ServeOptions { tp, ..ServeOptions::new(2, 512, 4, DType::Bf16) }, default_backend()).unwrap();
+        let (eight, sixteen) = (at(8), at(16));
+        assert_eq!((eight.interconnect, sixteen.interconnect), (Some("nvlink"), Some("network")));
+        assert!(sixteen.comm_ms > eight.comm_ms, "{} vs {}", sixteen.comm_ms, eight.comm_ms);
     }
 
     #[test]

@@ -109,9 +109,6 @@ impl ServeOptions {
         if !spec.is_decoder() {
             return Err(WorkloadError::Invalid(format!("{} is an encoder; serve mode needs a decoder model", spec.name)));
         }
-        if self.tp > 8 {
-            return Err(WorkloadError::Invalid(format!("tensor parallelism {} is above 8 (one node) and not modelled", self.tp)));
-        }
         let context = self.context()?;
         if context > spec.max_positions {
             return Err(WorkloadError::Invalid(format!(

@@ -120,9 +120,11 @@ fn tp_that_does_not_divide_heads_is_an_error() {
     let qwen7 = presets::preset("qwen2.5-7b").unwrap();
     let e = Shard::new(&qwen7, 7).unwrap_err().to_string();
     assert!(e.contains("4 key/value heads"), "{e}");
+    // Past one server TP is priced (its collectives over the network) where it divides the heads.
     let mut o = ServeOptions::new(1, 8, 8, DType::Bf16);
     o.tp = 16;
-    assert!(o.validate(&spec).unwrap_err().to_string().contains("above 8"));
+    assert!(o.validate(&spec).unwrap_err().to_string().contains("does not divide the model's 40 attention heads"));
+    assert_eq!(o.validate(&presets::preset("llama-3.1-70b").unwrap()).unwrap().kv_heads, 1);
 }
 
 #[test]

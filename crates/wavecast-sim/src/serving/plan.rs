@@ -17,6 +17,10 @@ use wavecast_workload::TransformerSpec;
 
 /// GPUs one NVLink domain joins; a worker's tensor-parallel group stays inside it.
 const NODE_GPUS: u64 = 8;
+/// Workers of a mixture-of-experts model may also be wider than one server, each GPU its own
+/// attention rank and its share of the experts (attention-DP × EP, as wide-EP deployments run
+/// DeepSeek-class models), their all-to-all over the network: these sizes, where they divide N.
+const WIDE_EP_GPUS: [u64; 3] = [16, 32, 64];
 /// Most users per worker a plan tries.
 const MAX_USERS_PER_WORKER: u64 = 4096;
 
@@ -119,10 +123,11 @@ fn gcd(a: u64, b: u64) -> u64 {
 fn candidates(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Candidate> {
     let pool = |workers, parallel| Pool { workers, parallel, max_seqs: None };
     let mut out = Vec::new();
-    for g in divisors_up_to(n, NODE_GPUS) {
-        for parallel in worker_layouts(spec, g) {
-            out.push(Candidate { full: Layout::Agg { pool: pool(n / g, parallel) }, unit: Layout::Agg { pool: pool(1, parallel) }, copies: n / g });
-        }
+    let wide_ep = WIDE_EP_GPUS.into_iter().filter(|&g| spec.moe.is_some() && g > NODE_GPUS && n.is_multiple_of(g));
+    let wide_ep = wide_ep.map(|g| (g, Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g, pp: 1 }));
+    let in_node = divisors_up_to(n, NODE_GPUS).into_iter().flat_map(|g| worker_layouts(spec, g).into_iter().map(move |p| (g, p)));
+    for (g, parallel) in in_node.chain(wide_ep) {
+        out.push(Candidate { full: Layout::Agg { pool: pool(n / g, parallel) }, unit: Layout::Agg { pool: pool(1, parallel) }, copies: n / g });
     }
     if !disaggregated {
         return out;
@@ -351,6 +356,25 @@ mod tests {
 
     fn point(u: f64, g: f64) -> PlanPoint {
         PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false }
+    }
+
+    /// A MoE model on 32 GPUs is also tried as wide attention-DP × EP workers of 16 and 32
+    /// GPUs; a dense model's workers stay inside one server.
+    #[test]
+    fn moe_models_get_wide_expert_parallel_workers_across_servers() {
+        let widest = |name: &str| {
+            let spec = wavecast_workload::presets::preset(name).unwrap();
+            let wide: Vec<u64> = candidates(&spec, 32, false)
+                .iter()
+                .filter_map(|c| match c.unit {
+                    Layout::Agg { pool } if pool.parallel.gpus() > NODE_GPUS => Some(pool.parallel.ep),
+                    _ => None,
+                })
+                .collect();
+            wide
+        };
+        assert_eq!(widest("deepseek-v3"), [16, 32]);
+        assert!(widest("llama-3.1-70b").is_empty());
     }
 
     #[test]

@@ -53,12 +53,14 @@ pub struct Sweep(OnceLock<SweepOrder>);
 
 #[derive(Debug, Clone)]
 struct SweepOrder {
+    /// Coordinates per knot plus its value: the knots' layout the order was built for.
+    width: usize,
     axis: usize,
     /// Knot indices, and their coordinate on `axis`, ascending.
     knots: Vec<(f64, usize)>,
 }
 
-/// A cache of the knots: two surfaces are equal when their fields are.
+/// Derived from the knots, so it never makes two surfaces unequal.
 impl PartialEq for Sweep {
     fn eq(&self, _: &Sweep) -> bool {
         true
@@ -76,7 +78,7 @@ impl SweepOrder {
         let axis = (0..width - 1).max_by(|&a, &b| spread(a).total_cmp(&spread(b))).unwrap_or(0);
         let mut order: Vec<(f64, usize)> = (0..rows).map(|i| (f64::from(knots[i * width + axis]), i)).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        SweepOrder { axis, knots: order }
+        SweepOrder { width, axis, knots: order }
     }
 }
 
@@ -105,7 +107,15 @@ impl Surface {
 /// knot. Among knots at the same distance the first in the surface wins, so the kept set and
 /// its order (the order the correction sums them in) are fixed by the surface alone.
 fn nearest_knots(knots: &[f32], width: usize, at: &[f64], sweep: &Sweep) -> Vec<(f64, f64)> {
-    let order = sweep.0.get_or_init(|| SweepOrder::of(knots, width));
+    let built = sweep.0.get_or_init(|| SweepOrder::of(knots, width));
+    // A query of another dimension than the first reads the knots its own way.
+    let other;
+    let order = if built.width == width {
+        built
+    } else {
+        other = SweepOrder::of(knots, width);
+        &other
+    };
     let q = at[order.axis];
     // (squared distance, knot index, value), nearest first, the lower index first among equals.
     let mut near: Vec<(f64, usize, f64)> = Vec::with_capacity(NEIGHBOURS + 1);

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use wavecast_gpu::Gpu;
 use wavecast_workload::TransformerSpec;
 
-/// GPUs one NVLink domain joins; a worker's tensor-parallel group stays inside it.
-const NODE_GPUS: u64 = 8;
+/// GPUs one server joins by NVLink; a worker's tensor-parallel group stays inside it.
+const NODE_GPUS: u64 = wavecast_predict::comm::SERVER_GPUS;
 /// Workers of a mixture-of-experts model may also be wider than one server, each GPU its own
 /// attention rank and its share of the experts (attention-DP × EP, as wide-EP deployments run
 /// DeepSeek-class models), their all-to-all over the network: these sizes, where they divide N.
@@ -362,16 +362,15 @@ mod tests {
     /// GPUs; a dense model's workers stay inside one server.
     #[test]
     fn moe_models_get_wide_expert_parallel_workers_across_servers() {
-        let widest = |name: &str| {
+        let widest = |name: &str| -> Vec<u64> {
             let spec = wavecast_workload::presets::preset(name).unwrap();
-            let wide: Vec<u64> = candidates(&spec, 32, false)
+            candidates(&spec, 32, false)
                 .iter()
                 .filter_map(|c| match c.unit {
                     Layout::Agg { pool } if pool.parallel.gpus() > NODE_GPUS => Some(pool.parallel.ep),
                     _ => None,
                 })
-                .collect();
-            wide
+                .collect()
         };
         assert_eq!(widest("deepseek-v3"), [16, 32]);
         assert!(widest("llama-3.1-70b").is_empty());

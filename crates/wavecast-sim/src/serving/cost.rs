@@ -327,16 +327,24 @@ fn price(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<f64, SimError
 /// Milliseconds of the nodes of `g` in `want`, and of the collectives among them.
 fn price_split(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<(f64, f64), SimError> {
     let (mut ms, mut comm) = (0.0, 0.0);
+    // A model's layer kinds (DeepSeek's dense and MoE layers) share most of their ops: each
+    // distinct op is priced once per graph (a predictor gives one op one time).
+    let mut priced: Vec<(&Op, f64)> = Vec::new();
     for n in g.nodes.iter().filter(|n| part(n) == want) {
-        match ops.predict(&n.op, gpu) {
-            Estimate::Time(t) => {
-                let node_ms = t.seconds * 1e3 * n.repeat as f64;
-                ms += node_ms;
-                if matches!(n.op, Op::Comm(_)) {
-                    comm += node_ms;
+        let seconds = match priced.iter().find(|(op, _)| **op == n.op) {
+            Some(&(_, seconds)) => seconds,
+            None => match ops.predict(&n.op, gpu) {
+                Estimate::Time(t) => {
+                    priced.push((&n.op, t.seconds));
+                    t.seconds
                 }
-            }
-            Estimate::Unpriced(why) => return Err(SimError::Invalid(format!("cannot price {} ({}): {why}", n.name, n.op.describe()))),
+                Estimate::Unpriced(why) => return Err(SimError::Invalid(format!("cannot price {} ({}): {why}", n.name, n.op.describe()))),
+            },
+        };
+        let node_ms = seconds * 1e3 * n.repeat as f64;
+        ms += node_ms;
+        if matches!(n.op, Op::Comm(_)) {
+            comm += node_ms;
         }
     }
     Ok((ms, comm))
@@ -505,6 +513,45 @@ impl StepCost for IterationModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A predictor that counts the ops it is asked for and prices each at 1 µs.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl Predictor for Counting {
+        fn name(&self) -> &str {
+            "counting"
+        }
+        fn predict(&self, _: &Op, _: &Gpu, _: &Context) -> Estimate {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Estimate::Time(wavecast_predict::OpTime::exact(1e-6))
+        }
+    }
+
+    /// DeepSeek-V3's dense and MoE layers share their attention projections and norms: a graph
+    /// is priced one distinct op at a time, and every node still counts with its repeats.
+    #[test]
+    fn each_distinct_op_of_a_graph_is_priced_once() {
+        let spec = wavecast_workload::presets::preset("deepseek-v3").unwrap();
+        let par = Parallel { tp: 8, attention_dp: 1, moe_tp: 1, ep: 8, pp: 1 };
+        let formats = Formats { dtype: DType::Bf16, quant: None, moe_quant: None, kv: DType::Bf16 };
+        let g = build(&spec, &build_options(&formats, &par, 64, 1, 0, Head::None)).unwrap();
+        let layers: Vec<&Node> = g.nodes.iter().filter(|n| part(n) == Part::Layers).collect();
+        let mut distinct: Vec<&Op> = Vec::new();
+        for n in &layers {
+            if !distinct.contains(&&n.op) {
+                distinct.push(&n.op);
+            }
+        }
+        assert!(distinct.len() < layers.len(), "the layer kinds share ops");
+        let counting = Counting(std::sync::atomic::AtomicUsize::new(0));
+        let gpu = Gpu::find("h200").unwrap();
+        let (ms, comm) = price_split(&g, &gpu, Pricing { ops: &counting, ladder: None, cache: None }, Part::Layers).unwrap();
+        // Collectives go to the link model, not the predictor, when no ladder prices them.
+        let computed = distinct.iter().filter(|op| !matches!(op, Op::Comm(_))).count();
+        assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), computed);
+        let repeats: u64 = layers.iter().filter(|n| !matches!(n.op, Op::Comm(_))).map(|n| n.repeat).sum();
+        assert!((ms - comm - repeats as f64 * 1e-3).abs() < 1e-9, "{} vs {repeats} µs", ms - comm);
+    }
 
     /// The part comes from the node's role, whatever its name says.
     #[test]

@@ -39,46 +39,75 @@ pub struct Surface {
     /// The knots, flattened: each the cell's mean coordinates then its median
     /// ln(measured / physics).
     pub knots: Vec<f32>,
-    /// The knots ordered along one coordinate, built at the first query.
+    /// The knots as a k-d tree, built at the first query.
     #[serde(skip)]
-    pub sweep: Sweep,
+    pub tree: KnotTree,
 }
 
-/// A surface's knots ordered along the coordinate they spread most in, so a query visits the
-/// knots outward from its own position there and stops once that coordinate alone puts the
-/// rest further than the neighbours it holds. The same knots as ranking every one, in far
-/// fewer distance computations.
+/// A surface's knots split in halves along the coordinate they spread most in, again and again,
+/// so a query measures the knots of the cells near it and skips a whole half once the splitting
+/// coordinate alone puts it further than the neighbours it holds. The same knots as ranking
+/// every one, in far fewer distance computations.
 #[derive(Debug, Clone, Default)]
-pub struct Sweep(OnceLock<SweepOrder>);
-
-#[derive(Debug, Clone)]
-struct SweepOrder {
-    /// Coordinates per knot plus its value: the knots' layout the order was built for.
-    width: usize,
-    axis: usize,
-    /// Knot indices, and their coordinate on `axis`, ascending.
-    knots: Vec<(f64, usize)>,
-}
+pub struct KnotTree(OnceLock<Tree>);
 
 /// Derived from the knots, so it never makes two surfaces unequal.
-impl PartialEq for Sweep {
-    fn eq(&self, _: &Sweep) -> bool {
+impl PartialEq for KnotTree {
+    fn eq(&self, _: &KnotTree) -> bool {
         true
     }
 }
 
-impl SweepOrder {
-    fn of(knots: &[f32], width: usize) -> SweepOrder {
-        let rows = knots.len() / width;
+#[derive(Debug, Clone)]
+struct Tree {
+    /// Coordinates per knot plus its value: the knots' layout the tree was built for.
+    width: usize,
+    /// Knot indices, each cell's a contiguous run.
+    order: Vec<usize>,
+    cells: Vec<Cell>,
+}
+
+/// Knots a cell holds before it is split.
+const CELL_KNOTS: usize = 8;
+
+#[derive(Debug, Clone)]
+enum Cell {
+    /// `order[start..end]`.
+    Leaf { start: usize, end: usize },
+    /// Knots of `low` lie at or below `at` on `axis`, those of `high` at or above.
+    Split { axis: usize, at: f64, low: usize, high: usize },
+}
+
+impl Tree {
+    fn of(knots: &[f32], width: usize) -> Tree {
+        let mut tree = Tree { width, order: (0..knots.len() / width).collect(), cells: Vec::new() };
+        let n = tree.order.len();
+        tree.split(knots, 0, n);
+        tree
+    }
+
+    /// Cells for `order[start..end]`, returning the index of the first.
+    fn split(&mut self, knots: &[f32], start: usize, end: usize) -> usize {
+        let coord = |i: usize, axis: usize| f64::from(knots[i * self.width + axis]);
+        let me = self.cells.len();
+        if end - start <= CELL_KNOTS {
+            self.cells.push(Cell::Leaf { start, end });
+            return me;
+        }
         let spread = |axis: usize| {
-            let xs = knots.chunks_exact(width).map(|k| f64::from(k[axis]));
+            let xs = self.order[start..end].iter().map(|&i| coord(i, axis));
             let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
             hi - lo
         };
-        let axis = (0..width - 1).max_by(|&a, &b| spread(a).total_cmp(&spread(b))).unwrap_or(0);
-        let mut order: Vec<(f64, usize)> = (0..rows).map(|i| (f64::from(knots[i * width + axis]), i)).collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        SweepOrder { width, axis, knots: order }
+        let axis = (0..self.width - 1).max_by(|&a, &b| spread(a).total_cmp(&spread(b))).unwrap_or(0);
+        self.order[start..end].sort_by(|&a, &b| coord(a, axis).total_cmp(&coord(b, axis)).then(a.cmp(&b)));
+        let mid = start + (end - start) / 2;
+        let at = coord(self.order[mid], axis);
+        self.cells.push(Cell::Split { axis, at, low: 0, high: 0 });
+        let low = self.split(knots, start, mid);
+        let high = self.split(knots, mid, end);
+        self.cells[me] = Cell::Split { axis, at, low, high };
+        me
     }
 }
 
@@ -90,7 +119,7 @@ impl Surface {
         if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
             return None;
         }
-        let mut near = nearest_knots(&self.knots, width, at, &self.sweep);
+        let mut near = nearest_knots(&self.knots, width, at, &self.tree);
         near.iter_mut().for_each(|n| n.0 = n.0.sqrt());
         let nearest = near.iter().map(|n| n.0).fold(f64::INFINITY, f64::min);
         // A query on a knot takes that knot's value (the floor keeps the weight finite).
@@ -103,58 +132,63 @@ impl Surface {
 }
 
 /// The [`NEIGHBOURS`] knots nearest `at` (fewer when the surface has fewer), as (squared
-/// distance, value), nearest first: one pass that keeps the few best in order, no list of every
-/// knot. Among knots at the same distance the first in the surface wins, so the kept set and
-/// its order (the order the correction sums them in) are fixed by the surface alone.
-fn nearest_knots(knots: &[f32], width: usize, at: &[f64], sweep: &Sweep) -> Vec<(f64, f64)> {
-    let built = sweep.0.get_or_init(|| SweepOrder::of(knots, width));
+/// distance, value), nearest first. Among knots at the same distance the first in the surface
+/// wins, so the kept set and its order (the order the correction sums them in) are fixed by the
+/// surface alone, however they are searched.
+fn nearest_knots(knots: &[f32], width: usize, at: &[f64], tree: &KnotTree) -> Vec<(f64, f64)> {
+    let built = tree.0.get_or_init(|| Tree::of(knots, width));
     // A query of another dimension than the first reads the knots its own way.
     let other;
-    let order = if built.width == width {
+    let tree = if built.width == width {
         built
     } else {
-        other = SweepOrder::of(knots, width);
+        other = Tree::of(knots, width);
         &other
     };
-    let q = at[order.axis];
-    // (squared distance, knot index, value), nearest first, the lower index first among equals.
-    let mut near: Vec<(f64, usize, f64)> = Vec::with_capacity(NEIGHBOURS + 1);
-    let keep = |near: &mut Vec<(f64, usize, f64)>, i: usize| {
-        let k = &knots[i * width..(i + 1) * width];
-        let d = squared_distance(&k[..width - 1], at);
-        if d.is_nan() || (near.len() == NEIGHBOURS && (d, i) >= (near[NEIGHBOURS - 1].0, near[NEIGHBOURS - 1].1)) {
-            return;
-        }
-        let slot = near.partition_point(|n| (n.0, n.1) < (d, i));
-        near.insert(slot, (d, i, f64::from(k[width - 1])));
-        near.truncate(NEIGHBOURS);
-    };
-    // Outward from the query along the axis, nearer side first, until the axis gap alone
-    // exceeds the farthest neighbour kept (a knot at an equal distance may still win a tie
-    // by its index, so the sweep stops only past it).
-    let start = order.knots.partition_point(|k| k.0 < q);
-    let (mut left, mut right) = (start, start);
-    loop {
-        let gap_left = left.checked_sub(1).map(|l| q - order.knots[l].0);
-        let gap_right = order.knots.get(right).map(|r| r.0 - q);
-        let (gap, go_left) = match (gap_left, gap_right) {
-            (Some(l), Some(r)) => if l <= r { (l, true) } else { (r, false) },
-            (Some(l), None) => (l, true),
-            (None, Some(r)) => (r, false),
-            (None, None) => break,
-        };
-        if near.len() == NEIGHBOURS && gap * gap > near[NEIGHBOURS - 1].0 {
-            break;
-        }
-        if go_left {
-            left -= 1;
-            keep(&mut near, order.knots[left].1);
-        } else {
-            keep(&mut near, order.knots[right].1);
-            right += 1;
+    let mut near = Near { knots, width, at, kept: Vec::with_capacity(NEIGHBOURS + 1) };
+    if !tree.cells.is_empty() {
+        near.visit(tree, 0);
+    }
+    near.kept.into_iter().map(|(d, _, v)| (d, v)).collect()
+}
+
+/// A search in progress: (squared distance, knot index, value), nearest first, the lower
+/// index first among equals.
+struct Near<'a> {
+    knots: &'a [f32],
+    width: usize,
+    at: &'a [f64],
+    kept: Vec<(f64, usize, f64)>,
+}
+
+impl Near<'_> {
+    fn visit(&mut self, tree: &Tree, cell: usize) {
+        match tree.cells[cell] {
+            Cell::Leaf { start, end } => tree.order[start..end].iter().for_each(|&i| self.keep(i)),
+            Cell::Split { axis, at, low, high } => {
+                let gap = self.at[axis] - at;
+                let (near, far) = if gap <= 0.0 { (low, high) } else { (high, low) };
+                self.visit(tree, near);
+                // The far half lies at least |gap| away; at exactly the farthest kept distance
+                // one of its knots may still win a tie by its index.
+                if self.kept.len() < NEIGHBOURS || gap * gap <= self.kept[NEIGHBOURS - 1].0 {
+                    self.visit(tree, far);
+                }
+            }
         }
     }
-    near.into_iter().map(|(d, _, v)| (d, v)).collect()
+
+    fn keep(&mut self, i: usize) {
+        let k = &self.knots[i * self.width..(i + 1) * self.width];
+        let d = squared_distance(&k[..self.width - 1], self.at);
+        let full = self.kept.len() == NEIGHBOURS;
+        if d.is_nan() || (full && (d, i) >= (self.kept[NEIGHBOURS - 1].0, self.kept[NEIGHBOURS - 1].1)) {
+            return;
+        }
+        let slot = self.kept.partition_point(|n| (n.0, n.1) < (d, i));
+        self.kept.insert(slot, (d, i, f64::from(k[self.width - 1])));
+        self.kept.truncate(NEIGHBOURS);
+    }
 }
 
 fn squared_distance(knot: &[f32], at: &[f64]) -> f64 {
@@ -270,7 +304,7 @@ mod tests {
 
     fn surface(gpu: &str, knots: Vec<f32>) -> Surface {
         let family = Family::of(Source::Aiconfigurator, &Shape::Gemm { m: 1, n: 1, k: 1 }, Precision::Bf16);
-        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots, sweep: Sweep::default() }
+        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots, tree: KnotTree::default() }
     }
 
     #[test]
@@ -283,9 +317,9 @@ mod tests {
         assert_eq!(s.correction(&[1.0, 2.0]), None, "another family's dimensions");
     }
 
-    /// The one-pass search keeps what ranking every knot would: the four nearest, nearest
-    /// first, the earlier knot first among equals (checked on a grid full of ties and on
-    /// scattered knots).
+    /// The tree search keeps what ranking every knot would: the four nearest, nearest first,
+    /// the earlier knot first among equals (checked on a grid full of ties, on knots repeated at
+    /// the same place, and on scattered knots).
     #[test]
     fn the_nearest_knots_are_those_a_full_ranking_keeps() {
         let mut knots = Vec::new();
@@ -297,9 +331,16 @@ mod tests {
             let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(3).map(|k| (squared_distance(&k[..2], &at), f64::from(k[2]))).collect();
             ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
             ranked.truncate(NEIGHBOURS);
-            assert_eq!(nearest_knots(&knots, 3, &at, &Sweep::default()), ranked, "at {at:?}");
+            assert_eq!(nearest_knots(&knots, 3, &at, &KnotTree::default()), ranked, "at {at:?}");
         }
-        assert_eq!(nearest_knots(&knots[..6], 3, &[0.0, 0.0], &Sweep::default()).len(), 2, "fewer knots than neighbours");
+        assert_eq!(nearest_knots(&knots[..6], 3, &[0.0, 0.0], &KnotTree::default()).len(), 2, "fewer knots than neighbours");
+        let twice: Vec<f32> = knots.chunks_exact(3).chain(knots.chunks_exact(3)).enumerate().flat_map(|(i, k)| [k[0], k[1], i as f32]).collect();
+        for at in [[0.5, 0.37], [1.0, 1.11], [2.9, 0.0]] {
+            let mut ranked: Vec<(f64, f64)> = twice.chunks_exact(3).map(|k| (squared_distance(&k[..2], &at), f64::from(k[2]))).collect();
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+            ranked.truncate(NEIGHBOURS);
+            assert_eq!(nearest_knots(&twice, 3, &at, &KnotTree::default()), ranked, "at {at:?}, knots twice");
+        }
         // Scattered knots in three coordinates, queried inside and outside their range.
         let mut state = 12345u64;
         let mut next = || {
@@ -307,13 +348,13 @@ mod tests {
             (state >> 40) as f32 / (1u64 << 24) as f32 * 14.0 - 2.0
         };
         let knots: Vec<f32> = (0..300).flat_map(|i| [next(), next(), next(), i as f32]).collect();
-        let sweep = Sweep::default();
+        let tree = KnotTree::default();
         for _ in 0..60 {
             let at = [f64::from(next()), f64::from(next()), f64::from(next())];
             let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(4).map(|k| (squared_distance(&k[..3], &at), f64::from(k[3]))).collect();
             ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
             ranked.truncate(NEIGHBOURS);
-            assert_eq!(nearest_knots(&knots, 4, &at, &sweep), ranked, "at {at:?}");
+            assert_eq!(nearest_knots(&knots, 4, &at, &tree), ranked, "at {at:?}");
         }
     }
 

@@ -14,7 +14,7 @@
 //! A group that spans nodes runs over the scale-out network, whose per-GPU NIC is the slowest
 //! hop of NCCL's rings (nccl-tests' bus bandwidth across nodes sits near the NIC line rate), so
 //! the same formula applies with B = η_net × NIC rate and a larger α. Every predictor prices
-//! such a group with this model ([`across_servers`]): the measured collective tables are all
+//! such a group with this model ([`outside_tables`]): the measured collective tables are all
 //! taken inside one server.
 //!
 //! Constants (documented so they can be argued with):
@@ -194,11 +194,14 @@ impl CommModel {
     }
 }
 
-/// Seconds of `op` when it is a collective whose group spans servers (see
-/// [`CommModel::across_servers_seconds`]); `None` for any other op. Every predictor that
-/// prices collectives from tables measured inside a server asks this first.
-pub fn across_servers(op: &wavecast_ir::Op, gpu: &Gpu) -> Option<f64> {
+/// Seconds of `op` when it is a collective no measured table prices: nothing for a group of
+/// one GPU, the network model for a group that spans servers (see
+/// [`CommModel::across_servers_seconds`]); `None` for any other collective and any other op.
+/// Every predictor that prices collectives from tables measured inside a server asks this
+/// first.
+pub fn outside_tables(op: &wavecast_ir::Op, gpu: &Gpu) -> Option<f64> {
     match op {
+        wavecast_ir::Op::Comm(c) if c.group <= 1 => Some(0.0),
         wavecast_ir::Op::Comm(c) => CommModel::default().across_servers_seconds(c, gpu),
         _ => None,
     }
@@ -251,8 +254,9 @@ mod tests {
         assert!((t - hand).abs() < 1e-12, "{t} vs {hand}");
         assert!(t > 2.0 * m.seconds(&a2a, b200), "the network is slower than NVLink");
         let op = wavecast_ir::Op::Comm(a2a.clone());
-        assert_eq!(across_servers(&op, b200), Some(t));
-        assert_eq!(across_servers(&op, gb200), None);
+        assert_eq!(outside_tables(&op, b200), Some(t));
+        assert_eq!(outside_tables(&op, gb200), None);
+        assert_eq!(outside_tables(&wavecast_ir::Op::Comm(Comm { group: 1, ..a2a.clone() }), b200), Some(0.0), "a group of one sends nothing");
         let eight = Comm { group: 8, ..a2a.clone() };
         assert_eq!(m.across_servers_seconds(&eight, b200), None);
         assert_eq!((m.seconds_on_servers(&a2a, b200), m.seconds_on_servers(&eight, b200)), (t, m.seconds(&eight, b200)));

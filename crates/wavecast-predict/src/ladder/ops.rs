@@ -190,13 +190,10 @@ impl Predictor for LadderOps {
         if let Some(s) = crate::unmodelled::seconds(op, gpu) {
             return Estimate::Time(OpTime::exact(s));
         }
-        if let Some(s) = crate::comm::across_servers(op, gpu) {
+        if let Some(s) = crate::comm::outside_tables(op, gpu) {
             return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
-        if let Shape::Collective { gpus: 1, .. } = shape {
-            return Estimate::Time(OpTime::exact(0.0));
-        }
         match (self.price_shape(shape, precision, gpu), op) {
             // A measured kernel can beat the floor's achievable bandwidth (a cache hit); the
             // prediction for the op in a model never does.

@@ -123,13 +123,10 @@ impl Predictor for SustainedOps {
     }
 
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &crate::Context) -> Estimate {
-        if let Some(s) = crate::comm::across_servers(op, gpu) {
+        if let Some(s) = crate::comm::outside_tables(op, gpu) {
             return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
-        if let Shape::Collective { gpus: 1, .. } = shape {
-            return Estimate::Time(OpTime::exact(0.0));
-        }
         match (self.shape_seconds(shape, precision, gpu), op) {
             (Ok(s), _) => Estimate::Time(OpTime::exact(s)),
             // No measured collective over this link: the α–β model.

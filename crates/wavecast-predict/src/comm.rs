@@ -52,6 +52,9 @@ pub struct Link {
     /// several nodes may run as NCCL's double binary tree, whose latency grows with log2 of
     /// the group instead of its size.
     pub nodes: u32,
+    /// Effective one-direction bandwidth per GPU inside a node, bytes/s: `bandwidth` itself
+    /// for a link that stays inside one.
+    pub inside_bandwidth: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,12 +108,14 @@ impl CommModel {
         if nvlink {
             // The catalog stores total bidirectional bandwidth: half of it flows each way.
             let b = gpu.interconnect.nvlink_gbs * 1e9 / 2.0;
-            Link { kind: LinkKind::NvLink, bandwidth: self.nvlink_efficiency * b, alpha: self.nvlink_alpha_s, nodes: 1 }
+            let bandwidth = self.nvlink_efficiency * b;
+            Link { kind: LinkKind::NvLink, bandwidth, alpha: self.nvlink_alpha_s, nodes: 1, inside_bandwidth: bandwidth }
         } else {
             // Missing PCIe figures fall back to a PCIe 4.0 x16 slot (64 GB/s both ways).
             let total = if gpu.interconnect.pcie_gbs > 0.0 { gpu.interconnect.pcie_gbs } else { 64.0 };
             let b = total * 1e9 / 2.0;
-            Link { kind: LinkKind::Pcie, bandwidth: self.pcie_efficiency * b, alpha: self.pcie_alpha_s, nodes: 1 }
+            let bandwidth = self.pcie_efficiency * b;
+            Link { kind: LinkKind::Pcie, bandwidth, alpha: self.pcie_alpha_s, nodes: 1, inside_bandwidth: bandwidth }
         }
     }
 
@@ -120,7 +125,7 @@ impl CommModel {
         let rate = nic_gbps.unwrap_or(if gpu.interconnect.nic_gbps > 0.0 { gpu.interconnect.nic_gbps } else { DEFAULT_NIC_GBPS });
         let inside = self.link(gpu, group);
         let bandwidth = (self.network_efficiency * rate * 1e9 / 8.0).min(inside.bandwidth);
-        Link { kind: LinkKind::Network, bandwidth, alpha: self.network_alpha_s.max(inside.alpha), nodes: group }
+        Link { kind: LinkKind::Network, bandwidth, alpha: self.network_alpha_s.max(inside.alpha), nodes: group, inside_bandwidth: inside.bandwidth }
     }
 
     /// The link of a group of `size` GPUs whose members are `stride` ranks apart, on servers of
@@ -141,7 +146,7 @@ impl CommModel {
         let one_nic = self.network_link(gpu, size.min(u32::MAX as u64) as u32, nic_gbps);
         let inside = self.link(gpu, local as u32);
         let bandwidth = (one_nic.bandwidth * local as f64).min(inside.bandwidth.max(one_nic.bandwidth));
-        Link { kind: LinkKind::Network, bandwidth, alpha: one_nic.alpha, nodes }
+        Link { kind: LinkKind::Network, bandwidth, alpha: one_nic.alpha, nodes, inside_bandwidth: inside.bandwidth }
     }
 
     /// Seconds `comm` takes when its group spans servers of [`SERVER_GPUS`] (beyond the GPU's
@@ -179,19 +184,41 @@ impl CommModel {
             CommKind::AllGather | CommKind::ReduceScatter | CommKind::AllToAll => (n - 1.0, (n - 1.0) / n),
             CommKind::SendRecv => (1.0, 1.0),
         };
-        // An all-to-all across nodes aggregates nothing: each member's share for the other
-        // nodes leaves through its own NIC, so the group's bus bandwidth (all the node's NICs
-        // together) is shared by the node's members, each sending (n − local)/n of its bytes.
-        // Its sends to every peer are posted at once, not passed along a ring, and the
-        // libraries that run it (NCCL with PXN, DeepEP) send one message per remote node and
-        // forward it inside the node over NVLink: the latency grows with the nodes, not the peers.
         if comm.kind == CommKind::AllToAll && link.kind == LinkKind::Network && link.nodes > 1 {
-            let local = (n / f64::from(link.nodes)).ceil().max(1.0);
-            let off_node = (n - local) / n;
-            return self.launch_s + f64::from(link.nodes) * link.alpha + off_node * comm.bytes * local / link.bandwidth;
+            return self.launch_s + f64::from(link.nodes) * link.alpha + all_to_all_wire_seconds(comm, link);
         }
         self.launch_s + steps * link.alpha + volume * comm.bytes / link.bandwidth
     }
+}
+
+/// Seconds on the wire of an all-to-all whose group spans `link.nodes` nodes.
+///
+/// It aggregates nothing: each member's share for the other nodes leaves through its own NIC,
+/// so the group's bus bandwidth (all the node's NICs together) is shared by the node's
+/// members. Its sends to every peer are posted at once, not passed along a ring, and the
+/// libraries that run it (NCCL with PXN, DeepEP) send one message per remote node and forward
+/// it inside the node over NVLink: the latency grows with the nodes, not the peers.
+///
+/// An MoE dispatch (or combine) holds `fanout` copies of each token, one per chosen expert.
+/// The dispatchers built for it (DeepEP, Megatron-Core's HybridEP) send a token once to each
+/// remote node that hosts any of its experts and copy it to those experts over the node's own
+/// links, so the network carries each token once per remote node it reaches: with experts
+/// spread evenly and chosen uniformly, `(nodes − 1) · (1 − (1 − q / (nodes − 1))^fanout)`
+/// times, where `q` is the share of the group outside the sender's node. The copying inside
+/// the receiving node overlaps the network transfer; the slower of the two counts.
+fn all_to_all_wire_seconds(comm: &Comm, link: &Link) -> f64 {
+    let n = f64::from(comm.group);
+    let nodes = f64::from(link.nodes);
+    let local = (n / nodes).ceil().max(1.0);
+    let off_node = (n - local) / n;
+    let fanout = f64::from(comm.fanout.max(1));
+    let remote_nodes_per_token = (nodes - 1.0) * (1.0 - (1.0 - off_node / (nodes - 1.0)).powf(fanout));
+    let network = comm.bytes / fanout * remote_nodes_per_token * local / link.bandwidth;
+    if comm.fanout <= 1 {
+        return network;
+    }
+    let forwarded = comm.bytes * (local - 1.0) / local / link.inside_bandwidth;
+    network.max(forwarded)
 }
 
 /// Seconds of `op` when it is a collective no measured table prices: nothing for a group of
@@ -214,7 +241,7 @@ mod tests {
     use wavecast_ir::DType;
 
     fn ar(bytes: f64, group: u32) -> Comm {
-        Comm { kind: CommKind::AllReduce, bytes, group, dtype: DType::Bf16, overlappable: false }
+        Comm::new(CommKind::AllReduce, bytes, group, DType::Bf16, false)
     }
 
     /// ep16 over two DGX H100 nodes: each GPU sends 8/16 of its bytes off the node through its
@@ -227,7 +254,7 @@ mod tests {
         let link = m.group_link(h100, 1, 16, 8, None);
         assert_eq!(link.nodes, 2);
         let bytes = 256.0 * 1024.0 * 1024.0;
-        let a2a = Comm { kind: CommKind::AllToAll, bytes, group: 16, dtype: DType::Bf16, overlappable: false };
+        let a2a = Comm::new(CommKind::AllToAll, bytes, 16, DType::Bf16, false);
         let t = m.seconds_over(&a2a, &link);
         let nic = link.bandwidth / 8.0;
         // Latency: one network step per node the sends reach, not one per peer.
@@ -238,6 +265,37 @@ mod tests {
         assert!(m.seconds_over(&rs, &link) < t / 4.0);
     }
 
+    /// A training MoE dispatch of top-8 over ep16 on two DGX H100 nodes: a token is sent once
+    /// to the other node (it reaches it with probability 1 − (1/2)^8), not once per expert
+    /// there (4 copies on average), and copied to its experts over NVLink, which overlaps.
+    #[test]
+    fn expert_dispatch_across_nodes_sends_a_token_once_per_remote_node() {
+        let cat = Catalog::builtin();
+        let h100 = cat.get("h100-sxm").unwrap();
+        let m = CommModel::default();
+        let link = m.group_link(h100, 1, 16, 8, None);
+        let bytes = 4096.0 * 8.0 * 2048.0 * 2.0;
+        let per_expert = Comm::new(CommKind::AllToAll, bytes, 16, DType::Bf16, false);
+        let dispatch = Comm { fanout: 8, ..per_expert.clone() };
+        let fixed = m.launch_s + 2.0 * link.alpha;
+        let nic = 0.8 * 400e9 / 8.0;
+        let network = bytes / 8.0 * (1.0 - 0.5f64.powi(8)) / nic;
+        let nvlink = bytes * 7.0 / 8.0 / (0.8 * 450e9);
+        assert!(network > nvlink, "here the network is the slower half");
+        let t = m.seconds_over(&dispatch, &link);
+        assert!((t - fixed - network).abs() < 1e-12, "{t} vs {}", fixed + network);
+        let copies = m.seconds_over(&per_expert, &link) - fixed;
+        assert!((copies / (t - fixed) - 4.0 / (1.0 - 0.5f64.powi(8))).abs() < 1e-9);
+        // Inside one node nothing changes: the dispatcher's savings are the network's.
+        let inside = m.link(h100, 8);
+        let (a, b) = (Comm { group: 8, ..dispatch.clone() }, Comm { group: 8, ..per_expert });
+        assert_eq!(m.seconds_over(&a, &inside), m.seconds_over(&b, &inside));
+        // Over a slow link inside the node (1 GB/s) the copying there is what counts.
+        let slow = Link { inside_bandwidth: 1e9, ..link };
+        let forwarded = bytes * 7.0 / 8.0 / slow.inside_bandwidth;
+        assert!((m.seconds_over(&dispatch, &slow) - fixed - forwarded).abs() < 1e-12);
+    }
+
     /// Serving prices collectives from tables measured inside one server. A 16-GPU all-to-all
     /// on HGX B200 (eight GPUs a server) spans two, and is priced over the network; inside a
     /// GB200 NVL72 rack the same group stays on NVLink, as does an 8-GPU group anywhere.
@@ -246,7 +304,7 @@ mod tests {
         let cat = Catalog::builtin();
         let (b200, gb200) = (cat.get("b200").unwrap(), cat.get("gb200").unwrap());
         let m = CommModel::default();
-        let a2a = Comm { kind: CommKind::AllToAll, bytes: 4.0e6, group: 16, dtype: DType::Bf16, overlappable: false };
+        let a2a = Comm::new(CommKind::AllToAll, 4.0e6, 16, DType::Bf16, false);
         let t = m.across_servers_seconds(&a2a, b200).expect("16 B200s span two servers");
         // Each GPU sends the half of its bytes bound for the other server through its own
         // 400 Gb/s NIC at η 0.8 (40 GB/s), after the launch and one network step per server.

@@ -112,7 +112,7 @@ fn bounded_raises_a_fast_time_and_its_interval_to_the_floor_and_leaves_a_slow_on
 fn communication_has_no_floor_here() {
     let catalog = Catalog::builtin();
     let h100 = catalog.get("h100").unwrap();
-    let comm = Op::Comm(Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 8, dtype: DType::Bf16, overlappable: false });
+    let comm = Op::Comm(Comm::new(CommKind::AllReduce, 1e6, 8, DType::Bf16, false));
     assert_eq!(floor_seconds(&comm, h100), 0.0, "collectives are priced by the link models");
 }
 

@@ -36,13 +36,7 @@ fn shipped_default_predictor_is_monotonic_in_flops_for_a_fixed_shape_family() {
 fn communication_is_left_to_the_communication_model() {
     let p = wavecast_predict::by_name("wavecast").unwrap();
     let gpu = Catalog::builtin().get("h100").unwrap().clone();
-    let op = Op::Comm(wavecast_ir::ops::Comm {
-        kind: wavecast_ir::ops::CommKind::AllReduce,
-        bytes: 1e6,
-        group: 8,
-        dtype: DType::Bf16,
-        overlappable: false,
-    });
+    let op = Op::Comm(wavecast_ir::ops::Comm::new(wavecast_ir::ops::CommKind::AllReduce, 1e6, 8, DType::Bf16, false));
     for ctx in [Context::IN_MODEL, Context::ISOLATED] {
         assert!(matches!(p.predict(&op, &gpu, &ctx), Estimate::Unpriced(_)));
     }

@@ -189,7 +189,7 @@ mod tests {
         let mut g = Graph::new("t");
         let op = Op::Gemm(Gemm::linear(1024, 1024, 1024, false, DType::Fp32).unwrap());
         g.push("fc", op.clone(), Phase::Forward, 4);
-        g.push("ar", Op::Comm(Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Fp32, overlappable: false }), Phase::Forward, 1);
+        g.push("ar", Op::Comm(Comm::new(CommKind::AllReduce, 1e6, 2, DType::Fp32, false)), Phase::Forward, 1);
         g.add_backward();
         let gpu = Catalog::shipped().get("v100-sxm2").unwrap().clone();
         let b = estimate(&g, &gpu, &Roofline).unwrap();
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn a_comm_model_prices_collectives() {
         let mut g = Graph::new("t");
-        let c = Comm { kind: CommKind::AllReduce, bytes: 1e6, group: 4, dtype: DType::Bf16, overlappable: false };
+        let c = Comm::new(CommKind::AllReduce, 1e6, 4, DType::Bf16, false);
         g.push("ar", Op::Comm(c.clone()), Phase::Forward, 10);
         let gpu = Catalog::shipped().get("h100-sxm").unwrap().clone();
         let model = CommModel::default();

@@ -523,13 +523,7 @@ impl Fabric<'_> {
     /// Milliseconds of one collective of `bytes` along `axis`.
     fn ms(&self, kind: CommKind, bytes: f64, axis: Axis) -> f64 {
         let (_, size) = axis.group(self.layout);
-        let c = wavecast_ir::ops::Comm {
-            kind,
-            bytes,
-            group: size as u32,
-            dtype: wavecast_ir::DType::Bf16,
-            overlappable: true,
-        };
+        let c = wavecast_ir::ops::Comm::new(kind, bytes, size as u32, wavecast_ir::DType::Bf16, true);
         self.comm.seconds_over(&c, &self.link(axis)) * 1e3
     }
 
@@ -944,26 +938,14 @@ pub fn graph_step(
     let mut ms = busy + bubble;
     if let Some(&(bytes, calls)) = sec.deferred.get(&Axis::Pipeline) {
         let each = bytes / calls.max(1) as f64;
-        let c = wavecast_ir::ops::Comm {
-            kind: CommKind::SendRecv,
-            bytes: each,
-            group: pp as u32,
-            dtype: wavecast_ir::DType::Fp32,
-            overlappable: false,
-        };
+        let c = wavecast_ir::ops::Comm::new(CommKind::SendRecv, each, pp as u32, wavecast_ir::DType::Fp32, false);
         ms += pipeline_p2p_ms(comm.seconds(&c, gpu) * 1e3, m, pp);
     }
     if let Some(&(bytes, _)) = sec.deferred.get(&Axis::Data) {
         let dp = layout.dp.max(2) as u32;
         let link = comm.link(gpu, dp);
         ms += exposed_after_backward(bytes, stages[0].1, |b| {
-            let c = wavecast_ir::ops::Comm {
-                kind: CommKind::AllReduce,
-                bytes: b,
-                group: dp,
-                dtype: wavecast_ir::DType::Fp32,
-                overlappable: true,
-            };
+            let c = wavecast_ir::ops::Comm::new(CommKind::AllReduce, b, dp, wavecast_ir::DType::Fp32, true);
             comm.seconds_over(&c, &link) * 1e3
         });
     }

@@ -201,7 +201,7 @@ pub(crate) mod tests {
     fn communication_is_unpriced() {
         let model = quick_model();
         let cat = Catalog::builtin();
-        let op = Op::Comm(wavecast_ir::ops::Comm { kind: wavecast_ir::ops::CommKind::AllReduce, bytes: 1e6, group: 4, dtype: DType::Bf16, overlappable: false });
+        let op = Op::Comm(wavecast_ir::ops::Comm::new(wavecast_ir::ops::CommKind::AllReduce, 1e6, 4, DType::Bf16, false));
         assert!(matches!(model.predict(&op, cat.get("h100-sxm").unwrap(), &Context::IN_MODEL), Estimate::Unpriced(_)));
     }
 }

@@ -149,7 +149,7 @@ mod tests {
                 assert_eq!(again, t, "{id} {} after reload", op.describe());
             }
         }
-        let comm = Op::Comm(wavecast_ir::ops::Comm { kind: wavecast_ir::ops::CommKind::AllReduce, bytes: 1e6, group: 2, dtype: DType::Bf16, overlappable: false });
+        let comm = Op::Comm(wavecast_ir::ops::Comm::new(wavecast_ir::ops::CommKind::AllReduce, 1e6, 2, DType::Bf16, false));
         assert!(matches!(m.predict(&comm, cat.get("t4").unwrap(), &Context::IN_MODEL), Estimate::Unpriced(_)));
     }
 }

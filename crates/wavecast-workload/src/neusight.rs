@@ -192,7 +192,7 @@ fn primitive(v: &PyVal) -> Result<Op, String> {
         "ALLREDUCE" | "ALLREDUCE_ASYNC" | "SENDRECV" => {
             let n = comm_elements(args)?;
             let kind_ir = if kind == "SENDRECV" { CommKind::SendRecv } else { CommKind::AllReduce };
-            Op::Comm(Comm { kind: kind_ir, bytes: n as f64 * DT.size_bytes() as f64, group: 4, dtype: DT, overlappable: kind == "ALLREDUCE_ASYNC" })
+            Op::Comm(Comm::new(kind_ir, n as f64 * DT.size_bytes() as f64, 4, DT, kind == "ALLREDUCE_ASYNC"))
         }
         k if k.starts_with("VEC") => {
             let d = dims()?;

@@ -388,11 +388,23 @@ impl Ctx<'_> {
     }
     /// A collective of `elements` activations over a group of `group` GPUs; nothing when alone.
     fn collective_in(&self, e: &mut Emitter, name: &str, kind: CommKind, elements: u64, group: u64, overlappable: bool) {
-        if group > 1 {
-            let bytes = elements as f64 * self.dt().vector_storage().size_bytes() as f64;
-            let comm = Comm { kind, bytes, group: group as u32, dtype: self.dt().vector_storage(), overlappable };
+        if let Some(comm) = self.comm(kind, elements, group, overlappable) {
             e.op(name, Op::Comm(comm));
         }
+    }
+    /// A training MoE all-to-all over `group` GPUs: `tokens` tokens of `hidden` elements, each
+    /// sent to its `top_k` experts by a dispatcher that sends a token once per remote node
+    /// (Megatron-Core's DeepEP and HybridEP backends, DeepEP's normal kernels). Serving's
+    /// all-to-alls stay one copy per expert: decode runs DeepEP's low-latency kernels, which
+    /// send each copy straight to its expert, and vLLM's default backend gathers every token.
+    fn expert_all_to_all(&self, e: &mut Emitter, name: &str, tokens: u64, top_k: u64, group: u64) {
+        if let Some(comm) = self.comm(CommKind::AllToAll, tokens * top_k * self.spec.hidden, group, false) {
+            e.op(name, Op::Comm(Comm { fanout: top_k.min(u64::from(u32::MAX)) as u32, ..comm }));
+        }
+    }
+    fn comm(&self, kind: CommKind, elements: u64, group: u64, overlappable: bool) -> Option<Comm> {
+        let dtype = self.dt().vector_storage();
+        (group > 1).then(|| Comm::new(kind, elements as f64 * dtype.size_bytes() as f64, group as u32, dtype, overlappable))
     }
     fn sequence_parallel(&self) -> bool {
         self.o.sequence_parallel && self.shard.tp > 1
@@ -832,11 +844,11 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     // Under expert parallelism each GPU hosts experts/ep of them and, with balanced routing,
     // receives as many routed tokens as it sent.
     let ep = cx.o.ep;
-    cx.collective_in(e, "ep_dispatch_all_to_all", CommKind::AllToAll, routed * h, ep, false);
+    cx.expert_all_to_all(e, "ep_dispatch_all_to_all", t, moe.top_k, ep);
     let active = active_experts(t.saturating_mul(ep), moe.top_k, moe.experts).div_ceil(ep).max(1);
     let rows = routed.div_ceil(active);
     routed_experts(cx, e, rows, f, active)?;
-    cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, routed * h, ep, false);
+    cx.expert_all_to_all(e, "ep_combine_all_to_all", t, moe.top_k, ep);
     e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
     if folded && !cx.sequence_parallel() {
         // Without sequence parallelism every tensor-parallel rank needs every token's output.

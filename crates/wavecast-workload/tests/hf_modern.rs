@@ -579,6 +579,28 @@ fn attention_dp_gathers_or_exchanges_tokens_around_the_moe() {
     assert_eq!(down.k, 2048 / 8);
 }
 
+/// A training dispatcher sends a token once per remote node (DeepEP's normal kernels,
+/// HybridEP), so its all-to-alls say how many expert copies of each token their bytes hold;
+/// serving's (decode's low-latency kernels, vLLM's default backend) send every copy.
+#[test]
+fn training_expert_all_to_alls_carry_their_top_k() {
+    let s = fixture("deepseek-ai--DeepSeek-V3");
+    let mut o = BuildOptions::new(1, 4096, Mode::Training, DType::Bf16);
+    o.ep = 8;
+    let g = build(&s, &o).unwrap();
+    let dispatches: Vec<_> = g.nodes.iter().filter(|n| n.name.ends_with("ep_dispatch_all_to_all")).collect();
+    assert!(!dispatches.is_empty());
+    for n in dispatches {
+        let Op::Comm(c) = &n.op else { panic!("{n:?}") };
+        assert_eq!((c.kind, c.group, c.fanout, c.bytes), (CommKind::AllToAll, 8, 8, 4096.0 * 8.0 * 7168.0 * 2.0), "{}", n.name);
+    }
+    let mut serve = ServeOptions::new(16, 512, 4, DType::Bf16);
+    serve.attention_dp = 8;
+    serve.ep = 8;
+    let d = serve.decode_graph(&s, 0).unwrap();
+    assert!(matches!(&node(&d, "layer.ep_dispatch_all_to_all").op, Op::Comm(c) if c.fanout == 1));
+}
+
 #[test]
 fn layouts_that_do_not_fit_are_one_line_errors() {
     let err = |spec: &TransformerSpec, f: &dyn Fn(&mut ServeOptions), needle: &str| {

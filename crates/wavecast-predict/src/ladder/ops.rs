@@ -238,7 +238,7 @@ mod tests {
         use wavecast_ir::ops::{Comm, CommKind};
         let p = ladder(&[], None);
         let b200 = Gpu::find("b200").unwrap();
-        let comm = Comm { kind: CommKind::AllToAll, bytes: 4.0e6, group: 16, dtype: DType::Bf16, overlappable: false };
+        let comm = Comm::new(CommKind::AllToAll, 4.0e6, 16, DType::Bf16, false);
         let network = crate::comm::CommModel::default().across_servers_seconds(&comm, &b200).unwrap();
         assert_eq!(time(&p, &Op::Comm(comm.clone()), "b200").seconds, network);
         let inside = time(&p, &Op::Comm(Comm { group: 8, ..comm }), "b200").seconds;

@@ -61,7 +61,7 @@ fn an_sglang_query_reads_sglangs_rows_and_a_vllm_query_vllms() {
     let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
     let h100 = Gpu::find("h100-sxm").unwrap();
     let ask = |engine: &str| {
-        let q = Query { source: rows[0].source, shape: Shape::Gemm { m, n, k }, precision: Precision::Bf16, library: None, engine: engine.into() };
+        let q = Query::new(rows[0].source, Shape::Gemm { m, n, k }, Precision::Bf16, None, engine);
         ladder.price(&q, &h100).unwrap()
     };
     let (s, v, default) = (ask("sglang"), ask("vllm"), ask(""));

@@ -179,7 +179,10 @@ struct Emitter<'a> {
 
 impl Emitter<'_> {
     fn op(&mut self, name: &str, op: Op) {
-        self.graph.push_in(self.role, format!("{}{}", self.prefix, name), op, Phase::Forward, self.repeat);
+        let mut full = String::with_capacity(self.prefix.len() + name.len());
+        full.push_str(&self.prefix);
+        full.push_str(name);
+        self.graph.push_in(self.role, full, op, Phase::Forward, self.repeat);
     }
 }
 

@@ -72,20 +72,34 @@ const MAX_SOURCES: usize = 2;
 /// kernel library (else the fastest the GPU's tables know, as an engine picks).
 #[derive(Debug, Clone)]
 pub struct Query {
-    pub source: Source,
-    pub shape: Shape,
-    pub precision: Precision,
-    pub library: Option<String>,
-    pub engine: String,
+    source: Source,
+    shape: Shape,
+    precision: Precision,
+    library: Option<String>,
+    engine: String,
+    /// The family of the fields above, worked out once: pricing one shape asks for it several
+    /// times (its tables, its siblings, whether it carries across GPUs).
+    family: std::sync::OnceLock<Family>,
 }
 
 impl Query {
-    pub fn of(t: &Timing) -> Query {
-        Query { source: t.source, shape: t.shape.clone(), precision: t.precision, library: Some(t.kernel_source.clone()), engine: tables::engine_key(t.engine_name()).to_string() }
+    /// `shape` in `precision` as `source` times it, run by `engine`'s kernels (a name; the
+    /// default engine's when empty or named), from `library` (`None`: the fastest known).
+    pub fn new(source: Source, shape: Shape, precision: Precision, library: Option<String>, engine: &str) -> Query {
+        Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), family: std::sync::OnceLock::new() }
     }
 
-    fn family(&self) -> Family {
-        Family::of_engine(self.source, &self.shape, self.precision, &self.engine)
+    pub fn of(t: &Timing) -> Query {
+        Query::new(t.source, t.shape.clone(), t.precision, Some(t.kernel_source.clone()), t.engine_name())
+    }
+
+    /// The same question asked of `engine`'s kernels, from whichever library is fastest.
+    pub fn on_engine(&self, engine: &str) -> Query {
+        Query::new(self.source, self.shape.clone(), self.precision, None, engine)
+    }
+
+    fn family(&self) -> &Family {
+        self.family.get_or_init(|| Family::of_engine(self.source, &self.shape, self.precision, &self.engine))
     }
 
     fn timing(&self, shape: &Shape, gpu: &Gpu) -> Timing {
@@ -124,10 +138,29 @@ type Others = Arc<[(usize, f64)]>;
 /// ranking the GPUs that measured a family is the same work for each (it was most of pricing a
 /// deployment on a GPU with no tables of its own).
 #[derive(Default)]
-struct OthersMemo(RwLock<HashMap<OthersKey, Others>>);
+struct OthersMemo(RwLock<HashMap<Family, Vec<(AskingGpu, Others)>>>);
 
-/// The family and what [`similarity`] and the sibling test read of the asking GPU.
-type OthersKey = (Family, String, String, String, u64, u64, u32);
+/// What [`similarity`] and the sibling test read of the asking GPU.
+#[derive(PartialEq)]
+struct AskingGpu {
+    id: String,
+    architecture: String,
+    compute_capability: String,
+    peak_bits: u64,
+    bandwidth_bits: u64,
+    sm_count: u32,
+}
+
+impl AskingGpu {
+    fn of(gpu: &Gpu, peak: f64) -> AskingGpu {
+        AskingGpu { id: gpu.id.clone(), architecture: gpu.architecture.clone(), compute_capability: gpu.compute_capability.clone(), peak_bits: peak.to_bits(), bandwidth_bits: gpu.bandwidth().to_bits(), sm_count: gpu.sm_count }
+    }
+
+    /// Whether `gpu` (with `peak`) is this one, without copying its names.
+    fn is(&self, gpu: &Gpu, peak: f64) -> bool {
+        self.id == gpu.id && self.architecture == gpu.architecture && self.compute_capability == gpu.compute_capability && self.peak_bits == peak.to_bits() && self.bandwidth_bits == gpu.bandwidth().to_bits() && self.sm_count == gpu.sm_count
+    }
+}
 
 impl Clone for OthersMemo {
     /// A copy starts empty: it is only a cache.
@@ -187,7 +220,7 @@ impl Ladder {
     /// `q`'s family as each engine the tables hold times it: the asked engine first, then the
     /// default, then the others by name.
     fn engine_families(&self, q: &Query) -> Vec<Family> {
-        let asked = q.family();
+        let asked = q.family().clone();
         let others: Vec<Family> = self.tables.engines().filter(|e| *e != asked.engine).map(|e| Family { engine: e.to_string(), ..asked.clone() }).collect();
         std::iter::once(asked).chain(others).collect()
     }
@@ -197,7 +230,7 @@ impl Ladder {
     /// that engine's name when it was not the one asked.
     fn own_tables(&self, q: &Query, gpu: &Gpu) -> Option<(&BTreeMap<String, Table>, Option<&str>)> {
         let asked = q.family();
-        if let Some(libraries) = self.tables.of(&asked, &gpu.id) {
+        if let Some(libraries) = self.tables.of(asked, &gpu.id) {
             return Some((libraries, None));
         }
         let families = self.engine_families(q);
@@ -233,15 +266,14 @@ impl Ladder {
     /// first.
     fn measured_others(&self, q: &Query, gpu: &Gpu) -> Vec<(&Gpu, f64)> {
         let peak = crate::sustained::peak_flops(gpu, q.precision).unwrap_or(0.0);
-        let key: OthersKey = (q.family(), gpu.id.clone(), gpu.architecture.clone(), gpu.compute_capability.clone(), peak.to_bits(), gpu.bandwidth().to_bits(), gpu.sm_count);
-        let known = self.others.0.read().ok().and_then(|memo| memo.get(&key).cloned());
+        let known = self.others.0.read().ok().and_then(|memo| memo.get(q.family())?.iter().find(|(asking, _)| asking.is(gpu, peak)).map(|(_, others)| others.clone()));
         let others = match known {
             Some(others) => others,
             None => {
                 let all = self.catalog.all();
                 let others: Others = self.rank_measured_others(q, gpu).into_iter().filter_map(|(g, d)| all.iter().position(|c| std::ptr::eq(c, g)).map(|i| (i, d))).collect();
                 if let Ok(mut memo) = self.others.0.write() {
-                    memo.insert(key, others.clone());
+                    memo.entry(q.family().clone()).or_default().push((AskingGpu::of(gpu, peak), others.clone()));
                 }
                 others
             }
@@ -347,7 +379,7 @@ impl Ladder {
             let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
             return Ok(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))));
         }
-        if across::carries(&q.family()) {
+        if across::carries(q.family()) {
             if let Some(p) = self.across(q, gpu) {
                 return Ok(p);
             }
@@ -446,7 +478,7 @@ mod tests {
         let rows = [timing_by("vllm/0.24.0", "h100-sxm", 64, 0.010), timing_by("sglang/0.5.14", "h100-sxm", 64, 0.020)];
         let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
         let h100 = Gpu::find("h100-sxm").unwrap();
-        let ask = |engine: &str, gpu: &Gpu| ladder.price(&Query { engine: tables::engine_key(engine).into(), library: None, ..Query::of(&rows[0]) }, gpu).unwrap();
+        let ask = |engine: &str, gpu: &Gpu| ladder.price(&Query::of(&rows[0]).on_engine(engine), gpu).unwrap();
         let (vllm, sglang, trtllm) = (ask("vllm", &h100), ask("sglang", &h100), ask("trtllm", &h100));
         assert_eq!((vllm.seconds, vllm.provenance), (0.010e-3, Provenance::MEASURED), "{vllm:?}");
         assert_eq!((sglang.seconds, sglang.provenance), (0.020e-3, Provenance::MEASURED), "{sglang:?}");

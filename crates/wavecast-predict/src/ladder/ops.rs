@@ -141,7 +141,7 @@ impl LadderOps {
 
     /// A measured-style shape priced inside a running model, down the ladder.
     pub fn price_shape(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
-        let q = Query { source: Source::Aiconfigurator, shape, precision, library: None, engine: self.engine.clone() };
+        let q = Query::new(Source::Aiconfigurator, shape, precision, None, &self.engine);
         let p = self.ladder.price(&q, gpu)?;
         let in_model = self.in_model_ratio(&q, gpu);
         // Never below the shape's physical bound (dense peak, achievable bandwidth; for a fused

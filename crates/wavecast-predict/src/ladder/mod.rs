@@ -83,8 +83,9 @@ pub struct Query {
 }
 
 impl Query {
-    /// `shape` in `precision` as `source` times it, run by `engine`'s kernels (a name; the
-    /// default engine's when empty or named), from `library` (`None`: the fastest known).
+    /// `shape` in `precision` as `source` times it, run by `engine`'s kernels (`sglang`,
+    /// `trtllm`; empty or `vllm`: the default engine's), from `library` (`None`: the fastest
+    /// the GPU's tables know).
     pub fn new(source: Source, shape: Shape, precision: Precision, library: Option<String>, engine: &str) -> Query {
         Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), family: std::sync::OnceLock::new() }
     }
@@ -141,7 +142,6 @@ type Others = Arc<[(usize, f64)]>;
 struct OthersMemo(RwLock<HashMap<Family, Vec<(AskingGpu, Others)>>>);
 
 /// What [`similarity`] and the sibling test read of the asking GPU.
-#[derive(PartialEq)]
 struct AskingGpu {
     id: String,
     architecture: String,

@@ -7,15 +7,31 @@
 //! [`Unmodelled`] wraps every predictor the registry builds, so `predict`, `serve-sim`, `plan`
 //! and `eval` agree on these ops whatever `--predictor` says.
 
-use crate::sustained::IN_MODEL_KERNEL_US;
+use crate::sustained::{ACHIEVABLE_BANDWIDTH, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor};
 use wavecast_gpu::Gpu;
 use wavecast_ir::Op;
 
+/// Microseconds one step of the gated delta rule's chunk-to-chunk state pass takes, whatever
+/// the GPU: AIConfigurator's measured tables (`linear_attention/*/gdn_perf`: one sequence of
+/// Qwen3.5-397B's heads at TP 4, 1,024 → 8,192 tokens) grow by 2.3–4.2 µs per chunk of 64
+/// tokens on B200, GB200 and H100 under SGLang, vLLM and TensorRT-LLM alike (3.4–4.5 on RTX PRO
+/// 6000, 7.7–8.8 on L40S): a latency of the sequential loop, not a throughput, so no datasheet
+/// figure scales it.
+pub const GATED_DELTA_STEP_US: f64 = 3.0;
+
 /// The time of an op no kernel model covers, or `None` for an op the predictors model.
 pub fn seconds(op: &Op, gpu: &Gpu) -> Option<f64> {
     match op {
-        Op::GatedDelta(d) => Some(crate::roofline::roofline_seconds(op, gpu) + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6),
+        Op::GatedDelta(d) => {
+            // Its FLOPs at the dense peak and its bytes at the achievable bandwidth (the
+            // physical floor every other op keeps), or its sequential steps, whichever is
+            // longer; then the gap before each of its kernels.
+            let (compute, memory) = crate::physics::roofline_terms(op, gpu);
+            let work = compute.max(memory / ACHIEVABLE_BANDWIDTH);
+            let sequential = d.sequential_steps() * GATED_DELTA_STEP_US * 1e-6;
+            Some(work.max(sequential) + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6)
+        }
         _ => None,
     }
 }

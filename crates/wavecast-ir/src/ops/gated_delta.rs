@@ -64,6 +64,17 @@ impl GatedDelta {
         self.seq.div_ceil(CHUNK) as f64
     }
 
+    /// Steps that must run one after another: in the chunked form each chunk's pass of the
+    /// state waits for the previous chunk's (sequences and heads run side by side); the
+    /// recurrent form is one step.
+    pub fn sequential_steps(&self) -> f64 {
+        if self.recurrent() {
+            1.0
+        } else {
+            self.chunks()
+        }
+    }
+
     pub fn flops(&self) -> f64 {
         let (dk, dv) = (self.head_k_dim as f64, self.head_v_dim as f64);
         let per_head_token = if self.recurrent() {

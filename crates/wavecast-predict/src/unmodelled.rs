@@ -1,6 +1,7 @@
 //! Ops that no kernel model has learned or measured yet, priced the same way by every
-//! predictor: their roofline time plus the GPU's gap between kernels for each kernel they launch
-//! inside a model, as every other op's in-model time carries it. The learned predictors must
+//! predictor: their physical floor (or the steps they must take one after another, when that
+//! is longer) plus the GPU's gap between kernels for each kernel they launch inside a model, as
+//! every other op's in-model time carries it. The learned predictors must
 //! never see such an op: their features describe GEMM-like shapes, and a shape they cannot read
 //! falls back to nonsense (the gated delta rule came out 3·10⁴ times its roofline).
 //!

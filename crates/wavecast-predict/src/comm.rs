@@ -154,8 +154,14 @@ impl CommModel {
     /// [`CommModel::group_link`] prices it. `None` for a group inside one server or domain.
     /// The measured collective tables are all taken inside one server, so they cannot price it.
     pub fn across_servers_seconds(&self, comm: &Comm, gpu: &Gpu) -> Option<f64> {
-        let link = self.group_link(gpu, 1, u64::from(comm.group), SERVER_GPUS, None);
+        let link = self.server_link(gpu, u64::from(comm.group));
         (link.kind == LinkKind::Network).then(|| self.seconds_over(comm, &link))
+    }
+
+    /// The link `group` consecutive GPUs talk over on servers of [`SERVER_GPUS`]: the
+    /// server's own (or the GPU's wider NVLink domain's), else the network.
+    pub fn server_link(&self, gpu: &Gpu, group: u64) -> Link {
+        self.group_link(gpu, 1, group, SERVER_GPUS, None)
     }
 
     /// Seconds `comm` takes on GPUs in servers of [`SERVER_GPUS`]: over the network when its

@@ -283,7 +283,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         decode_tokens_per_s: o.batch as f64 / (decode_ms / 1e3),
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
-        interconnect: (o.tp > 1).then(|| comm.group_link(gpu, 1, o.tp, wavecast_predict::comm::SERVER_GPUS, None).kind.as_str()),
+        interconnect: (o.tp > 1).then(|| comm.server_link(gpu, o.tp).kind.as_str()),
         weight_gb: m.weights_gb,
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,

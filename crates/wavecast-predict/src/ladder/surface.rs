@@ -317,6 +317,15 @@ mod tests {
         assert_eq!(s.correction(&[1.0, 2.0]), None, "another family's dimensions");
     }
 
+    /// Every knot ranked by its squared distance to `at` (a stable sort: the earlier knot first
+    /// among equals), the first [`NEIGHBOURS`] kept.
+    fn ranked(knots: &[f32], width: usize, at: &[f64]) -> Vec<(f64, f64)> {
+        let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(width).map(|k| (squared_distance(&k[..width - 1], at), f64::from(k[width - 1]))).collect();
+        ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+        ranked.truncate(NEIGHBOURS);
+        ranked
+    }
+
     /// The tree search keeps what ranking every knot would: the four nearest, nearest first,
     /// the earlier knot first among equals (checked on a grid full of ties, on knots repeated at
     /// the same place, and on scattered knots).
@@ -328,18 +337,12 @@ mod tests {
             knots.extend([x, y, i as f32]);
         }
         for at in [[0.0, 0.0], [1.0, 1.0], [1.25, 0.74], [3.0, 3.7], [-2.0, 9.0]] {
-            let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(3).map(|k| (squared_distance(&k[..2], &at), f64::from(k[2]))).collect();
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-            ranked.truncate(NEIGHBOURS);
-            assert_eq!(nearest_knots(&knots, 3, &at, &KnotTree::default()), ranked, "at {at:?}");
+            assert_eq!(nearest_knots(&knots, 3, &at, &KnotTree::default()), ranked(&knots, 3, &at), "at {at:?}");
         }
         assert_eq!(nearest_knots(&knots[..6], 3, &[0.0, 0.0], &KnotTree::default()).len(), 2, "fewer knots than neighbours");
         let twice: Vec<f32> = knots.chunks_exact(3).chain(knots.chunks_exact(3)).enumerate().flat_map(|(i, k)| [k[0], k[1], i as f32]).collect();
         for at in [[0.5, 0.37], [1.0, 1.11], [2.9, 0.0]] {
-            let mut ranked: Vec<(f64, f64)> = twice.chunks_exact(3).map(|k| (squared_distance(&k[..2], &at), f64::from(k[2]))).collect();
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-            ranked.truncate(NEIGHBOURS);
-            assert_eq!(nearest_knots(&twice, 3, &at, &KnotTree::default()), ranked, "at {at:?}, knots twice");
+            assert_eq!(nearest_knots(&twice, 3, &at, &KnotTree::default()), ranked(&twice, 3, &at), "at {at:?}, knots twice");
         }
         // Scattered knots in three coordinates, queried inside and outside their range.
         let mut state = 12345u64;
@@ -351,10 +354,7 @@ mod tests {
         let tree = KnotTree::default();
         for _ in 0..60 {
             let at = [f64::from(next()), f64::from(next()), f64::from(next())];
-            let mut ranked: Vec<(f64, f64)> = knots.chunks_exact(4).map(|k| (squared_distance(&k[..3], &at), f64::from(k[3]))).collect();
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-            ranked.truncate(NEIGHBOURS);
-            assert_eq!(nearest_knots(&knots, 4, &at, &tree), ranked, "at {at:?}");
+            assert_eq!(nearest_knots(&knots, 4, &at, &tree), ranked(&knots, 4, &at), "at {at:?}");
         }
     }
 

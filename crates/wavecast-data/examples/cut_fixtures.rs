@@ -85,6 +85,10 @@ fn main() {
         let mla = format!("{aic}/{mla}");
         cut_parquet(&shared.join(&mla), &out.join(&mla), 8);
     }
+    // The gated delta rule: prompt (chunked) and decode (recurrent) rows, with the causal
+    // conv1d rows the table also holds.
+    let gdn = format!("{aic}/h100_sxm/linear_attention/vllm/0.24.0/gdn_perf.parquet");
+    cut_parquet(&shared.join(&gdn), &out.join(&gdn), 40);
     let nccl = format!("{aic}/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet");
     if shared.join(&nccl).exists() {
         cut_parquet(&shared.join(&nccl), &out.join(&nccl), 12);

@@ -159,6 +159,7 @@ enum Table {
     GenerationMla,
     Nccl,
     CustomAllReduce,
+    GatedDelta,
 }
 
 impl Table {
@@ -173,6 +174,7 @@ impl Table {
             "generation_mla_perf" | "mla_generation_module_perf" => Table::GenerationMla,
             "nccl_perf" => Table::Nccl,
             "custom_allreduce_perf" => Table::CustomAllReduce,
+            "gdn_perf" => Table::GatedDelta,
             _ => return None,
         })
     }
@@ -186,7 +188,16 @@ impl Table {
             Table::ContextMla | Table::GenerationMla => &["op_name", "mla_dtype", "kv_cache_dtype", "num_heads", "batch_size", "isl", "tp_size", "step"],
             Table::Nccl => &["op_name", "nccl_dtype", "num_gpus", "message_size"],
             Table::CustomAllReduce => &["allreduce_dtype", "num_gpus", "message_size"],
+            Table::GatedDelta => &["phase", "batch_size", "seq_len", "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim"],
         }
+    }
+
+    /// Whether a row timed by `kernel_source` is this table's op. The linear-attention tables
+    /// also time the causal conv1d before the gated delta rule (`causal_conv1d_fn`,
+    /// `causal_conv1d_update`): another op, which the operator graph prices as an
+    /// element-wise pass.
+    fn times_its_op(self, kernel_source: &str) -> bool {
+        self != Table::GatedDelta || !kernel_source.contains("conv1d")
     }
 }
 
@@ -307,6 +318,9 @@ fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table:
         // A decoding error mid-file means the rest is unreadable too: the file is damaged.
         let Some(row) = guarded(|| rows.next()).map_err(damaged)? else { break };
         let row = row.map_err(|e| bad(format!("row {i}: {e}")))?;
+        if cols.text(&row, "kernel_source").is_ok_and(|k| !table.times_its_op(k)) {
+            continue;
+        }
         let result = timing(&row, &cols, table, system, &mut devices).map(|mut t| {
             t.provenance = format!("{path}#{i}");
             t
@@ -364,6 +378,24 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
             let (kv_len, kv_precision) = (c.int(row, "step")?, c.precision(row, "kv_cache_dtype")?);
             let shape = Shape::Mla { batch: c.dim(row, "batch_size")?, isl: c.dim(row, "isl")?, kv_len, heads: c.dim(row, "num_heads")?, tp: c.dim(row, "tp_size")?, generation, module, kv_precision, attention_precision };
             (shape, precision)
+        }
+        Table::GatedDelta => {
+            let generation = match c.text(row, "phase")? {
+                "generation" => true,
+                "context" => false,
+                other => return Err(format!("unknown phase: column 'phase' = '{other}'")),
+            };
+            let shape = Shape::GatedDelta {
+                batch: c.dim(row, "batch_size")?,
+                seq: c.dim(row, "seq_len")?,
+                k_heads: c.dim(row, "num_k_heads")?,
+                v_heads: c.dim(row, "num_v_heads")?,
+                head_k_dim: c.dim(row, "head_k_dim")?,
+                head_v_dim: c.dim(row, "head_v_dim")?,
+                generation,
+            };
+            // The tables name no format: the engines run the rule on 16-bit activations.
+            (shape, Precision::Bf16)
         }
         Table::Nccl | Table::CustomAllReduce => {
             let op = if table == Table::Nccl {

@@ -98,6 +98,12 @@ pub enum Shape {
     /// kernel alone; the row's precision is then the projections' weight format, and
     /// `attention_precision` the attention math's.
     Mla { batch: u64, isl: u64, kv_len: u64, heads: u64, tp: u64, generation: bool, module: bool, kv_precision: Precision, attention_precision: Precision },
+    /// The gated delta rule of a linear-attention layer (Qwen3.5's Gated DeltaNet) over
+    /// `seq` new tokens of `batch` sequences, with `k_heads` query/key and `v_heads` value
+    /// heads on this GPU: chunked over a prompt (`generation: false`), recurrent for one
+    /// decoded token on top of a state (`generation: true`). The causal conv1d before it is
+    /// not part of it.
+    GatedDelta { batch: u64, seq: u64, k_heads: u64, v_heads: u64, head_k_dim: u64, head_v_dim: u64, generation: bool },
     /// A collective over `gpus` GPUs moving `bytes` per GPU.
     Collective { op: Collective, gpus: u64, bytes: u64, gpus_per_node: u64 },
     /// A memory-bound layer op (norm, activation, rotary embedding, residual add, embedding
@@ -107,7 +113,8 @@ pub enum Shape {
 
 impl Shape {
     /// The family name reports group by: `gemm`, `attention_prefill`, `attention_decode`,
-    /// `moe`, `mla`, a collective's name, or the vector op's name.
+    /// `moe`, `mla`, `gated_delta_prefill`, `gated_delta_decode`, a collective's name, or the
+    /// vector op's name.
     pub fn family(&self) -> String {
         match self {
             Shape::Gemm { .. } => "gemm".into(),
@@ -116,6 +123,8 @@ impl Shape {
             Shape::AttentionDecode { .. } => "attention_decode".into(),
             Shape::Moe { .. } => "moe".into(),
             Shape::Mla { .. } => "mla".into(),
+            Shape::GatedDelta { generation: false, .. } => "gated_delta_prefill".into(),
+            Shape::GatedDelta { generation: true, .. } => "gated_delta_decode".into(),
             Shape::Collective { op, .. } => op.as_str().into(),
             Shape::Vector { op, .. } => op.clone(),
         }

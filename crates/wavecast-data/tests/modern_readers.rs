@@ -157,3 +157,24 @@ fn aiconfigurator_collectives_move_the_same_bytes_per_second_in_every_format() {
     }
     assert!(wide.iter().any(|(b, _)| narrow.iter().any(|(c, _)| b == c)), "some sizes are timed in both formats");
 }
+
+/// The linear-attention table's gated delta rule rows become prompt (chunked) and decode
+/// (recurrent) shapes with the heads on the GPU; the causal conv1d rows it also holds are
+/// another op and are left out without being counted as skipped.
+#[test]
+fn gated_delta_rows_keep_their_phase_and_heads_and_the_conv1d_rows_are_not_read() {
+    let dir = fixtures().join("aiconfigurator/systems/data/h100_sxm");
+    let r = aiconfigurator::load(&dir, &Catalog::builtin()).unwrap();
+    assert!(r.skipped.is_empty(), "{}", r.summary());
+    let rule: Vec<&wavecast_data::Timing> = r.rows.iter().filter(|t| t.provenance.contains("gdn_perf.parquet#")).collect();
+    // 40 rows cut from the table: 24 of the rule, 16 of the conv1d.
+    assert_eq!(rule.len(), 24);
+    assert!(rule.iter().all(|t| t.precision == Precision::Bf16 && t.gpu == "h100-sxm" && t.engine == "vllm/0.24.0" && !t.kernel_source.contains("conv1d")));
+    let decode = rule.iter().find(|t| t.shape == Shape::GatedDelta { batch: 512, seq: 1, k_heads: 2, v_heads: 4, head_k_dim: 128, head_v_dim: 128, generation: true }).unwrap();
+    assert_eq!(decode.kernel_source, "fused_recurrent_gated_delta_rule_packed_decode");
+    assert!((decode.latency_ms - 0.094866).abs() < 1e-6, "{}", decode.latency_ms);
+    assert_eq!(decode.shape.family(), "gated_delta_decode");
+    let prompt = rule.iter().find(|t| t.shape == Shape::GatedDelta { batch: 16, seq: 16384, k_heads: 16, v_heads: 64, head_k_dim: 128, head_v_dim: 128, generation: false }).unwrap();
+    assert!((prompt.latency_ms - 6.951112).abs() < 1e-6, "{}", prompt.latency_ms);
+    assert_eq!(prompt.shape.family(), "gated_delta_prefill");
+}

@@ -143,5 +143,7 @@ pub fn by_name_unbounded(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pr
 fn unbounded_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
-    Ok(interval::WithInterval::wrap(Box::new(unmodelled::Unmodelled(entry.with_fallbacks(holdout, ops_data)?))))
+    let predictor = entry.with_fallbacks(holdout, ops_data)?;
+    let predictor = if entry.prices_measured_shapes() { predictor } else { Box::new(unmodelled::Unmodelled(predictor)) };
+    Ok(interval::WithInterval::wrap(predictor))
 }

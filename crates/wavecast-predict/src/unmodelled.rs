@@ -1,37 +1,32 @@
-//! Ops that no kernel model has learned or measured yet, priced the same way by every
-//! predictor: their physical floor (or the steps they must take one after another, when that
-//! is longer) plus the GPU's gap between kernels for each kernel they launch inside a model, as
-//! every other op's in-model time carries it. The learned predictors must
-//! never see such an op: their features describe GEMM-like shapes, and a shape they cannot read
-//! falls back to nonsense (the gated delta rule came out 3·10⁴ times its roofline).
+//! Ops the learned predictors cannot read, priced the same way by all of them: the gated delta
+//! rule of hybrid linear attention (Qwen3.5's Gated DeltaNet), which only the modern-GPU
+//! kernel model knows (`linear_attention/*/gdn_perf` in AIConfigurator's tables). Their
+//! features describe GEMM-like shapes, and a shape they cannot read falls back to nonsense
+//! (the gated delta rule came out 3·10⁴ times its roofline), so such an op takes the shipped
+//! sustained model's price inside a running model — the ladder's physics rung — never below
+//! its physical floor.
 //!
-//! [`Unmodelled`] wraps every predictor the registry builds, so `predict`, `serve-sim`, `plan`
+//! [`Unmodelled`] wraps every predictor the registry builds except those that price measured
+//! shapes themselves (the ladder and the sustained model), so `predict`, `serve-sim`, `plan`
 //! and `eval` agree on these ops whatever `--predictor` says.
 
-use crate::sustained::{ACHIEVABLE_BANDWIDTH, IN_MODEL_KERNEL_US};
+use crate::sustained::{op_shape, SustainedOps, ACHIEVABLE_BANDWIDTH, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor};
+use std::sync::OnceLock;
 use wavecast_gpu::Gpu;
 use wavecast_ir::Op;
 
-/// Microseconds one step of the gated delta rule's chunk-to-chunk state pass takes, whatever
-/// the GPU: AIConfigurator's measured tables (`linear_attention/*/gdn_perf`: one sequence of
-/// Qwen3.5-397B's heads at TP 4, 1,024 → 8,192 tokens) grow by 2.3–4.2 µs per chunk of 64
-/// tokens on B200, GB200 and H100 under SGLang, vLLM and TensorRT-LLM alike (3.4–4.5 on RTX PRO
-/// 6000, 7.7–8.8 on L40S): a latency of the sequential loop, not a throughput, so no datasheet
-/// figure scales it.
-pub const GATED_DELTA_STEP_US: f64 = 3.0;
-
-/// The time of an op no kernel model covers, or `None` for an op the predictors model.
+/// The time of an op the learned predictors cannot read, or `None` for one they model.
 pub fn seconds(op: &Op, gpu: &Gpu) -> Option<f64> {
     match op {
         Op::GatedDelta(d) => {
-            // Its FLOPs at the dense peak and its bytes at the achievable bandwidth (the
-            // physical floor every other op keeps), or its sequential steps, whichever is
-            // longer; then the gap before each of its kernels.
+            static PHYSICS: OnceLock<SustainedOps> = OnceLock::new();
             let (compute, memory) = crate::physics::roofline_terms(op, gpu);
-            let work = compute.max(memory / ACHIEVABLE_BANDWIDTH);
-            let sequential = d.sequential_steps() * GATED_DELTA_STEP_US * 1e-6;
-            Some(work.max(sequential) + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6)
+            let floor = compute.max(memory / ACHIEVABLE_BANDWIDTH);
+            let priced = op_shape(op).and_then(|(shape, precision)| PHYSICS.get_or_init(SustainedOps::shipped).shape_seconds(shape, precision, gpu).ok());
+            // A GPU whose units the fitted numbers cannot price still pays the floor and the
+            // gap before each kernel: never zero.
+            Some(priced.unwrap_or(floor + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6).max(floor))
         }
         _ => None,
     }

@@ -11,8 +11,10 @@
 //!   the tokens interact through C×C matrices (keys against keys and queries, the triangular
 //!   solve of the WY form, the intra-chunk attention times the values), across chunks through
 //!   the state (queries, the WY keys and the update against S): per token 6 · dk · dv FLOPs for
-//!   the state products plus 2 · C · (3 · dk + 2 · dv) for the chunk products. The state is
-//!   materialised once per chunk (written and read back).
+//!   the state products plus 2 · C · (3 · dk + 2 · dv) for the chunk products. The state at
+//!   each chunk's start is materialised in the activations' type (the FLA kernels allocate it
+//!   like the keys): written by the state pass, read back by the output pass. The final state
+//!   is kept in the state's own type for the tokens that follow.
 //!
 //! Query and key heads may be fewer than value heads (grouped, like GQA); every value head has
 //! its own state.
@@ -87,8 +89,9 @@ impl GatedDelta {
     }
 
     /// Bytes: q and k per key head, v, the output, the decay gate and β per value head, per
-    /// token; the state once per token (recurrent) or once per chunk (chunked), read and
-    /// written, plus the state brought in.
+    /// token; the state read and written once per token (recurrent), or (chunked) each chunk's
+    /// starting state written and read back in the activations' type, the final state written
+    /// and any state brought in read.
     pub fn bytes(&self) -> f64 {
         let e = self.dtype.size_bytes() as f64;
         let s = self.state_elements() * self.state_dtype.size_bytes() as f64;
@@ -96,8 +99,9 @@ impl GatedDelta {
         let state = if self.recurrent() {
             2.0 * s * self.batch as f64
         } else {
+            let chunk_states = 2.0 * self.state_elements() * e * self.chunks();
             let read_in = if self.with_state { s } else { 0.0 };
-            self.batch as f64 * (2.0 * s * self.chunks() + read_in)
+            self.batch as f64 * (chunk_states + s + read_in)
         };
         self.tokens() * per_token + state
     }
@@ -143,14 +147,17 @@ mod tests {
         assert_eq!((one.kernels(), qwen35(1, 2, true).kernels()), (1, 6));
     }
 
-    /// A prompt of 4096 tokens materialises the state 64 times, not 4096 times: far fewer bytes
-    /// per token than decoding them one by one, more FLOPs per token (the chunk products).
+    /// A prompt of 4096 tokens materialises the state 64 times (in 16 bits), not 4096 times:
+    /// far fewer bytes per token than decoding them one by one, more FLOPs per token (the chunk
+    /// products).
     #[test]
     fn prefill_is_chunked() {
         let prompt = qwen35(1, 4096, false);
         assert!(!prompt.recurrent());
         let token_by_token = 4096.0 * qwen35(1, 1, true).bytes();
         assert!(prompt.bytes() < token_by_token / 20.0, "{} vs {token_by_token}", prompt.bytes());
+        let (vectors, state) = (4096.0 * 2.0 * (2.0 * 16.0 * 128.0 + 2.0 * 64.0 * 128.0 + 2.0 * 64.0), 64.0 * 128.0 * 128.0);
+        assert_eq!(prompt.bytes(), vectors + 2.0 * state * 2.0 * 64.0 + state * 4.0);
         assert!(prompt.flops() > 4096.0 * qwen35(1, 1, true).flops());
         // A later chunk of the same prompt also reads the state it continues.
         let next = qwen35(1, 4096, true);

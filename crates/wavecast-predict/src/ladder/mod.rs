@@ -340,7 +340,10 @@ impl Ladder {
     /// in turn: block-FP8 GEMMs 41.7 / 77.2 % against copying's 41.2 / 74.6 %, MLA 38.7–41.8 /
     /// 69.0–80.2 % against 36.2–39.9 / 63.2–75.4 %). Collectives keep the scaling: their part
     /// above the floor is link time, which the ratio carries (B200's eager all-reduces 34.4 %
-    /// scaled against 40.1 % copied).
+    /// scaled against 40.1 % copied). So does the gated delta rule's chunked pass: its 18–25 µs
+    /// floor is six eager launches, which do not grow with the shape, and above it the chunk
+    /// steps and the state's traffic are GPU work (GB200 from B200 and back: 5.4 % copied, 3.5 %
+    /// scaled).
     fn carried(&self, q: &Query, from: &Gpu, gpu: &Gpu) -> Option<(f64, Lookup, bool)> {
         let there = self.measured(q, from)?;
         let ratio = transfer::roofline_ratio(&q.shape, q.precision, from, gpu)?;
@@ -349,7 +352,7 @@ impl Ladder {
         // Only between GPUs of like speed (B200 and GB200, H100 and H200): a much slower
         // sibling (H20 from H100) would otherwise inherit the fast GPU's kernel time.
         let like_speed = ratio.ln().abs() < LIKE_SPEED_LOG_RATIO;
-        if host_bound && like_speed && !matches!(q.shape, Shape::Collective { .. }) {
+        if host_bound && like_speed && !matches!(q.shape, Shape::Collective { .. } | Shape::GatedDelta { .. }) {
             return Some((there.seconds, there, true));
         }
         Some((overhead + (there.seconds - overhead) * ratio, there, host_bound))

@@ -187,9 +187,6 @@ impl Predictor for LadderOps {
         if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
             return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
         }
-        if let Some(s) = crate::unmodelled::seconds(op, gpu) {
-            return Estimate::Time(OpTime::exact(s));
-        }
         if let Some(s) = crate::comm::outside_tables(op, gpu) {
             return Estimate::Time(OpTime::exact(s));
         }
@@ -200,7 +197,7 @@ impl Predictor for LadderOps {
             (Ok(p), _) => Estimate::Time(crate::bounds::at_least(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }, crate::bounds::floor_seconds(op, gpu))),
             // No measured or fitted collective over this link: the α–β model.
             (Err(_), Op::Comm(c)) => Estimate::Time(OpTime::exact(crate::comm::CommModel::default().seconds(c, gpu))),
-            (Err(reason), _) => Estimate::Unpriced(reason),
+            (Err(reason), _) => crate::unmodelled::seconds(op, gpu).map_or(Estimate::Unpriced(reason), |s| Estimate::Time(OpTime::exact(s))),
         }
     }
 }
@@ -306,26 +303,29 @@ mod tests {
         assert!(err.contains("/nonexistent/wavecast-ops"), "{err}");
     }
 
-    /// The gated delta rule is priced by physics: its work at the physical floor (FLOPs at the
-    /// dense peak, bytes at the achievable bandwidth) or its sequential steps (one in decode,
-    /// one per chunk of 64 tokens in a prompt, 3 µs each), whichever is longer, plus one kernel
-    /// gap per kernel (one in decode, six chunked).
+    /// The gated delta rule is priced like any measured family: a measured shape from its
+    /// table, a GPU without one by physics, whose chunks run one after another (a prompt
+    /// twice as long takes about twice as long on one sequence, far above its roofline) and
+    /// whose decode with many sequences streams their states at no more than the achievable
+    /// bandwidth.
     #[test]
-    fn the_gated_delta_rule_is_its_floor_or_its_steps_plus_its_kernels() {
+    fn the_gated_delta_rule_is_read_from_its_table_else_priced_by_its_chunks() {
         use wavecast_ir::ops::GatedDelta;
         let b200 = Gpu::find("b200").unwrap();
-        let op = |batch, seq| Op::GatedDelta(GatedDelta { batch, seq, with_state: true, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 });
-        let p = LadderOps::physics_only();
-        // One sequence: the step latency, far above its work (one token; 4,096 tokens in 64
-        // chunks).
-        for (o, steps, kernels) in [(op(1, 1), 1.0, 1.0), (op(1, 4096), 64.0, 6.0)] {
-            let t = time(&p, &o, "b200").seconds;
-            assert!((t - steps * 3e-6 - kernels * 2e-6).abs() < 1e-12, "{}: {t}", o.describe());
-            assert!(t > crate::roofline::roofline_seconds(&o, &b200) * 10.0);
-        }
-        // 1024 sequences × 2 × 512 KiB of FP32 state: memory-bound, at the achievable bandwidth.
-        let many = time(&p, &op(1024, 1), "b200").seconds;
+        let rule = |batch, seq| GatedDelta { batch, seq, with_state: seq == 1, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 };
+        let physics = LadderOps::physics_only();
+        let (short, long) = (time(&physics, &Op::GatedDelta(rule(1, 4096)), "b200"), time(&physics, &Op::GatedDelta(rule(1, 8192)), "b200"));
+        assert_eq!(short.provenance.rung, Rung::Physics);
+        assert!((1.7..2.3).contains(&(long.seconds / short.seconds)), "{short:?} {long:?}");
+        assert!(short.seconds > 10.0 * crate::roofline::roofline_seconds(&Op::GatedDelta(rule(1, 4096)), &b200));
+        let many = time(&physics, &Op::GatedDelta(rule(1024, 1)), "b200").seconds;
         let state = 1024.0 * 2.0 * 8.0 * 128.0 * 128.0 * 4.0;
-        assert!(many > state / (0.92 * b200.bandwidth()) && many < 1.1 * state / (0.92 * b200.bandwidth()), "{many}");
+        assert!(many > state / (0.92 * b200.bandwidth()) && many < 2.0 * state / (0.92 * b200.bandwidth()), "{many}");
+        // A measured prompt of 32 × 16,384 tokens: the table's time, less the share the
+        // physics gives the launches a microbenchmark's call pays (a few %).
+        let shape = Shape::GatedDelta { batch: 32, seq: 16384, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, generation: false };
+        let measured = time(&ladder(&[timing("b200", shape, 3.5)], None), &Op::GatedDelta(rule(32, 16384)), "b200");
+        assert_eq!(measured.provenance.rung, Rung::Measured);
+        assert!(measured.seconds <= 3.5e-3 && measured.seconds > 0.97 * 3.5e-3, "{measured:?}");
     }
 }

@@ -80,14 +80,16 @@ fn class(shape: &Shape) -> String {
         Shape::Mla { generation, module, kv_precision, attention_precision, .. } => {
             format!("mla/{}/{}/kv:{}/attn:{}", if *generation { "generation" } else { "context" }, if *module { "module" } else { "kernel" }, kv_precision.as_str(), attention_precision.as_str())
         }
+        Shape::GatedDelta { head_k_dim, head_v_dim, .. } => format!("{}/dk{head_k_dim}/dv{head_v_dim}", shape.family()),
         Shape::Collective { op, gpus, gpus_per_node, .. } => format!("{}/g{gpus}/n{gpus_per_node}", op.as_str()),
         Shape::Vector { op, .. } => op.clone(),
     }
 }
 
 /// The sizes a table interpolates over, as log2(1 + size): GEMM m, n, k; attention batch,
-/// lengths, heads and the query heads per KV head; MoE tokens and the layer's dimensions; a
-/// collective's bytes; a vector op's rows and width.
+/// lengths, heads and the query heads per KV head; MoE tokens and the layer's dimensions; the
+/// gated delta rule's sequences, tokens and heads; a collective's bytes; a vector op's rows and
+/// width.
 pub fn coordinates(shape: &Shape) -> Vec<f64> {
     sizes(shape).into_iter().map(|x| (1.0 + x as f64).log2()).collect()
 }
@@ -101,6 +103,7 @@ fn sizes(shape: &Shape) -> Vec<u64> {
         Shape::AttentionDecode { batch, kv_len, heads, kv_heads, .. } => vec![batch, kv_len, heads, heads / kv_heads.max(1)],
         Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => vec![tokens, hidden, inter, topk, experts, tp, ep],
         Shape::Mla { batch, isl, kv_len, heads, tp, .. } => vec![batch, isl, kv_len, heads, tp],
+        Shape::GatedDelta { batch, seq, k_heads, v_heads, .. } => vec![batch, seq, k_heads, v_heads],
         Shape::Collective { bytes, .. } => vec![bytes],
         Shape::Vector { tokens, width, .. } => vec![tokens.saturating_mul(width)],
     }

@@ -111,6 +111,10 @@ pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
             };
             (vector(family, op.bytes()), Precision::Fp16)
         }
+        Op::GatedDelta(d) => {
+            let shape = Shape::GatedDelta { batch: d.batch, seq: d.seq, k_heads: d.k_heads, v_heads: d.v_heads, head_k_dim: d.head_k_dim, head_v_dim: d.head_v_dim, generation: d.recurrent() };
+            (shape, if d.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 })
+        }
         Op::Embedding(_) => (vector("emb", op.bytes()), Precision::Fp16),
         Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (vector("add", op.bytes()), Precision::Fp16),
         _ => return None,

@@ -113,8 +113,9 @@ impl Params {
         let tc = match k.peak_flops {
             Some(peak) => {
                 let waves = (slices / k.sms).ceil().max(1.0);
+                let steps = if k.serial_steps > 0.0 { k.serial_steps } else { waves };
                 let sustained = self.compute_efficiency.min(1.0) * peak;
-                k.padded_flops / (sustained * wave_utilization(slices, k.sms)) + waves * self.wave_us * 1e-6
+                k.padded_flops / (sustained * wave_utilization(slices, k.sms)) + steps * self.wave_us * 1e-6
             }
             None => 0.0,
         };

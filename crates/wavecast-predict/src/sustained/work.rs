@@ -7,7 +7,7 @@
 use crate::physics::{instruction_rows, sm_count, tiles_along};
 use wavecast_data::{Collective, Precision, Shape};
 use wavecast_gpu::Gpu;
-use wavecast_ir::ops::{Attention, Gemm};
+use wavecast_ir::ops::{Attention, GatedDelta, Gemm};
 use wavecast_ir::{DType, OpClass, MAX_WORK};
 
 /// The output tile a GEMM-like kernel gives one SM (rows × columns).
@@ -37,6 +37,10 @@ pub struct KernelWork {
     /// The GPU's SMs and datasheet DRAM bandwidth (B/s).
     pub sms: f64,
     pub bandwidth: f64,
+    /// Steps the kernel must take one after another whatever the GPU's width (a chunked
+    /// scan's chunks, each waiting for the state the previous one left); each costs the
+    /// fixed time a wave of tiles does, in place of the waves. 0: the waves count.
+    pub serial_steps: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,7 +159,7 @@ impl KernelWork {
 
     /// A kernel that only moves `bytes` through DRAM.
     fn memory_only(bytes: f64, gpu: &Gpu) -> KernelWork {
-        KernelWork { flops: 0.0, padded_flops: 0.0, bytes, open_least: None, tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth() }
+        KernelWork { flops: 0.0, padded_flops: 0.0, bytes, open_least: None, tiles: 0.0, reduction: 0.0, quantized_rows: 0.0, peak_flops: None, sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 }
     }
 
     /// One kernel standing for the whole chain in the learned correction's features: FLOPs,
@@ -171,6 +175,7 @@ impl KernelWork {
             tiles: sum(|k| k.tiles),
             reduction: kernels.iter().map(|k| k.reduction).fold(0.0, f64::max),
             quantized_rows: sum(|k| k.quantized_rows),
+            serial_steps: sum(|k| k.serial_steps),
             ..first.clone()
         })
     }
@@ -217,12 +222,21 @@ fn gemm(m: u64, n: u64, k: u64, precision: Precision, gpu: &Gpu) -> Result<Kerne
     } else {
         0.0
     };
-    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, open_least: None, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: ir.flops(), padded_flops: ir.flops() * padded_rows(m, gpu) / m, bytes, open_least: None, tiles: tiles_along(m, TILE) * tiles_along(n, TILE), reduction: k, quantized_rows, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 })
 }
 
 /// `batch` independent copies of one GEMM's work in one launch (a batched matmul).
 fn batched(one: KernelWork, batch: f64) -> KernelWork {
     KernelWork { flops: one.flops * batch, padded_flops: one.padded_flops * batch, bytes: one.bytes * batch, open_least: one.open_least.map(|(f, b)| (f * batch, b * batch)), tiles: one.tiles * batch, quantized_rows: one.quantized_rows * batch, ..one }
+}
+
+/// The gated delta rule's FLOPs and bytes as the IR op counts them; one tile per sequence
+/// and value head (each keeps its own state), its chunks one after another (no reduction to
+/// split: a chunk needs the state the previous one left).
+fn gated_delta(rule: &GatedDelta, precision: Precision, gpu: &Gpu) -> Result<KernelWork, String> {
+    let flops = rule.flops();
+    let tiles = rule.batch as f64 * rule.v_heads as f64;
+    Ok(KernelWork { flops, padded_flops: flops, bytes: rule.bytes(), open_least: None, tiles, reduction: 0.0, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: rule.sequential_steps() })
 }
 
 /// Attention's math runs in 16 bits (an FP8 KV cache is dequantized on load): FLOPs from the
@@ -237,7 +251,7 @@ fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padd
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, open_least: None, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, open_least: None, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 })
 }
 
 /// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
@@ -395,7 +409,7 @@ impl Work {
                 let bytes = bytes_of(active * 3.0 * h * i, precision.weight_bits()) + bytes_of(2.0 * t * h, 16.0);
                 let tiles = active * tiles_along(slots / active, TILE) * tiles_along(2.0 * i, TILE);
                 let least = moe_least_work(MoeRouting { tokens: t, hidden: h, inter: i, topk: topk as f64, experts: e, ep: ep as f64, balanced, gated }, precision);
-                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, open_least: Some(least), tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth() })
+                Work::Kernel(KernelWork { flops: flops.max(1.0), padded_flops: padded_flops.max(1.0), bytes, open_least: Some(least), tiles, reduction: h, quantized_rows: if precision.quantizes_activations() { t } else { 0.0 }, peak_flops: Some(peak_flops(gpu, precision)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 })
             }
             Shape::Mla { batch, isl, kv_len, heads, generation, module, kv_precision, attention_precision, .. } => {
                 let m = Mla { batch, isl, past: kv_len, heads, kv_precision, attention_precision };
@@ -404,6 +418,10 @@ impl Work {
                     return Ok(Work::Kernel(attention));
                 }
                 Work::Chain(m.module(attention, generation, precision, gpu)?)
+            }
+            Shape::GatedDelta { batch, seq, k_heads, v_heads, head_k_dim, head_v_dim, generation } => {
+                let rule = GatedDelta { batch, seq, with_state: generation, k_heads, v_heads, head_k_dim, head_v_dim, dtype: DType::Bf16, state_dtype: DType::Fp32 };
+                Work::Kernel(gated_delta(&rule, precision, gpu)?)
             }
             Shape::Collective { op, gpus, bytes, gpus_per_node } => {
                 let n = gpus as f64;

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 DATA="${1:-../shared/data/aiconfigurator/silicon_sample.csv}"
 OPS="${2:-../shared/data}"
 . bench/build.sh
+# The revision built and run, taken before the run rewrites docs/serving-ttft.svg.
+REV="$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 # Wall and CPU time (user + system) of the first pass, and how loaded the machine was: on a
@@ -22,7 +24,7 @@ read -r WALL USER SYS < "$TMP/time"
 CPU=$(echo "$USER + $SYS" | bc)
 printf 'eval serving (every row, shipped per-op models): %.1f s wall, %.1f s CPU (%.1f user + %.1f system) on %s cores at a load average of %s before it started\n' "$WALL" "$CPU" "$USER" "$SYS" "$(nproc)" "$LOAD"
 "$BIN" eval serving --data "$DATA" --ops-data "$OPS" --json > "$TMP/logo.json"
-python3 - "$TMP/serving.json" "$DATA" "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$WALL" "$(nproc)" "$CPU" "$LOAD" > bench/results/serving.md <<'PY'
+python3 - "$TMP/serving.json" "$DATA" "$REV" "$WALL" "$(nproc)" "$CPU" "$LOAD" > bench/results/serving.md <<'PY'
 import collections, datetime, json, statistics, sys
 path, data, rev, wall, cores, cpu, load = sys.argv[1:8]
 r = json.load(open(path))

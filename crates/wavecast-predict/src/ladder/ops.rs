@@ -303,6 +303,35 @@ mod tests {
         assert!(err.contains("/nonexistent/wavecast-ops"), "{err}");
     }
 
+    /// A sliding-window layer's attention is the windowed kernel the tables time (gpt-oss's
+    /// window of 128), not attention over the whole context: the same shape as a measured
+    /// windowed row, and far cheaper than full attention at 8,192 cached tokens.
+    #[test]
+    fn a_sliding_window_attention_is_priced_as_the_window_kernel() {
+        use wavecast_ir::ops::Attention;
+        let decode = |window| Op::Attention(Attention { batch: 64, heads: 8, kv_heads: 1, q_len: 1, kv_len: 8192, head_dim: 64, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window });
+        let shape = Shape::AttentionDecode { batch: 64, kv_len: 8191, heads: 8, kv_heads: 1, head_dim: 64, window: 128, kv_precision: Precision::Bf16 };
+        assert_eq!(op_shape(&decode(Some(128))).map(|(s, _)| s), Some(shape.clone()));
+        let physics = LadderOps::physics_only();
+        let (full, windowed) = (time(&physics, &decode(None), "b200").seconds, time(&physics, &decode(Some(128)), "b200").seconds);
+        assert!(windowed < full / 4.0, "{windowed} vs {full}");
+        // A full-attention row of the same sizes is another family: it does not answer.
+        let full_row = Shape::AttentionDecode { batch: 64, kv_len: 8191, heads: 8, kv_heads: 1, head_dim: 64, window: 0, kv_precision: Precision::Bf16 };
+        let p = ladder(&[timing("b200", full_row, 0.2), timing("b200", shape, 0.05)], None);
+        let t = time(&p, &decode(Some(128)), "b200");
+        assert_eq!(t.provenance.rung, Rung::Measured);
+        // A prompt of 8,192 tokens under the window: 128 keys per query at most, never fewer
+        // keys than queries (the physics once cut the context to the window and counted
+        // negative pairs).
+        let prefill = Shape::AttentionPrefill { batch: 1, isl: 8192, past: 0, heads: 8, kv_heads: 1, head_dim: 64, window: 128, kv_precision: Precision::Bf16 };
+        let Ok(crate::sustained::Work::Kernel(k)) = crate::sustained::Work::of(&prefill, Precision::Bf16, &Gpu::find("b200").unwrap()) else { panic!("a kernel") };
+        let pairs = 128.0 * 129.0 / 2.0 + (8192.0 - 128.0) * 128.0;
+        assert_eq!(k.flops, 4.0 * 8.0 * 64.0 * pairs);
+        // In a model the row's launch is the GPU's gap between kernels, so less than 0.05 ms.
+        let full = time(&p, &decode(None), "b200");
+        assert!(t.seconds <= 0.05e-3 && t.seconds < full.seconds / 2.0, "{t:?} {full:?}");
+    }
+
     /// The gated delta rule is priced like any measured family: a measured shape from its
     /// table, a GPU without one by physics, whose chunks run one after another (a prompt
     /// twice as long takes about twice as long on one sequence, far above its roofline) and

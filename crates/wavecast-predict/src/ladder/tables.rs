@@ -87,9 +87,9 @@ fn class(shape: &Shape) -> String {
 }
 
 /// The sizes a table interpolates over, as log2(1 + size): GEMM m, n, k; attention batch,
-/// lengths, heads and the query heads per KV head; MoE tokens and the layer's dimensions; the
-/// gated delta rule's sequences, tokens and heads; a collective's bytes; a vector op's rows and
-/// width.
+/// lengths, heads, the query heads per KV head and any sliding window; MoE tokens and the
+/// layer's dimensions; the gated delta rule's sequences, tokens and heads; a collective's
+/// bytes; a vector op's rows and width.
 pub fn coordinates(shape: &Shape) -> Vec<f64> {
     sizes(shape).into_iter().map(|x| (1.0 + x as f64).log2()).collect()
 }
@@ -99,14 +99,24 @@ fn sizes(shape: &Shape) -> Vec<u64> {
     match *shape {
         Shape::Gemm { m, n, k } => vec![m, n, k],
         Shape::Bmm { batch, m, n, k } => vec![batch, m, n, k],
-        Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, .. } => vec![batch, isl, past, heads, heads / kv_heads.max(1)],
-        Shape::AttentionDecode { batch, kv_len, heads, kv_heads, .. } => vec![batch, kv_len, heads, heads / kv_heads.max(1)],
+        Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, window, .. } => with_window(vec![batch, isl, past, heads, heads / kv_heads.max(1)], window),
+        Shape::AttentionDecode { batch, kv_len, heads, kv_heads, window, .. } => with_window(vec![batch, kv_len, heads, heads / kv_heads.max(1)], window),
         Shape::Moe { tokens, hidden, inter, topk, experts, tp, ep, .. } => vec![tokens, hidden, inter, topk, experts, tp, ep],
         Shape::Mla { batch, isl, kv_len, heads, tp, .. } => vec![batch, isl, kv_len, heads, tp],
         Shape::GatedDelta { batch, seq, k_heads, v_heads, .. } => vec![batch, seq, k_heads, v_heads],
         Shape::Collective { bytes, .. } => vec![bytes],
         Shape::Vector { tokens, width, .. } => vec![tokens.saturating_mul(width)],
     }
+}
+
+/// A sliding-window attention's sizes followed by its window (the tables time windows of 128,
+/// 1,024 and 8,192 in one family, and a window of 128 over 8,192 cached tokens is a different
+/// kernel's time than one of 8,192); full attention's as they are.
+fn with_window(mut sizes: Vec<u64>, window: u64) -> Vec<u64> {
+    if window > 0 {
+        sizes.push(window);
+    }
+    sizes
 }
 
 /// Sizes up to this are timed one by one (1, 2, …, 16) and are all neighbours of each other.

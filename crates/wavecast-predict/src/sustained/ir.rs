@@ -64,10 +64,13 @@ fn attention_shape(a: &Attention) -> Shape {
     // values, which the shape's K-and-V byte count halves by its width.
     let kv_precision = dtype_precision(a.dtype);
     let head_dim = if a.shared_kv { a.head_dim.div_ceil(2) } else { a.head_dim };
+    // A sliding window shorter than the context is the kernel the tables time with that
+    // window (gpt-oss's 128); a longer one changes nothing.
+    let window = a.window.filter(|&w| w < a.kv_len).unwrap_or(0);
     if a.q_len == 1 && a.kv_len > 1 {
-        Shape::AttentionDecode { batch: a.batch, kv_len: a.kv_len - 1, heads: a.heads, kv_heads: a.kv_heads, head_dim, window: 0, kv_precision }
+        Shape::AttentionDecode { batch: a.batch, kv_len: a.kv_len - 1, heads: a.heads, kv_heads: a.kv_heads, head_dim, window, kv_precision }
     } else {
-        Shape::AttentionPrefill { batch: a.batch, isl: a.q_len, past: a.kv_len.saturating_sub(a.q_len), heads: a.heads, kv_heads: a.kv_heads, head_dim, window: 0, kv_precision }
+        Shape::AttentionPrefill { batch: a.batch, isl: a.q_len, past: a.kv_len.saturating_sub(a.q_len), heads: a.heads, kv_heads: a.kv_heads, head_dim, window, kv_precision }
     }
 }
 

@@ -246,12 +246,12 @@ fn attention(a: Attention, kv_precision: Precision, math: Precision, q_rows_padd
     let (k_width, v_width) = (f(a.head_dim), f(a.v_head_dim.unwrap_or(a.head_dim)));
     // A shared cache (MLA's latent) holds one vector per token that serves as key and value.
     let kv_width = if a.shared_kv { k_width } else { k_width + v_width };
-    let kv_elements = f(a.batch) * f(a.kv_heads) * f(a.kv_len) * kv_width;
+    let kv_elements = f(a.batch) * f(a.kv_heads) * a.kv_tokens_read() * kv_width;
     let q_elements = f(a.batch) * f(a.heads) * f(a.q_len) * (k_width + v_width);
     let bytes = bytes_of(kv_elements, kv_precision.weight_bits()) + bytes_of(q_elements, 16.0);
     let rows = f(a.heads) * f(a.q_len) / f(a.kv_heads);
     let padded_flops = a.flops() * q_rows_padded / rows;
-    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, open_least: None, tiles, reduction: a.kv_len as f64, quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 })
+    Ok(KernelWork { flops: a.flops(), padded_flops, bytes, open_least: None, tiles, reduction: a.kv_tokens_read(), quantized_rows: 0.0, peak_flops: Some(peak_flops(gpu, math)?), sms: sm_count(gpu), bandwidth: gpu.bandwidth(), serial_steps: 0.0 })
 }
 
 /// DeepSeek-V3's latent attention, the model AIConfigurator times (its `model` column): query
@@ -381,8 +381,9 @@ impl Work {
             Shape::Gemm { m, n, k } => Work::Kernel(gemm(m, n, k, precision, gpu)?),
             Shape::Bmm { batch, m, n, k } => Work::Kernel(batched(gemm(m, n, k, precision, gpu)?, batch as f64)),
             Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => {
-                let kv_len = if window > 0 { isl.saturating_add(past).min(window) } else { isl.saturating_add(past) };
-                let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len, head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: None };
+                // Under a window each query sees at most `window` keys (the IR op counts them);
+                // cutting the context to the window instead left more queries than keys.
+                let a = Attention { batch, heads, kv_heads, q_len: isl, kv_len: isl.saturating_add(past), head_dim, causal: true, dtype: DType::Bf16, backward: false, v_head_dim: None, shared_kv: false, window: (window > 0).then_some(window) };
                 let rows = heads as f64 * isl as f64 / kv_heads as f64;
                 let tiles = batch as f64 * heads as f64 * tiles_along(isl as f64, TILE);
                 Work::Kernel(attention(a, kv_precision, attention_math, rows, tiles, gpu)?)

@@ -98,6 +98,25 @@ pub struct Mla {
     pub qk_nope_head_dim: u64,
     pub qk_rope_head_dim: u64,
     pub v_head_dim: u64,
+    /// DeepSeek-V3.2's and GLM-5's sparse attention (DSA); `None`: dense MLA.
+    pub indexer: Option<SparseIndexer>,
+}
+
+/// DSA's lightning indexer: for each query, `heads` small heads of `head_dim` score every
+/// cached token against one key per token (cached in FP8 with an FP32 scale, beside the
+/// latent), and the attention reads only the `topk` best-scoring tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SparseIndexer {
+    pub topk: u64,
+    pub heads: u64,
+    pub head_dim: u64,
+}
+
+impl SparseIndexer {
+    /// Bytes one token's indexer key takes per layer: FP8 elements and one FP32 scale.
+    pub fn cache_bytes(&self) -> u64 {
+        self.head_dim + 4
+    }
 }
 
 impl Mla {
@@ -581,6 +600,11 @@ impl TransformerSpec {
             if widths.iter().any(|&w| w == 0 || w > 1 << 16) {
                 return invalid("MLA ranks and head widths (q_lora_rank, kv_lora_rank, qk_nope/qk_rope/v_head_dim) must be in 1..=65536".into());
             }
+            if let Some(ix) = m.indexer {
+                if [ix.topk, ix.heads, ix.head_dim].iter().any(|&w| w == 0 || w > 1 << 20) {
+                    return invalid("the sparse-attention indexer's index_topk, index_n_heads and index_head_dim must be in 1..=1048576".into());
+                }
+            }
         }
         if let Some(w) = &self.sliding_window {
             if w.window == 0 || w.layers.len() as u64 != self.layers {
@@ -828,8 +852,8 @@ impl TransformerSpec {
 
     /// DeepSeek-V2/V3/R1 and the models built on them (Kimi-K2, GLM-5): MLA attention, dense
     /// first layers, then MoE layers with shared experts. DeepSeek-V3.2's and GLM-5's sparse
-    /// attention (DSA: a lightning indexer picking `index_topk` keys per query) is modelled
-    /// as dense MLA, the indexer left out. Multi-token-prediction layers are not built.
+    /// attention (DSA: a lightning indexer picking `index_topk` keys per query) is MLA with
+    /// its [`SparseIndexer`]. Multi-token-prediction layers are not built.
     fn deepseek(cfg: &Value, origin: &str, name: String) -> Result<TransformerSpec, WorkloadError> {
         let hidden = required(cfg, &["hidden_size"], origin)?;
         let heads = required(cfg, &["num_attention_heads"], origin)?;
@@ -840,6 +864,10 @@ impl TransformerSpec {
             qk_nope_head_dim: required(cfg, &["qk_nope_head_dim"], origin)?,
             qk_rope_head_dim: required(cfg, &["qk_rope_head_dim"], origin)?,
             v_head_dim: required(cfg, &["v_head_dim"], origin)?,
+            indexer: match (field(cfg, &["index_topk"], origin)?, field(cfg, &["index_n_heads"], origin)?, field(cfg, &["index_head_dim"], origin)?) {
+                (Some(topk), Some(heads), Some(head_dim)) => Some(SparseIndexer { topk, heads, head_dim }),
+                _ => None,
+            },
         };
         let experts = field(cfg, &["n_routed_experts"], origin)?.unwrap_or(0);
         let dense_ffn = required(cfg, &["intermediate_size"], origin)?;
@@ -1051,7 +1079,7 @@ impl TransformerSpec {
     /// while it is inside every window. A cache's size is not tokens × this when windows are
     /// shorter than the context; [`TransformerSpec::kv_cache_bytes`] caps them.
     pub fn kv_cache_bytes_per_token(&self, kv_dtype: DType, kv_heads_per_gpu: u64) -> f64 {
-        self.layer_kv_elements(kv_heads_per_gpu) as f64 * self.attention_layers() as f64 * kv_dtype.size_bytes() as f64
+        self.layer_kv_bytes(kv_dtype, kv_heads_per_gpu) as f64 * self.attention_layers() as f64
     }
 
     /// Layers that keep a KV cache: all but the linear-attention ones.
@@ -1066,12 +1094,15 @@ impl TransformerSpec {
         self.linear_attention.as_ref().map_or(0.0, |l| l.count() as f64 * l.state_bytes_per_layer(tp, dtype))
     }
 
-    /// Elements one token occupies in one layer's KV cache on one GPU.
-    fn layer_kv_elements(&self, kv_heads_per_gpu: u64) -> u128 {
-        match self.mla {
+    /// Bytes one token occupies in one layer's KV cache on one GPU: its keys and values (or
+    /// latent) in `kv_dtype`, plus a sparse-attention indexer's key in its own FP8.
+    fn layer_kv_bytes(&self, kv_dtype: DType, kv_heads_per_gpu: u64) -> u128 {
+        let elements = match self.mla {
             Some(m) => u128::from(m.cache_width()),
             None => 2 * u128::from(kv_heads_per_gpu) * u128::from(self.head_dim),
-        }
+        };
+        let indexer = self.mla.and_then(|m| m.indexer).map_or(0, |ix| u128::from(ix.cache_bytes()));
+        elements * u128::from(kv_dtype.size_bytes()) + indexer
     }
 
     /// KV cache of `sequences` sequences of `tokens_per_sequence` tokens on one GPU. Full-
@@ -1079,7 +1110,7 @@ impl TransformerSpec {
     /// of each sequence (as vLLM's and SGLang's sliding-window caches do), so the size is
     /// Σ_layers min(tokens, window_of_layer) · per-layer bytes — not a per-token average.
     pub fn kv_cache_bytes(&self, kv_dtype: DType, kv_heads_per_gpu: u64, tokens_per_sequence: u64, sequences: u64) -> f64 {
-        let per_layer = self.layer_kv_elements(kv_heads_per_gpu) * u128::from(kv_dtype.size_bytes());
+        let per_layer = self.layer_kv_bytes(kv_dtype, kv_heads_per_gpu);
         let (sliding, window) = self.sliding_window.as_ref().map_or((0, 0), |w| (w.count().min(self.layers), w.window));
         let full_tokens = u128::from(self.attention_layers().saturating_sub(sliding)) * u128::from(tokens_per_sequence);
         let window_tokens = u128::from(sliding) * u128::from(tokens_per_sequence.min(window));
@@ -1106,7 +1137,12 @@ impl TransformerSpec {
                 };
                 let kv_lora = w(m.kv_lora_rank);
                 let kv_b = kv_lora * heads * w(m.qk_nope_head_dim + m.v_head_dim);
-                q + h * w(m.cache_width()) + norm(kv_lora) + kv_b + heads * w(m.v_head_dim) * h + bias(self.out_bias, h)
+                // The indexer's query, key (with its LayerNorm) and per-head weight projections.
+                let indexer = m.indexer.map_or(0, |ix| {
+                    let (ih, id) = (w(ix.heads), w(ix.head_dim));
+                    m.q_lora_rank.map_or(h, w) * ih * id + h * id + 2 * id + h * ih
+                });
+                q + h * w(m.cache_width()) + norm(kv_lora) + kv_b + heads * w(m.v_head_dim) * h + bias(self.out_bias, h) + indexer
             }
             None => {
                 let (q, kv) = (heads * w(self.head_dim), w(self.kv_heads) * w(self.head_dim));

@@ -3,11 +3,11 @@
 //!
 //! The layer is emitted once with `repeat = layers`, in the order PyTorch launches kernels.
 
-use crate::hf::{Activation, Arch, LinearAttention, Mla, TransformerSpec};
+use crate::hf::{Activation, Arch, LinearAttention, Mla, SparseIndexer, TransformerSpec};
 use crate::WorkloadError;
 use wavecast_ir::ops::{
     Attention, Comm, CommKind, Elementwise, Embedding, EwKind, GatedDelta, Gemm, MemCopy, Norm, NormKind, OptimizerKind,
-    Softmax,
+    Reduction, Softmax,
 };
 use wavecast_ir::{checked_mul, dim, DType, Graph, Op, Phase, Quant, Role};
 
@@ -650,6 +650,36 @@ fn gated_deltanet_block(cx: &Ctx, e: &mut Emitter, l: &LinearAttention) -> Resul
     Ok(())
 }
 
+/// DSA's lightning indexer, whole on every tensor-parallel GPU (its heads are not split, as
+/// MLA's latent projections are not): its queries from the query bottleneck (the hidden state
+/// without one), one key per token (LayerNorm, rotary on its rope part, cached in FP8), a
+/// weight per head; then every query's scores against the tokens it sees (a batched product,
+/// in the cache's format) and the pick of the top-k from them.
+fn sparse_indexer(cx: &Ctx, e: &mut Emitter, m: Mla, ix: SparseIndexer) -> Result<(), WorkloadError> {
+    let (b, t, h) = (cx.o.batch, cx.tokens, cx.spec.hidden);
+    e.op("indexer_q", cx.linear_attn(t, m.q_lora_rank.unwrap_or(h), ix.heads * ix.head_dim, false)?);
+    e.op("indexer_k", cx.linear_attn(t, h, ix.head_dim, false)?);
+    e.op("indexer_k_norm", Op::Norm(Norm::new(NormKind::LayerNorm, t, ix.head_dim, cx.dt())));
+    e.op("indexer_weights", cx.linear_attn(t, h, ix.heads, false)?);
+    e.op("indexer_rotary", cx.ew(EwKind::Rotary, t * (ix.heads + 1) * m.qk_rope_head_dim, 1));
+    if cx.o.past > 0 {
+        e.op("indexer_cache_write", Op::MemCopy(MemCopy::copy(t * ix.cache_bytes(), DType::Fp8)));
+    }
+    // Causal: a prompt's query i scores the tokens before it and itself only, on average
+    // the cached ones and half the prompt. The kernel sums the heads' scores before writing
+    // them: one score per query and token leaves it. As a product, decode (one query) is its
+    // heads against the cached keys; a prompt is its queries against the keys with the heads
+    // folded into the reduction (the same FLOPs; writing every head's scores would count
+    // 32 times the bytes it writes).
+    let keys = cx.kv_len.saturating_sub(cx.o.seq / 2).max(1);
+    let scores = if cx.o.seq == 1 { Gemm::bmm(b, ix.heads, ix.head_dim, keys, cx.kv_dt())? } else { Gemm::bmm(b, cx.o.seq, ix.heads * ix.head_dim, keys, cx.kv_dt())? };
+    e.op("indexer_scores", Op::Gemm(scores));
+    let scores = checked_mul("indexer scores", &[b, cx.o.seq, keys])?;
+    let picked = checked_mul("indexer picks", &[b, cx.o.seq, ix.topk.min(cx.kv_len)])?;
+    e.op("indexer_topk", Op::Reduction(Reduction { elements_in: scores, elements_out: picked, dtype: DType::Fp32 }));
+    Ok(())
+}
+
 /// Multi-head latent attention, one GPU's share (heads/tp; the latent projections and cache
 /// are replicated on every tensor-parallel GPU).
 ///
@@ -691,6 +721,15 @@ fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -
         e.op("kv_cache_write", Op::MemCopy(MemCopy::copy(t * latent, cx.kv_dt())));
     }
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, t * latent * cx.o.cp, cx.o.cp, true);
+    // Sparse attention reads at most the indexer's top-k tokens per query: the FLOPs and
+    // bytes of a window of that many keys.
+    let window = match (window, m.indexer) {
+        (Some(w), Some(ix)) => Some(w.min(ix.topk)),
+        (w, ix) => w.or(ix.map(|ix| ix.topk)),
+    };
+    if let Some(ix) = m.indexer {
+        sparse_indexer(cx, e, m, ix)?;
+    }
     let absorbed = cx.o.seq == 1 && cx.o.past > 0;
     if absorbed {
         e.op("q_absorb", Op::Gemm(Gemm::bmm(heads, t, m.qk_nope_head_dim, m.kv_lora_rank, cx.dt())?));

@@ -87,9 +87,11 @@ fn kimi_k25_glm5_gpt_oss_qwen3_minimax_and_mixtral_parse() {
     );
     assert_eq!(k.mla.unwrap().kv_lora_rank, 512);
     assert_eq!(k.checkpoint_quant, Some(Quant::Int4));
-    // GLM-5: MLA with 192 + 64 query/key and 256-wide values (its DSA indexer is not modelled).
+    // GLM-5: MLA with 192 + 64 query/key and 256-wide values, and DSA's indexer (32 heads of
+    // 128, the top 2,048 tokens per query).
     let g = fixture("zai-org--GLM-5");
     let m = g.mla.unwrap();
+    assert_eq!(m.indexer, Some(wavecast_workload::hf::SparseIndexer { topk: 2048, heads: 32, head_dim: 128 }));
     assert_eq!(
         (
             m.q_lora_rank,
@@ -858,4 +860,27 @@ fn qwen3_next_derives_its_layers_from_the_interval() {
     within(spec.params().total, 80e9, "Qwen3-Next total");
     let active = spec.params().active as f64;
     assert!(active > 3.0e9 && active < 3.8e9, "active {active}");
+}
+
+/// DSA (GLM-5): a decode step scores every cached token with the indexer (heads against the
+/// cached keys, whole on each tensor-parallel GPU) and attends to the top 2,048 only; its KV
+/// cache holds the indexer's FP8 key and scale beside the latent; its 78 indexers add their
+/// projections to the published 744 B parameters.
+#[test]
+fn sparse_attention_scores_every_token_and_attends_to_the_top_k() {
+    let s = fixture("zai-org--GLM-5");
+    let mut o = ServeOptions::new(4, 8000, 8, DType::Bf16);
+    o.tp = 8;
+    let d = o.decode_graph(&s, 0).unwrap();
+    let Op::Gemm(scores) = &node(&d, "layer.indexer_scores").op else { panic!("the indexer's scores") };
+    let Op::Attention(a) = &node(&d, "layer.attention").op else { panic!() };
+    assert!(a.kv_len > 8000 && a.heads == 8);
+    assert_eq!((scores.batch, scores.m, scores.k, scores.n), (4, 32, 128, a.kv_len));
+    assert_eq!((a.window, a.kv_tokens_read()), (Some(2048), 2048.0));
+    let dense = wavecast_workload::hf::Mla { indexer: None, ..s.mla.unwrap() };
+    let without = TransformerSpec { mla: Some(dense), ..s.clone() };
+    let (with_ix, without_ix) = (s.kv_cache_bytes_per_token(DType::Fp8, 1), without.kv_cache_bytes_per_token(DType::Fp8, 1));
+    assert_eq!(with_ix - without_ix, 78.0 * 132.0);
+    within(s.params().total, 744e9, "GLM-5");
+    assert!(s.params().total - without.params().total > 700_000_000);
 }

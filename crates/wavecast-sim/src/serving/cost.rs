@@ -305,11 +305,20 @@ fn part(n: &Node) -> Part {
         // The gated delta rule goes with attention: per sequence in decode (its state), per
         // prompt chunk in prefill (chunked over the chunk's tokens).
         (Op::Attention(_) | Op::GatedDelta(_), _) => Part::Attention,
+        _ if is_sparse_indexer_over_context(&n.name) => Part::Attention,
         (_, Role::Expert) => Part::Experts,
         _ if is_moe_permutation(&n.name) => Part::Experts,
         (_, Role::Head) => Part::Head,
         _ => Part::Layers,
     }
+}
+
+/// The sparse-attention indexer's scores and top-k pick: like attention, they grow with the
+/// tokens each query sees, so they are priced with it (per sequence and cache length in
+/// decode, per prompt chunk after the tokens before it in prefill), not with the layers' ops
+/// that grow with the batch's tokens alone.
+fn is_sparse_indexer_over_context(name: &str) -> bool {
+    name.ends_with(".indexer_scores") || name.ends_with(".indexer_topk")
 }
 
 /// The routed tokens' gather into expert order and their weighted sum back: the fused MoE
@@ -578,6 +587,20 @@ mod tests {
         let mut g = Graph::new("gdn");
         g.push_in(Role::Layer, "linear_layer.gated_delta", Op::GatedDelta(d), Phase::Forward, 45);
         assert_eq!(part(&g.nodes[0]), Part::Attention);
+    }
+
+    /// The sparse-attention indexer's scores and top-k grow with the cached tokens, so they go
+    /// with attention; its projections grow with the batch's tokens and stay with the layers.
+    #[test]
+    fn the_sparse_indexers_scores_go_with_attention() {
+        use wavecast_ir::ops::{Gemm, Reduction};
+        use wavecast_ir::Phase;
+        let mut g = Graph::new("dsa");
+        g.push_in(Role::Layer, "layer.indexer_scores", Op::Gemm(Gemm::bmm(4, 32, 128, 8192, DType::Fp8).unwrap()), Phase::Forward, 75);
+        g.push_in(Role::Layer, "layer.indexer_topk", Op::Reduction(Reduction { elements_in: 4 * 8192, elements_out: 4 * 2048, dtype: DType::Fp32 }), Phase::Forward, 75);
+        g.push_in(Role::Layer, "layer.indexer_q", Op::Gemm(Gemm::bmm(1, 4, 2048, 4096, DType::Bf16).unwrap()), Phase::Forward, 75);
+        let parts: Vec<Part> = g.nodes.iter().map(part).collect();
+        assert_eq!(parts, [Part::Attention, Part::Attention, Part::Layers]);
     }
 
     #[test]

@@ -670,7 +670,8 @@ fn sparse_indexer(cx: &Ctx, e: &mut Emitter, m: Mla, ix: SparseIndexer) -> Resul
     // them: one score per query and token leaves it. As a product, decode (one query) is its
     // heads against the cached keys; a prompt is its queries against the keys with the heads
     // folded into the reduction (the same FLOPs; writing every head's scores would count
-    // 32 times the bytes it writes).
+    // `heads` times the bytes it writes, while reading the keys per head adds little beside
+    // a prompt's FLOPs).
     let keys = cx.kv_len.saturating_sub(cx.o.seq / 2).max(1);
     let scores = if cx.o.seq == 1 { Gemm::bmm(b, ix.heads, ix.head_dim, keys, cx.kv_dt())? } else { Gemm::bmm(b, cx.o.seq, ix.heads * ix.head_dim, keys, cx.kv_dt())? };
     e.op("indexer_scores", Op::Gemm(scores));

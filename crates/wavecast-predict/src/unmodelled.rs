@@ -12,7 +12,6 @@
 
 use crate::sustained::{op_shape, SustainedOps, ACHIEVABLE_BANDWIDTH, IN_MODEL_KERNEL_US};
 use crate::{Context, Estimate, OpTime, Predictor};
-use std::sync::OnceLock;
 use wavecast_gpu::Gpu;
 use wavecast_ir::Op;
 
@@ -20,10 +19,9 @@ use wavecast_ir::Op;
 pub fn seconds(op: &Op, gpu: &Gpu) -> Option<f64> {
     match op {
         Op::GatedDelta(d) => {
-            static PHYSICS: OnceLock<SustainedOps> = OnceLock::new();
             let (compute, memory) = crate::physics::roofline_terms(op, gpu);
             let floor = compute.max(memory / ACHIEVABLE_BANDWIDTH);
-            let priced = op_shape(op).and_then(|(shape, precision)| PHYSICS.get_or_init(SustainedOps::shipped).shape_seconds(shape, precision, gpu).ok());
+            let priced = op_shape(op).and_then(|(shape, precision)| SustainedOps::shipped_ref().shape_seconds(shape, precision, gpu).ok());
             // A GPU whose units the fitted numbers cannot price still pays the floor and the
             // gap before each kernel: never zero.
             Some(priced.unwrap_or(floor + d.kernels() as f64 * IN_MODEL_KERNEL_US * 1e-6).max(floor))

@@ -675,9 +675,9 @@ fn sparse_indexer(cx: &Ctx, e: &mut Emitter, m: Mla, ix: SparseIndexer) -> Resul
     let keys = cx.kv_len.saturating_sub(cx.o.seq / 2).max(1);
     let scores = if cx.o.seq == 1 { Gemm::bmm(b, ix.heads, ix.head_dim, keys, cx.kv_dt())? } else { Gemm::bmm(b, cx.o.seq, ix.heads * ix.head_dim, keys, cx.kv_dt())? };
     e.op("indexer_scores", Op::Gemm(scores));
-    let scores = checked_mul("indexer scores", &[b, cx.o.seq, keys])?;
+    let score_count = checked_mul("indexer scores", &[b, cx.o.seq, keys])?;
     let picked = checked_mul("indexer picks", &[b, cx.o.seq, ix.topk.min(cx.kv_len)])?;
-    e.op("indexer_topk", Op::Reduction(Reduction { elements_in: scores, elements_out: picked, dtype: DType::Fp32 }));
+    e.op("indexer_topk", Op::Reduction(Reduction { elements_in: score_count, elements_out: picked, dtype: DType::Fp32 }));
     Ok(())
 }
 

@@ -16,6 +16,7 @@ use wavecast_ir::{DType, Op};
 /// gap between kernels, not the host launch a microbenchmark's single call includes.
 pub const IN_MODEL_KERNEL_US: f64 = 2.0;
 
+#[derive(Clone)]
 pub struct SustainedOps {
     model: Model,
 }
@@ -27,8 +28,14 @@ impl SustainedOps {
 
     /// The shipped numbers, parsed once per process.
     pub fn shipped() -> SustainedOps {
-        static SHIPPED: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
-        SustainedOps::new(SHIPPED.get_or_init(Model::shipped).clone())
+        SustainedOps::shipped_ref().clone()
+    }
+
+    /// [`SustainedOps::shipped`] without a copy: for callers that price with it but need not
+    /// own it.
+    pub fn shipped_ref() -> &'static SustainedOps {
+        static SHIPPED: std::sync::OnceLock<SustainedOps> = std::sync::OnceLock::new();
+        SHIPPED.get_or_init(|| SustainedOps::new(Model::shipped()))
     }
 
     /// Seconds for a measured-style shape inside a running model, or why it cannot be priced.

@@ -69,6 +69,13 @@ pub enum Role {
     Layer,
     /// A routed expert inside the layer block (its repeat counts the active experts).
     Expert,
+    /// Inside the layer block, the routed tokens' gather into expert order and their weighted
+    /// sum back: work a fused MoE kernel does around its experts.
+    Routing,
+    /// Inside the layer block, work that grows with the tokens each query sees, not with the
+    /// batch's tokens alone (the sparse-attention indexer's scores and top-k pick), as the
+    /// attention core does.
+    OverContext,
     /// After the layer block (final norm, output head, sampling).
     Head,
 }
@@ -76,7 +83,7 @@ pub enum Role {
 impl Role {
     /// Whether the node belongs to the repeated layer block.
     pub fn in_layers(self) -> bool {
-        matches!(self, Role::Layer | Role::Expert)
+        matches!(self, Role::Layer | Role::Expert | Role::Routing | Role::OverContext)
     }
 }
 

@@ -260,7 +260,7 @@ impl Sections {
 /// `layers` times.
 fn is_layer_node(n: &Node, layers: u64) -> bool {
     match n.role {
-        Role::Layer | Role::Expert => layers > 1,
+        Role::Layer | Role::Expert | Role::Routing | Role::OverContext => layers > 1,
         Role::Prologue | Role::Head => false,
         Role::Unscoped => layers > 1 && n.repeat >= layers && n.repeat.is_multiple_of(layers),
     }

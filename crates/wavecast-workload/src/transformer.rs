@@ -179,10 +179,15 @@ struct Emitter<'a> {
 
 impl Emitter<'_> {
     fn op(&mut self, name: &str, op: Op) {
+        self.op_in(self.role, name, op);
+    }
+
+    /// An op of this scope that later passes treat apart from its neighbours ([`Role`]).
+    fn op_in(&mut self, role: Role, name: &str, op: Op) {
         let mut full = String::with_capacity(self.prefix.len() + name.len());
         full.push_str(&self.prefix);
         full.push_str(name);
-        self.graph.push_in(self.role, full, op, Phase::Forward, self.repeat);
+        self.graph.push_in(role, full, op, Phase::Forward, self.repeat);
     }
 }
 
@@ -674,10 +679,10 @@ fn sparse_indexer(cx: &Ctx, e: &mut Emitter, m: Mla, ix: SparseIndexer) -> Resul
     // a prompt's FLOPs).
     let keys = cx.kv_len.saturating_sub(cx.o.seq / 2).max(1);
     let scores = if cx.o.seq == 1 { Gemm::bmm(b, ix.heads, ix.head_dim, keys, cx.kv_dt())? } else { Gemm::bmm(b, cx.o.seq, ix.heads * ix.head_dim, keys, cx.kv_dt())? };
-    e.op("indexer_scores", Op::Gemm(scores));
+    e.op_in(Role::OverContext, "indexer_scores", Op::Gemm(scores));
     let score_count = checked_mul("indexer scores", &[b, cx.o.seq, keys])?;
     let picked = checked_mul("indexer picks", &[b, cx.o.seq, ix.topk.min(cx.kv_len)])?;
-    e.op("indexer_topk", Op::Reduction(Reduction { elements_in: score_count, elements_out: picked, dtype: DType::Fp32 }));
+    e.op_in(Role::OverContext, "indexer_topk", Op::Reduction(Reduction { elements_in: score_count, elements_out: picked, dtype: DType::Fp32 }));
     Ok(())
 }
 
@@ -883,7 +888,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op("router", cx.linear_unquantised(t, h, moe.experts, false)?);
     e.op("router_softmax", Op::Softmax(Softmax::new(t, moe.experts, cx.dt())));
     let routed = checked_mul("routed tokens", &[t, moe.top_k])?;
-    e.op("dispatch", Op::MemCopy(MemCopy::copy(routed * h, cx.dt())));
+    e.op_in(Role::Routing, "dispatch", Op::MemCopy(MemCopy::copy(routed * h, cx.dt())));
     // Under expert parallelism each GPU hosts experts/ep of them and, with balanced routing,
     // receives as many routed tokens as it sent.
     let ep = cx.o.ep;
@@ -892,7 +897,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     let rows = routed.div_ceil(active);
     routed_experts(cx, e, rows, f, active)?;
     cx.expert_all_to_all(e, "ep_combine_all_to_all", t, moe.top_k, ep);
-    e.op("combine", cx.ew(EwKind::Mul, routed * h, 2));
+    e.op_in(Role::Routing, "combine", cx.ew(EwKind::Mul, routed * h, 2));
     if folded && !cx.sequence_parallel() {
         // Without sequence parallelism every tensor-parallel rank needs every token's output.
         cx.collective(e, "moe_all_gather_out", CommKind::AllGather, cx.tokens * h);
@@ -946,11 +951,11 @@ fn moe_block_serving(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     if all_to_all {
         cx.collective_in(e, "ep_dispatch_all_to_all", CommKind::AllToAll, t * moe.top_k * h, gpus, false);
     }
-    e.op("dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
+    e.op_in(Role::Routing, "dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
     let active = active_experts(moe_tokens, moe.top_k, moe.experts).div_ceil(l.ep).max(1);
     let rows = rows_here.div_ceil(active);
     routed_experts(cx, e, rows, f, active)?;
-    e.op("combine", cx.ew(EwKind::Mul, rows_here * h, 2));
+    e.op_in(Role::Routing, "combine", cx.ew(EwKind::Mul, rows_here * h, 2));
     if all_to_all {
         cx.collective_in(e, "moe_tp_all_reduce", CommKind::AllReduce, rows_here * h, l.moe_tp, false);
         cx.collective_in(e, "ep_combine_all_to_all", CommKind::AllToAll, t * moe.top_k * h, gpus, false);

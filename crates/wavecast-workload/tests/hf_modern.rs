@@ -741,6 +741,8 @@ fn decode_nodes_carry_their_roles() {
     assert_eq!(node(&d, "layer.shared.down").role, Role::Layer);
     assert_eq!(node(&d, "dense_layer.down").role, Role::Layer);
     assert_eq!(node(&d, "layer.attention").role, Role::Layer);
+    assert_eq!(node(&d, "layer.dispatch").role, Role::Routing);
+    assert_eq!(node(&d, "layer.combine").role, Role::Routing);
     assert_eq!(node(&d, "head.sample").role, Role::Head);
     let scoped = |prefix: &str, role: Role| {
         let nodes: Vec<&Node> = d.nodes.iter().filter(|n| n.name.starts_with(prefix)).collect();
@@ -873,6 +875,9 @@ fn sparse_attention_scores_every_token_and_attends_to_the_top_k() {
     o.tp = 8;
     let d = o.decode_graph(&s, 0).unwrap();
     let Op::Gemm(scores) = &node(&d, "layer.indexer_scores").op else { panic!("the indexer's scores") };
+    // Its scores and pick grow with the cache, its projections with the batch's tokens.
+    assert_eq!((node(&d, "layer.indexer_scores").role, node(&d, "layer.indexer_topk").role), (Role::OverContext, Role::OverContext));
+    assert_eq!(node(&d, "layer.indexer_q").role, Role::Layer);
     let Op::Attention(a) = &node(&d, "layer.attention").op else { panic!() };
     assert!(a.kv_len > 8000 && a.heads == 8);
     assert_eq!((scores.batch, scores.m, scores.k, scores.n), (4, 32, 128, a.kv_len));

@@ -303,29 +303,18 @@ enum Part {
 fn part(n: &Node) -> Part {
     match (&n.op, n.role) {
         // The gated delta rule goes with attention: per sequence in decode (its state), per
-        // prompt chunk in prefill (chunked over the chunk's tokens).
-        (Op::Attention(_) | Op::GatedDelta(_), _) => Part::Attention,
-        _ if is_sparse_indexer_over_context(&n.name) => Part::Attention,
-        (_, Role::Expert) => Part::Experts,
-        _ if is_moe_permutation(&n.name) => Part::Experts,
+        // prompt chunk in prefill (chunked over the chunk's tokens). So does what grows with
+        // the tokens each query sees (the sparse-attention indexer's scores and top-k pick):
+        // per sequence and cache length in decode, per prompt chunk after the tokens before it
+        // in prefill, not with the layers' ops that grow with the batch's tokens alone.
+        (Op::Attention(_) | Op::GatedDelta(_), _) | (_, Role::OverContext) => Part::Attention,
+        // The routed tokens' gather and weighted sum go with the experts: the fused MoE kernel
+        // the expert part is priced as (AIConfigurator's `moe` measurements) does both, so
+        // pricing them again as a copy and a multiply beside it would count them twice.
+        (_, Role::Expert | Role::Routing) => Part::Experts,
         (_, Role::Head) => Part::Head,
         _ => Part::Layers,
     }
-}
-
-/// The sparse-attention indexer's scores and top-k pick: like attention, they grow with the
-/// tokens each query sees, so they are priced with it (per sequence and cache length in
-/// decode, per prompt chunk after the tokens before it in prefill), not with the layers' ops
-/// that grow with the batch's tokens alone.
-fn is_sparse_indexer_over_context(name: &str) -> bool {
-    name.ends_with(".indexer_scores") || name.ends_with(".indexer_topk")
-}
-
-/// The routed tokens' gather into expert order and their weighted sum back: the fused MoE
-/// kernel the expert part is priced as (AIConfigurator's `moe` measurements) does both, so
-/// pricing them again as a copy and a multiply beside it would count them twice.
-fn is_moe_permutation(name: &str) -> bool {
-    name.ends_with(".dispatch") || name.ends_with(".combine")
 }
 
 /// Milliseconds of the nodes of `g` in `want`.
@@ -589,18 +578,22 @@ mod tests {
         assert_eq!(part(&g.nodes[0]), Part::Attention);
     }
 
-    /// The sparse-attention indexer's scores and top-k grow with the cached tokens, so they go
-    /// with attention; its projections grow with the batch's tokens and stay with the layers.
+    /// What grows with the tokens each query sees (the sparse-attention indexer's scores and
+    /// top-k) goes with attention, whatever its op; the indexer's projections grow with the
+    /// batch's tokens and stay with the layers; the routed tokens' gather goes with the experts.
+    /// The node's role decides, never its name.
     #[test]
-    fn the_sparse_indexers_scores_go_with_attention() {
-        use wavecast_ir::ops::{Gemm, Reduction};
+    fn roles_not_names_choose_the_part() {
+        use wavecast_ir::ops::{Gemm, MemCopy, Reduction};
         use wavecast_ir::Phase;
         let mut g = Graph::new("dsa");
-        g.push_in(Role::Layer, "layer.indexer_scores", Op::Gemm(Gemm::bmm(4, 32, 128, 8192, DType::Fp8).unwrap()), Phase::Forward, 75);
-        g.push_in(Role::Layer, "layer.indexer_topk", Op::Reduction(Reduction { elements_in: 4 * 8192, elements_out: 4 * 2048, dtype: DType::Fp32 }), Phase::Forward, 75);
-        g.push_in(Role::Layer, "layer.indexer_q", Op::Gemm(Gemm::bmm(1, 4, 2048, 4096, DType::Bf16).unwrap()), Phase::Forward, 75);
+        g.push_in(Role::OverContext, "layer.scores", Op::Gemm(Gemm::bmm(4, 32, 128, 8192, DType::Fp8).unwrap()), Phase::Forward, 75);
+        g.push_in(Role::OverContext, "layer.pick", Op::Reduction(Reduction { elements_in: 4 * 8192, elements_out: 4 * 2048, dtype: DType::Fp32 }), Phase::Forward, 75);
+        g.push_in(Role::Layer, "layer.indexer_scores", Op::Gemm(Gemm::bmm(1, 4, 2048, 4096, DType::Bf16).unwrap()), Phase::Forward, 75);
+        g.push_in(Role::Routing, "layer.gather", Op::MemCopy(MemCopy::copy(4096, DType::Bf16)), Phase::Forward, 75);
+        g.push_in(Role::Layer, "layer.dispatch", Op::MemCopy(MemCopy::copy(4096, DType::Bf16)), Phase::Forward, 75);
         let parts: Vec<Part> = g.nodes.iter().map(part).collect();
-        assert_eq!(parts, [Part::Attention, Part::Attention, Part::Layers]);
+        assert_eq!(parts, [Part::Attention, Part::Attention, Part::Layers, Part::Experts, Part::Layers]);
     }
 
     #[test]

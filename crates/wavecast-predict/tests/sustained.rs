@@ -153,6 +153,27 @@ fn the_shipped_numbers_price_every_fixture_row_finitely() {
     assert!(priced > 100, "{priced}");
 }
 
+/// A kernel without FLOPs (a norm, a residual add) keeps its fitted fixed cost: its features
+/// stay finite, so a fitted correction scales it instead of turning into NaN, which the floor's
+/// `max` once swallowed (every norm of a serving step was priced at its bytes alone, 0.02 µs on
+/// a B200 against the 4 µs fixed cost its numbers carry).
+#[test]
+fn a_kernel_without_flops_keeps_its_fixed_cost() {
+    let cat = Catalog::builtin();
+    let gpu = cat.get("b200").unwrap();
+    let model = Model::shipped();
+    let norm = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape: Shape::Vector { op: "input_layernorm".into(), tokens: 1, width: 27648 }, precision: Precision::Fp16, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
+    let work = Work::of(&norm.shape, norm.precision, gpu).unwrap();
+    assert!(wavecast_predict::sustained::features(&work).iter().all(|f| f.is_finite()), "{:?}", wavecast_predict::sustained::features(&work));
+    let alone = model.predict(&norm, gpu).unwrap();
+    let inside = model.predict_in_model(&norm, gpu, 2.0).unwrap();
+    // The fitted fixed cost within the correction's bound of 3 either way; in a model, the gap.
+    assert!(alone > 1e-6 && inside >= 2e-6 / 3.0 && inside < alone, "alone {alone}, inside {inside}");
+    // Even numbers whose correction is all weight on the padding feature stay finite.
+    let p = Params { residual: vec![1.0; 12], ..model.keys["*/input_layernorm/fp16"].clone() };
+    assert!(p.seconds(&work).is_finite() && p.seconds(&work) > 1e-6);
+}
+
 fn params() -> impl Strategy<Value = Params> {
     (0.01..1.5f64, 0.01..1.5f64, 0.0..100.0f64, 0.0..20.0f64, 1.0..10.0f64, 1.0..1e5f64, 0.1..40.0f64, 0.0..10.0f64, 0.0..20.0f64, proptest::collection::vec(-5.0..5.0f64, 12)).prop_map(|(ce, me, o, g, b, s, bw, w, r, residual)| Params {
         compute_efficiency: ce,

@@ -160,12 +160,14 @@ fn unpriced(b: &Breakdown, phase: &str) -> Vec<String> {
     b.unpriced.iter().map(|u| format!("{phase} {} ×{}: {}", u.node, u.count, u.reason)).collect()
 }
 
-/// An iteration's parts by name, the zero ones left out; they sum to the iteration's time.
+/// An iteration's parts by name, the zero ones left out but the engine's own time, which is a
+/// statement about the engine even at zero (TensorRT-LLM's overlap scheduler hides its host
+/// time); they sum to the iteration's time.
 fn part_ms(p: &StepParts) -> BTreeMap<String, f64> {
     let attention = p.decode_attention_ms + p.prefill_attention_ms;
     [("layers", p.layers_ms), ("experts", p.experts_ms), ("attention", attention), ("LM head", p.head_ms), ("pipeline", p.pipeline_ms), ("engine", p.overhead_ms)]
         .into_iter()
-        .filter(|(_, ms)| *ms > 0.0)
+        .filter(|(k, ms)| *ms > 0.0 || *k == "engine")
         .map(|(k, ms)| (k.to_string(), ms))
         .collect()
 }

@@ -78,6 +78,10 @@ impl Params {
     pub fn seconds(&self, work: &Work) -> f64 {
         let physics = self.physics_seconds(work);
         let correction = if self.residual.is_empty() { 0.0 } else { features(work).iter().zip(&self.residual).map(|(x, w)| x * w).sum::<f64>() };
+        debug_assert!(correction.is_finite(), "a non-finite correction for {work:?}");
+        // A non-finite correction is no correction: `max` below would otherwise turn its NaN
+        // into the bare floor.
+        let correction = if correction.is_finite() { correction } else { 0.0 };
         (physics * correction.clamp(-MAX_CORRECTION.ln(), MAX_CORRECTION.ln()).exp()).max(work.floor_seconds())
     }
 
@@ -144,7 +148,10 @@ fn kernel_features(k: &KernelWork) -> Vec<f64> {
     let per_sm = (k.tiles.max(1.0) / k.sms).ln();
     let reduction = (k.reduction + 1.0).ln();
     let util = wave_utilization(k.tiles, k.sms);
-    vec![1.0, tc, tm, per_sm, util, reduction, tc * tc, tm * tm, tc * tm, per_sm * per_sm, per_sm * reduction, (k.padded_flops / k.flops.max(1.0)).ln()]
+    // Padding's share of the work: none for a kernel without FLOPs (norms, element-wise,
+    // copies), whose ln(0 / 1) would make the whole correction NaN.
+    let padding = (k.padded_flops.max(1.0) / k.flops.max(1.0)).ln();
+    vec![1.0, tc, tm, per_sm, util, reduction, tc * tc, tm * tm, tc * tm, per_sm * per_sm, per_sm * reduction, padding]
 }
 
 /// The keys a measurement is looked up under, most specific first: its source, family, format

@@ -98,8 +98,8 @@ impl Backend {
 ///
 /// `client_sync` is fitted the same way, one value per admission policy over every predicted
 /// row of both measured GPUs (0.65 prefill first, 0.3 decode first; README, *Clients and
-/// engines*). Every constant here was refitted, in the order below and once more after
-/// `client_sync`, when the element-wise kernels (norms, residual adds, rotary, cache writes)
+/// engines*). Every constant here was refitted (the two below in their order, then `client_sync`,
+/// then the two again), when the element-wise kernels (norms, residual adds, rotary, cache writes)
 /// gained their fixed cost in the sustained physics (a NaN correction had priced each at its
 /// bytes alone, and the host-time constants had absorbed part of that) and the sustained numbers
 /// were refitted with it.

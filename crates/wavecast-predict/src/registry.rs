@@ -285,7 +285,6 @@ impl Entry {
         }
     }
 
-    /// [`Entry::build`] with the entry's fallbacks composed: what `--predictor NAME` runs.
     /// Whether it prices every op as the measured shape it corresponds to (the ladder and the
     /// sustained model): the ops the learned predictors cannot read
     /// ([`crate::unmodelled`]) are its own.
@@ -293,6 +292,7 @@ impl Entry {
         matches!(self.kind, Kind::Ladder | Kind::Sustained)
     }
 
+    /// [`Entry::build`] with the entry's fallbacks composed: what `--predictor NAME` runs.
     pub fn with_fallbacks(&self, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
         Ok(self.fallbacks.compose(self.build_with(holdout, ops_data)?, holdout))
     }

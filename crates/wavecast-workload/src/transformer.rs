@@ -729,10 +729,7 @@ fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, t * latent * cx.o.cp, cx.o.cp, true);
     // Sparse attention reads at most the indexer's top-k tokens per query: the FLOPs and
     // bytes of a window of that many keys.
-    let window = match (window, m.indexer) {
-        (Some(w), Some(ix)) => Some(w.min(ix.topk)),
-        (w, ix) => w.or(ix.map(|ix| ix.topk)),
-    };
+    let window = [window, m.indexer.map(|ix| ix.topk)].into_iter().flatten().min();
     if let Some(ix) = m.indexer {
         sparse_indexer(cx, e, m, ix)?;
     }

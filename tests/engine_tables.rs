@@ -70,10 +70,11 @@ fn an_sglang_deployment_is_priced_from_sglangs_tables_and_says_so() {
 /// A measured-data folder (links to the shared data) with what a B200 row needs when B200 is
 /// left out, one per `test`: GB200's collections (its measured sibling) of `engines` only, but
 /// every collective library (`comm` is pooled across engines, so dropping SGLang's custom
-/// all-reduce would change a vLLM row too); H100's attention of `engines`, at its own system
-/// folder, since the physics refit gives a key numbers only from two GPUs' rows and without a
-/// second GPU's decode attention no B200 row can be priced; Vidur's and PipeWeave's rows (the
-/// element-wise fits).
+/// all-reduce would change a vLLM row too); H100's attention and activation quantization of
+/// `engines`, at its own system folder, since the physics refit gives a key numbers only from
+/// two GPUs' rows and without a second GPU's decode attention or streaming kernel (which every
+/// norm and element-wise pass is priced as) no B200 row can be priced; Vidur's and PipeWeave's
+/// rows.
 fn b200_left_out_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
     let data = wavecast_test_support::shared("data")?;
     let systems = data.join("aiconfigurator/systems/data");
@@ -97,6 +98,7 @@ fn b200_left_out_folder(test: &str, engines: &[&str]) -> Option<PathBuf> {
     }
     for engine in engines {
         link(systems.join("h100_sxm/attention").join(engine), ours.join("h100_sxm/attention").join(engine));
+        link(systems.join("h100_sxm/quantize").join(engine), ours.join("h100_sxm/quantize").join(engine));
     }
     for source in ["vidur", "pipeweave"] {
         link(data.join(source), root.join(source));

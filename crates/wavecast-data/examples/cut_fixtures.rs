@@ -89,6 +89,9 @@ fn main() {
     // conv1d rows the table also holds.
     let gdn = format!("{aic}/h100_sxm/linear_attention/vllm/0.24.0/gdn_perf.parquet");
     cut_parquet(&shared.join(&gdn), &out.join(&gdn), 40);
+    // The engine's streaming kernel (activation quantization), which element-wise passes are priced as.
+    let quant = format!("{aic}/h100_sxm/quantize/vllm/0.24.0/scale_matrix_perf.parquet");
+    cut_parquet(&shared.join(&quant), &out.join(&quant), 8);
     let nccl = format!("{aic}/h100_sxm/comm/nccl/2.29.2/nccl_perf.parquet");
     if shared.join(&nccl).exists() {
         cut_parquet(&shared.join(&nccl), &out.join(&nccl), 12);

@@ -18,7 +18,7 @@ pub use neusight_ops::{load_neusight_csv, load_neusight_dir, op_sets, OpSet};
 pub use layout::{load_ladder_timings, load_timings, load_timings_of, Layout};
 pub use table::{LoadReport, Skipped};
 pub use aiconfigurator::Engines;
-pub use timing::{Collective, Precision, Shape, Source, Timing, DEFAULT_ENGINE};
+pub use timing::{Collective, Precision, Shape, Source, Timing, DEFAULT_ENGINE, STREAM};
 
 use thiserror::Error;
 

@@ -164,6 +164,16 @@ pub struct Timing {
 /// The engine whose tables answer when a query names none ([`wavecast_ir::Engine::DEFAULT`]).
 pub const DEFAULT_ENGINE: &str = wavecast_ir::Engine::DEFAULT.name();
 
+/// The vector family of a serving engine's own element-wise kernels: AIConfigurator times
+/// one, the activation quantization before a low-precision GEMM (a 16-bit tensor read once,
+/// its quantized copy written once), on every GPU and engine it covers. The operator graph's
+/// memory-bound passes (norms, residual adds, activations, rotary embedding, copies) are
+/// priced as this kernel over their bytes: the engine's library streams them at the same
+/// bandwidth with the same cost per launch (the 2023 layer profiles Vidur measured, the
+/// other vector families, run an older library's kernels at a third of the bandwidth on
+/// H100: 1.1 TB/s for an RMSNorm of 4,096 × 8,192 against 2.9 TB/s for this kernel).
+pub const STREAM: &str = "stream";
+
 impl Timing {
     /// The engine's name without its version (`vllm`), empty when none timed it.
     pub fn engine_name(&self) -> &str {

@@ -54,6 +54,18 @@ fn mla_rows_say_whether_the_module_or_the_kernel_was_timed_and_in_which_formats(
 }
 
 #[test]
+fn the_activation_quantization_table_is_the_engines_streaming_kernel_over_its_bytes() {
+    let r = aiconfigurator::load(&fixtures().join("aiconfigurator"), &Catalog::builtin()).unwrap();
+    let stream: Vec<&wavecast_data::Timing> = r.rows.iter().filter(|t| matches!(&t.shape, Shape::Vector { op, .. } if op == wavecast_data::STREAM)).collect();
+    assert_eq!(stream.len(), 8, "every row of the cut H100 table");
+    assert!(stream.iter().all(|t| t.gpu == "h100-sxm" && t.precision == Precision::Fp16 && t.kernel_source == "static_scaled_fp8_quant"));
+    // 32,768 × 51,200 16-bit values read and written in FP8 (3 bytes each): the width of
+    // 16-bit elements read and written (4 bytes each) that moves the same bytes.
+    let largest = stream.iter().find(|t| (t.latency_ms - 1.656713).abs() < 1e-6).unwrap();
+    assert_eq!(largest.shape, Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: 32768 * 51200 * 3 / 4 });
+}
+
+#[test]
 fn vidur_layer_ops_become_per_shard_gemms_and_vector_ops() {
     let r = vidur::load(&fixtures().join("vidur"), &Catalog::builtin()).unwrap();
     assert!(r.skipped.is_empty(), "{}", r.summary());

@@ -162,16 +162,36 @@ fn a_kernel_without_flops_keeps_its_fixed_cost() {
     let cat = Catalog::builtin();
     let gpu = cat.get("b200").unwrap();
     let model = Model::shipped();
-    let norm = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape: Shape::Vector { op: "input_layernorm".into(), tokens: 1, width: 27648 }, precision: Precision::Fp16, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
+    let norm = Timing { source: wavecast_data::Source::Aiconfigurator, gpu: gpu.id.clone(), shape: Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: 27648 }, precision: Precision::Fp16, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
     let work = Work::of(&norm.shape, norm.precision, gpu).unwrap();
     assert!(wavecast_predict::sustained::features(&work).iter().all(|f| f.is_finite()), "{:?}", wavecast_predict::sustained::features(&work));
     let alone = model.predict(&norm, gpu).unwrap();
     let inside = model.predict_in_model(&norm, gpu, 2.0).unwrap();
-    // The fitted fixed cost within the correction's bound of 3 either way; in a model, the gap.
-    assert!(alone > 1e-6 && inside >= 2e-6 / 3.0 && inside < alone, "alone {alone}, inside {inside}");
+    // The fitted fixed cost within the correction's bound of 3 either way; in a model, the gap
+    // (the streaming kernel's tables time it replayed in a graph, so its own cost is no more).
+    assert!(alone > 1e-6 && inside >= 2e-6 / 3.0 && inside <= alone, "alone {alone}, inside {inside}");
     // Even numbers whose correction is all weight on the padding feature stay finite.
-    let p = Params { residual: vec![1.0; 12], ..model.keys["*/input_layernorm/fp16"].clone() };
+    let p = Params { residual: vec![1.0; 12], ..model.keys["*/stream/fp16"].clone() };
     assert!(p.seconds(&work).is_finite() && p.seconds(&work) > 1e-6);
+}
+
+/// Every memory-bound pass of the operator graph reads as the engine's streaming kernel over
+/// its bytes; an op with a measured family of its own (the gated delta rule) keeps its family.
+#[test]
+fn memory_bound_passes_read_as_the_streaming_kernel_over_their_bytes() {
+    use wavecast_ir::ops::{Elementwise, EwKind, GatedDelta, Norm, NormKind};
+    use wavecast_ir::{DType, Op};
+    let norm = Op::Norm(Norm::new(NormKind::RmsNorm, 8192, 8192, DType::Bf16));
+    let add = Op::Elementwise(Elementwise::new(EwKind::Add, 1 << 20, 2, DType::Bf16));
+    let act = Op::Elementwise(Elementwise::new(EwKind::SiluMul, 1 << 16, 2, DType::Bf16));
+    for op in [&norm, &add, &act] {
+        let (shape, precision) = wavecast_predict::sustained::op_shape(op).unwrap();
+        assert_eq!(precision, Precision::Fp16);
+        // A vector shape moves 4 bytes per element (16 bits read, 16 written).
+        assert_eq!(shape, Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: (op.bytes() / 4.0).ceil() as u64 }, "{}", op.describe());
+    }
+    let rule = Op::GatedDelta(GatedDelta { batch: 1, seq: 4096, with_state: true, k_heads: 2, v_heads: 8, head_k_dim: 128, head_v_dim: 128, dtype: DType::Bf16, state_dtype: DType::Fp32 });
+    assert!(matches!(wavecast_predict::sustained::op_shape(&rule), Some((Shape::GatedDelta { generation: false, .. }, Precision::Bf16))));
 }
 
 fn params() -> impl Strategy<Value = Params> {

@@ -1,7 +1,7 @@
 //! The sustained roofline as a [`Predictor`] of the operator graph: each IR op is read as the
 //! measured shape it corresponds to (a linear layer as a GEMM in its weight format, fused
 //! attention as prefill or decode attention, a collective as one over the group, a norm or
-//! element-wise kernel as a memory-bound vector op over its bytes) and priced by the numbers
+//! element-wise kernel as the engine's streaming kernel over its bytes) and priced by the numbers
 //! fitted on the modern-GPU measurements. Serving engines run the kernels those measurements
 //! timed, so this is the predictor LLM serving uses.
 
@@ -9,7 +9,7 @@ use super::Model;
 use crate::{Estimate, OpTime, Predictor, Roofline};
 use wavecast_data::{Collective, Precision, Shape, Source, Timing};
 use wavecast_gpu::Gpu;
-use wavecast_ir::ops::{Attention, CommKind, EwKind, Gemm, GemmKind};
+use wavecast_ir::ops::{Attention, CommKind, Gemm, GemmKind};
 use wavecast_ir::{DType, Op};
 
 /// Fixed cost of a kernel queued behind others or replayed from a CUDA graph, µs: the GPU's
@@ -91,10 +91,10 @@ fn collective(kind: CommKind) -> Collective {
     }
 }
 
-/// A memory-bound op as the vector family the measurements name, over its IR bytes (a vector
-/// shape reads and writes `tokens × width` 16-bit elements).
-fn vector(family: &str, bytes: f64) -> Shape {
-    Shape::Vector { op: family.into(), tokens: 1, width: (bytes / 4.0).ceil().max(1.0) as u64 }
+/// A memory-bound op as the engine's streaming kernel ([`wavecast_data::STREAM`]) over its IR
+/// bytes (a vector shape reads and writes `tokens × width` 16-bit elements).
+fn vector(bytes: f64) -> Shape {
+    Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: (bytes / 4.0).ceil().max(1.0) as u64 }
 }
 
 /// The measured shape and format an IR op corresponds to; `None` for ops outside serving
@@ -112,21 +112,12 @@ pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
             let gpus = u64::from(c.group.max(1));
             (Shape::Collective { op: collective(c.kind), gpus, bytes: c.bytes.max(0.0) as u64, gpus_per_node: crate::comm::SERVER_GPUS }, dtype_precision(c.dtype.vector_storage()))
         }
-        Op::Norm(_) => (vector("input_layernorm", op.bytes()), Precision::Fp16),
-        Op::Elementwise(e) => {
-            let family = match e.kind {
-                EwKind::Rotary => "attn_rope",
-                EwKind::SiluMul | EwKind::Gelu | EwKind::Relu => "mlp_act",
-                _ => "add",
-            };
-            (vector(family, op.bytes()), Precision::Fp16)
-        }
         Op::GatedDelta(d) => {
             let shape = Shape::GatedDelta { batch: d.batch, seq: d.seq, k_heads: d.k_heads, v_heads: d.v_heads, head_k_dim: d.head_k_dim, head_v_dim: d.head_v_dim, generation: d.recurrent() };
             (shape, if d.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 })
         }
-        Op::Embedding(_) => (vector("emb", op.bytes()), Precision::Fp16),
-        Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (vector("add", op.bytes()), Precision::Fp16),
+        // Every memory-bound pass as the engine's own streaming kernel over its bytes.
+        Op::Norm(_) | Op::Elementwise(_) | Op::Embedding(_) | Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (vector(op.bytes()), Precision::Fp16),
         _ => return None,
     })
 }

@@ -98,24 +98,23 @@ impl Backend {
 ///
 /// `client_sync` is fitted the same way, one value per admission policy over every predicted
 /// row of both measured GPUs (0.65 prefill first, 0.3 decode first; README, *Clients and
-/// engines*). Every constant here was refitted (the two below in their order, then `client_sync`,
-/// then the two again), when the element-wise kernels (norms, residual adds, rotary, cache writes)
-/// gained their fixed cost in the sustained physics (a NaN correction had priced each at its
-/// bytes alone, and the host-time constants had absorbed part of that) and the sustained numbers
-/// were refitted with it.
+/// engines*). Every constant here is refitted (the two below in their order, then `client_sync`,
+/// then the two again) when the kernel prices under them change; last when the element-wise
+/// passes became the engine's own streaming kernel ([`wavecast_data::STREAM`]) and a block-FP8
+/// checkpoint's experts its block-scaled kernel (SGLang's two moved: 130 → 140 ms and
+/// 1.4 → 1.7 ms; every other constant kept its value).
 ///
 /// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
 /// neither depending on the GPU: `frontend_ms`, the HTTP server, tokenizer and router in front
-/// of the engine, refitted with the present client and kernel models as the least mean TTFT
-/// APE of each engine's runs with at most four users (grid of 10 ms: 20, 130 and 30 ms; it was the median gap of
-/// those runs under an older client model: 30, 200 and 40 ms), and `iteration_overhead_ms`,
-/// the median gap of their time per output token (SGLang 1.4 ms; TensorRT-LLM's is negative, so
-/// none; they were 2 and 1 ms). vLLM's host time is per layer instead (`layer_overhead_ms`,
-/// 20 µs, 35 µs before: the least mean TPOT APE of its runs with at most four users, over
-/// gpt-oss-120b, Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and B200, grid of 5 µs).
+/// of the engine, the least mean TTFT APE of each engine's runs with at most four users (grid
+/// of 10 ms: 20, 140 and 30 ms), and `iteration_overhead_ms`, the median gap of their time per
+/// output token (SGLang 1.7 ms; TensorRT-LLM's is negative, −0.1 ms, so none). vLLM's host time
+/// is per layer instead (`layer_overhead_ms`, 20 µs: the least mean TPOT APE of its runs with at
+/// most four users, over gpt-oss-120b, Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and
+/// B200, grid of 5 µs).
 pub const BACKENDS: &[Backend] = &[
     Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, kv_rule: KvRule::ShareOfMemory(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.02, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 1.4, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 130.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.65 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 1.7, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.65 },
     Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, kv_rule: KvRule::ShareOfFree(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
 ];
 

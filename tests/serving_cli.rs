@@ -324,3 +324,28 @@ fn the_experts_weights_are_counted_in_their_own_format() {
     // FP8 attention instead of BF16: a little less than the experts-only checkpoint.
     assert!(mixed < experts_only && mixed > 0.95 * experts_only, "{mixed} vs {experts_only}");
 }
+
+/// A checkpoint stored in block-scaled FP8 has no per-tensor expert weights: a run labelled
+/// `fp8` throughout runs its experts block-scaled, so it is the same question as the run
+/// labelled `fp8_block` for its experts and gets the same answer.
+#[test]
+fn a_block_fp8_checkpoints_experts_run_block_scaled_whatever_the_label() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serving");
+    let header = std::fs::read_to_string(format!("{fixtures}/silicon_sample.csv")).unwrap().lines().next().unwrap().to_string();
+    let row = |id: &str, moe: &str| {
+        let mut f: Vec<String> = vec![String::new(); header.split(',').count()];
+        for (column, value) in [("id", id), ("backend", "trtllm"), ("backend_version", "1.3.0"), ("model_path", "deepseek-ai/DeepSeek-R1"), ("system", "b200_sxm"), ("precision", "fp8"), ("mode", "agg"), ("isl", "1024"), ("osl", "128"), ("gemm_quant_mode", "fp8"), ("moe_quant_mode", moe), ("batch_size", "4"), ("tp_size", "8"), ("pp_size", "1"), ("moe_tp_size", "1"), ("moe_ep_size", "8"), ("silicon_ttft_ms", "100"), ("silicon_tpot_ms", "10")] {
+            f[header.split(',').position(|c| c == column).unwrap()] = value.to_string();
+        }
+        f.join(",")
+    };
+    let csv = std::env::temp_dir().join(format!("wavecast-block-fp8-{}.csv", std::process::id()));
+    std::fs::write(&csv, format!("{header}\n{}\n{}\n", row("labelled-fp8", "fp8"), row("labelled-fp8-block", "fp8_block"))).unwrap();
+    let v = json(&["eval", "serving", "--data", csv.to_str().unwrap(), "--configs", &format!("{fixtures}/model_configs")]);
+    std::fs::remove_file(&csv).ok();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{}", v["unpredicted"]);
+    for k in ["predicted_ttft_ms", "predicted_tpot_ms"] {
+        assert_eq!(rows[0][k], rows[1][k], "{k}");
+    }
+}

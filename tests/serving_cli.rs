@@ -349,3 +349,23 @@ fn a_block_fp8_checkpoints_experts_run_block_scaled_whatever_the_label() {
         assert_eq!(rows[0][k], rows[1][k], "{k}");
     }
 }
+
+/// The same rule in every command, not only in the evaluation: `serve-sim` and the static
+/// batch asked for per-tensor FP8 on DeepSeek-V3 (stored in block-scaled FP8) run its experts
+/// block-scaled, the same answer as asking for that outright, and say so.
+#[test]
+fn every_command_runs_a_block_fp8_checkpoints_experts_block_scaled() {
+    let sim = |extra: &[&str]| {
+        let mut args = vec!["serve-sim", "--model", "deepseek-v3", "--gpu", "b200", "--layout", "tp8", "--concurrency", "4", "--requests", "8", "--input", "1024", "--output", "64", "--quant", "fp8"];
+        args.extend(extra);
+        json(&args)
+    };
+    let (asked, outright) = (sim(&[]), sim(&["--moe-quant", "fp8_block"]));
+    assert_eq!(asked["formats"]["moe_quant"], "fp8_block");
+    assert_eq!(asked["metrics"], outright["metrics"]);
+    let batch = json(&["predict", "--mode", "serve", "--model", "deepseek-v3", "--gpu", "b200", "--tp", "8", "--weights", "fp8", "--batch", "4", "--input-len", "1024", "--output-len", "64"]);
+    assert_eq!(batch["moe_quant"], "fp8_block");
+    // A dense model's FP8 weights name no experts.
+    let dense = json(&["predict", "--mode", "serve", "--model", "llama-3-8b", "--gpu", "h100", "--weights", "fp8", "--batch", "4", "--input-len", "1024", "--output-len", "64"]);
+    assert!(dense["moe_quant"].is_null(), "{}", dense["moe_quant"]);
+}

@@ -9,7 +9,7 @@
 //! same library under every engine.
 
 use crate::table::{DeviceIds, LoadReport};
-use crate::timing::{Collective, Precision, Shape, Source, Timing, STREAM};
+use crate::timing::{Collective, Precision, Shape, Source, Timing};
 use crate::{measured_ms, DataError};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
@@ -410,11 +410,10 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
             (shape, Precision::Bf16)
         }
         Table::ScaleMatrix => {
-            // An m × k 16-bit activation read once and written once in the quantized format:
-            // as a vector shape (16-bit elements read and written), the width moving as many bytes.
+            // An m × k 16-bit activation read once and written once in the quantized format.
             let elements = c.dim(row, "m")?.saturating_mul(c.dim(row, "k")?) as f64;
             let bytes = elements * (2.0 + c.precision(row, "quant_dtype")?.weight_bits() / 8.0);
-            (Shape::Vector { op: STREAM.into(), tokens: 1, width: (bytes / 4.0).ceil() as u64 }, Precision::Fp16)
+            (Shape::stream(bytes), Precision::Fp16)
         }
         Table::Nccl | Table::CustomAllReduce => {
             let op = if table == Table::Nccl {

@@ -174,6 +174,23 @@ pub const DEFAULT_ENGINE: &str = wavecast_ir::Engine::DEFAULT.name();
 /// H100: 1.1 TB/s for an RMSNorm of 4,096 × 8,192 against 2.9 TB/s for this kernel).
 pub const STREAM: &str = "stream";
 
+/// Bytes a vector shape moves per element of `tokens × width`: read once and written once in
+/// 16 bits.
+pub const VECTOR_ELEMENT_BYTES: f64 = 4.0;
+
+impl Shape {
+    /// The engine's streaming kernel ([`STREAM`]) moving `bytes`: a vector shape whose width
+    /// moves as many bytes (at least one element).
+    pub fn stream(bytes: f64) -> Shape {
+        Shape::Vector { op: STREAM.into(), tokens: 1, width: (bytes / VECTOR_ELEMENT_BYTES).ceil().max(1.0) as u64 }
+    }
+
+    /// Bytes a vector shape of `tokens × width` elements moves.
+    pub fn vector_bytes(tokens: u64, width: u64) -> f64 {
+        tokens as f64 * width as f64 * VECTOR_ELEMENT_BYTES
+    }
+}
+
 impl Timing {
     /// The engine's name without its version (`vllm`), empty when none timed it.
     pub fn engine_name(&self) -> &str {

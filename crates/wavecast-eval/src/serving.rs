@@ -185,14 +185,6 @@ fn predict_row(row: &SiliconRow, spec: &TransformerSpec, catalog: &Catalog, ops:
     let ops_key = &format!("{ops_key}|{}", backend.name);
     let gemm_quant = Quant::parse_optional(&row.gemm_quant)?;
     let (mut gemm, mut moe) = (gemm_quant, Quant::parse_optional(&row.moe_quant)?.or(gemm_quant));
-    // A checkpoint stored in block-scaled FP8 has no per-tensor expert weights to load: its
-    // experts run the block-scaled fused MoE kernel whatever the run's label says. The data's
-    // own convention for such checkpoints (SGLang's DeepSeek, GLM-5 and Qwen3.5 runs) labels
-    // the experts `fp8_block` and the dense GEMMs `fp8`, the block GEMMs of these engines running
-    // at per-tensor speed; a run labelled `fp8` throughout follows it.
-    if moe == Some(Quant::Fp8) && spec.checkpoint_quant == Some(Quant::Fp8Block) {
-        moe = Some(Quant::Fp8Block);
-    }
     if moe == Some(Quant::Nvfp4) && gpu.peak_tflops.fp4.is_none() {
         // A GPU without FP4 units runs a weight-only 4-bit checkpoint (gpt-oss's MXFP4 on
         // Hopper) dequantized to 16 bits: the model's own format, where it has one.

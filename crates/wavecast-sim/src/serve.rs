@@ -268,7 +268,8 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         dtype: o.dtype,
         weights: o.weights,
         quant: o.quant,
-        moe_quant: o.moe_quant.filter(|m| Some(*m) != o.quant),
+        // As the engine runs them: a block-FP8 checkpoint's experts stay block-scaled.
+        moe_quant: prepared.formats().moe_quant.filter(|m| Some(*m) != prepared.formats().quant),
         kv_dtype: o.kv_dtype.filter(|k| *k != o.dtype),
         tp: o.tp,
         batch: o.batch,

@@ -395,6 +395,19 @@ impl TransformerSpec {
             None => ServedQuants::default(),
         }
     }
+
+    /// The format the routed experts run in when `asked` is asked for them. A checkpoint stored
+    /// in block-scaled FP8 has no per-tensor expert weights to load: asked for per-tensor FP8,
+    /// its experts run the block-scaled fused MoE kernel. The dense GEMMs may keep the label:
+    /// the measured runs of such checkpoints (SGLang's DeepSeek, GLM-5 and Qwen3.5 runs) label
+    /// the experts `fp8_block` and the dense GEMMs `fp8`, the engines' block GEMMs running at
+    /// per-tensor speed.
+    pub fn experts_run_in(&self, asked: Option<Quant>) -> Option<Quant> {
+        match asked {
+            Some(Quant::Fp8) if self.moe.is_some() && self.checkpoint_quant == Some(Quant::Fp8Block) => Some(Quant::Fp8Block),
+            other => other,
+        }
+    }
 }
 
 /// The weight format a `quantization_config` declares, where it is one of [`Quant`]'s;

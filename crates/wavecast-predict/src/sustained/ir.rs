@@ -91,12 +91,6 @@ fn collective(kind: CommKind) -> Collective {
     }
 }
 
-/// A memory-bound op as the engine's streaming kernel ([`wavecast_data::STREAM`]) over its IR
-/// bytes (a vector shape reads and writes `tokens × width` 16-bit elements).
-fn vector(bytes: f64) -> Shape {
-    Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: (bytes / 4.0).ceil().max(1.0) as u64 }
-}
-
 /// The measured shape and format an IR op corresponds to; `None` for ops outside serving
 /// (convolutions, optimizers), which the plain roofline prices.
 pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
@@ -117,7 +111,7 @@ pub fn op_shape(op: &Op) -> Option<(Shape, Precision)> {
             (shape, if d.dtype == DType::Fp16 { Precision::Fp16 } else { Precision::Bf16 })
         }
         // Every memory-bound pass as the engine's own streaming kernel over its bytes.
-        Op::Norm(_) | Op::Elementwise(_) | Op::Embedding(_) | Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (vector(op.bytes()), Precision::Fp16),
+        Op::Norm(_) | Op::Elementwise(_) | Op::Embedding(_) | Op::Softmax(_) | Op::MemCopy(_) | Op::Reduction(_) => (Shape::stream(op.bytes()), Precision::Fp16),
         _ => return None,
     })
 }

@@ -447,9 +447,8 @@ impl Work {
                 Work::Collective(CollectiveWork { op, gpus: n, link_bytes, link, link_bandwidth: gbs * 1e9 })
             }
             Shape::Vector { tokens, width, .. } => {
-                // Read and write each element once in 16 bits; the fitted efficiency absorbs
-                // ops that touch more tensors.
-                Work::Kernel(KernelWork::memory_only(bytes_of(2.0 * tokens as f64 * width as f64, 16.0), gpu))
+                // The fitted efficiency absorbs ops that touch more tensors.
+                Work::Kernel(KernelWork::memory_only(Shape::vector_bytes(tokens, width), gpu))
             }
         })
     }

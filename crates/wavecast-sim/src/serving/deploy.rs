@@ -302,6 +302,11 @@ impl Prepared {
         Prepared::with_ops(spec, gpu, o, max_context, &ops)
     }
 
+    /// The number formats the deployment runs in (the experts' as the checkpoint gives them).
+    pub fn formats(&self) -> &Formats {
+        &self.options.formats
+    }
+
     /// [`Prepared::new`] with the per-op models `ops` (a refit without some GPU, for
     /// leave-one-GPU-out evaluation).
     pub fn with_ops(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, ops: &LadderOps) -> Result<Prepared, SimError> {
@@ -309,7 +314,8 @@ impl Prepared {
     }
 
     /// [`Prepared::new`] with the ops priced by `pricing` (the price ladder, or another
-    /// predictor named with `--predictor`).
+    /// predictor named with `--predictor`). The routed experts run in the format the
+    /// checkpoint can give them ([`TransformerSpec::experts_run_in`]), whatever command asks.
     pub fn with_pricing(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, pricing: Pricing) -> Result<Prepared, SimError> {
         if !spec.is_decoder() {
             return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
@@ -317,6 +323,9 @@ impl Prepared {
         if max_context > spec.max_positions {
             return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
         }
+        let mut o = o.clone();
+        o.formats.moe_quant = spec.experts_run_in(o.formats.moe_quant);
+        let o = &o;
         let pools: Vec<(Role, &Pool, &str)> = match &o.layout {
             Layout::Agg { pool } => vec![(Role::Mixed, pool, "")],
             Layout::Disagg { prefill, decode } => vec![(Role::Prefill, prefill, "prefill "), (Role::Decode, decode, "decode ")],

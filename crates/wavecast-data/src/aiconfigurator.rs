@@ -198,14 +198,10 @@ impl Table {
     /// The kernel sources (by a part of their name) whose rows in this table time another op,
     /// skipped quietly. The linear-attention tables also time the causal conv1d before the
     /// gated delta rule (`causal_conv1d_fn`, `causal_conv1d_update`), which the operator graph
-    /// prices as an element-wise pass. SGLang's quantization kernel (`sglang`) is not one
-    /// streaming pass: on H100 it moves an 8,192 × 8,192 activation at 0.33 TB/s (601 µs) where
-    /// vLLM's and TensorRT-LLM's move it at 2.9 TB/s, and its smallest calls take 7.8 µs
-    /// against their 1.4–2.0. `None`: every row is the table's op (no per-row check).
+    /// prices as an element-wise pass. `None`: every row is the table's op (no per-row check).
     fn foreign_kernels(self) -> Option<&'static str> {
         match self {
             Table::GatedDelta => Some("conv1d"),
-            Table::ScaleMatrix => Some("sglang"),
             _ => None,
         }
     }
@@ -339,7 +335,39 @@ fn read_table<R: parquet::file::reader::ChunkReader + 'static>(source: R, table:
         });
         report.push(path, i, result);
     }
+    if table == Table::ScaleMatrix {
+        if let Some(why) = not_streaming(&report.rows, catalog) {
+            report.notes.push(format!("{path}: left out: {why}"));
+            report.rows.clear();
+        }
+    }
     Ok(report)
+}
+
+/// Least share of the GPU's datasheet bandwidth a streaming table's largest call must reach.
+/// vLLM's and TensorRT-LLM's quantization kernels reach 77-89 % on every shared GPU (L40S to
+/// GB200); SGLang's reach 6-12 %: not one streaming pass (a per-group scale kernel).
+const STREAMING_SHARE: f64 = 0.5;
+
+/// Why a table read as the streaming kernel ([`crate::STREAM`]) does not time one: its
+/// largest call, well past the GPU's L2 (so DRAM-bound), moves its bytes at under
+/// [`STREAMING_SHARE`] of the GPU's bandwidth. `None` where it streams, or where no call is
+/// large enough to tell.
+fn not_streaming(rows: &[Timing], catalog: &Catalog) -> Option<String> {
+    let bytes = |t: &Timing| match t.shape {
+        Shape::Vector { tokens, width, .. } => Shape::vector_bytes(tokens, width),
+        _ => 0.0,
+    };
+    let largest = rows.iter().max_by(|a, b| bytes(a).total_cmp(&bytes(b)))?;
+    let gpu = catalog.get(&largest.gpu).ok()?;
+    let moved = bytes(largest);
+    if moved < 2.0 * gpu.l2_bytes() {
+        return None;
+    }
+    let rate = moved / (largest.latency_ms * 1e-3);
+    (rate < STREAMING_SHARE * gpu.bandwidth()).then(|| {
+        format!("its largest call moves {:.1} GB at {:.0} GB/s, under {:.0} % of {}'s {:.0} GB/s: not one streaming pass", moved / 1e9, rate / 1e9, STREAMING_SHARE * 100.0, gpu.id, gpu.bandwidth() / 1e9)
+    })
 }
 
 /// The catalog id of a row's GPU: its `device` string, else the system folder's name.
@@ -439,4 +467,25 @@ fn timing(row: &Row, c: &Columns, table: Table, system: &str, devices: &mut Devi
 /// Bytes of one element a collective moves in `p` (8-bit formats one, 16-bit two, FP32 four).
 fn collective_element_bytes(p: Precision) -> u64 {
     (p.weight_bits() / 8.0).ceil().max(1.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn streamed(gpu: &str, bytes: f64, latency_ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::stream(bytes), precision: Precision::Fp16, kernel_source: String::new(), latency_ms, provenance: String::new(), engine: String::new() }
+    }
+
+    /// H100's 3.35 TB/s: vLLM's 6.4 GB call at 3.0 TB/s streams; SGLang's at 0.33 TB/s does not.
+    #[test]
+    fn a_table_is_the_streaming_kernel_only_if_its_largest_call_streams() {
+        let catalog = Catalog::shipped();
+        let table = |ms_at_largest: f64| vec![streamed("h100-sxm", 1e5, 0.002), streamed("h100-sxm", 6.44e9, ms_at_largest)];
+        assert_eq!(not_streaming(&table(2.12), catalog), None);
+        let why = not_streaming(&table(19.3), catalog).expect("SGLang's rate is a tenth of H100's bandwidth");
+        assert!(why.contains("334 GB/s") && why.contains("h100-sxm"), "{why}");
+        // Calls that all fit in L2 cannot tell DRAM streaming apart: kept.
+        assert_eq!(not_streaming(&[streamed("h100-sxm", 1e6, 1.0)], catalog), None);
+    }
 }

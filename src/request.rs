@@ -341,7 +341,7 @@ pub struct PredictRequest {
     /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
     /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
     /// before [default: the catalog's board power].
-    #[arg(long, value_name = "W")]
+    #[arg(allow_negative_numbers = true, long, value_name = "W")]
     #[serde(default)]
     pub power_limit: Option<f64>,
     #[arg(long, default_value_t = defaults::BATCH)]
@@ -579,7 +579,7 @@ pub struct LayoutArgs {
     #[serde(default)]
     pub gpus_per_node: Option<u64>,
     /// Scale-out NIC per GPU in Gbit/s [default: the catalog's, e.g. 400 for H100].
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     #[serde(default)]
     pub nic_gbps: Option<f64>,
 }
@@ -745,7 +745,7 @@ pub struct PlanTrainRequest {
     /// Power limit per GPU in W (as `nvidia-smi -pl` sets it), below the board power: compute-bound
     /// kernels run at the clock the limit allows, (W / board power)^(1/3), memory-bound ones as
     /// before [default: the catalog's board power].
-    #[arg(long, value_name = "W")]
+    #[arg(allow_negative_numbers = true, long, value_name = "W")]
     #[serde(default)]
     pub power_limit: Option<f64>,
     /// GPUs to spread the run over.
@@ -783,7 +783,7 @@ pub struct PlanTrainRequest {
     #[serde(default = "defaults::gpus_per_node")]
     pub gpus_per_node: u64,
     /// Scale-out NIC per GPU in Gbit/s [default: the catalog's].
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     #[serde(default)]
     pub nic_gbps: Option<f64>,
     /// Tokens to train on (days and cost columns).
@@ -888,7 +888,7 @@ pub struct ServeSimRequest {
     #[serde(default)]
     pub concurrency: Option<u64>,
     /// Open loop: Poisson arrivals, requests per second.
-    #[arg(long, conflicts_with = "trace")]
+    #[arg(allow_negative_numbers = true, long, conflicts_with = "trace")]
     #[serde(default)]
     pub rate: Option<f64>,
     /// A CSV trace with columns arrival_s, input_len, output_len.
@@ -939,11 +939,11 @@ pub struct ServeSimRequest {
     #[serde(default)]
     pub shared_prefix: u64,
     /// Latency target for goodput: time to first token, ms.
-    #[arg(long = "slo-ttft")]
+    #[arg(allow_negative_numbers = true, long = "slo-ttft")]
     #[serde(default)]
     pub slo_ttft_ms: Option<f64>,
     /// Latency target for goodput: time per output token, ms.
-    #[arg(long = "slo-tpot")]
+    #[arg(allow_negative_numbers = true, long = "slo-tpot")]
     #[serde(default)]
     pub slo_tpot_ms: Option<f64>,
     /// Seed of drawn lengths and arrivals.
@@ -983,11 +983,11 @@ pub struct PlanServeRequest {
     #[serde(default = "defaults::output_len")]
     pub output_len: u64,
     /// Time-to-first-token target, ms.
-    #[arg(long = "slo-ttft")]
+    #[arg(allow_negative_numbers = true, long = "slo-ttft")]
     #[serde(default)]
     pub slo_ttft_ms: Option<f64>,
     /// Time-per-output-token target, ms.
-    #[arg(long = "slo-tpot")]
+    #[arg(allow_negative_numbers = true, long = "slo-tpot")]
     #[serde(default)]
     pub slo_tpot_ms: Option<f64>,
     #[command(flatten)]

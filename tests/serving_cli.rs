@@ -369,3 +369,11 @@ fn every_command_runs_a_block_fp8_checkpoints_experts_block_scaled() {
     let dense = json(&["predict", "--mode", "serve", "--model", "llama-3-8b", "--gpu", "h100", "--weights", "fp8", "--batch", "4", "--input-len", "1024", "--output-len", "64"]);
     assert!(dense["moe_quant"].is_null(), "{}", dense["moe_quant"]);
 }
+
+/// A negative number is the value it looks like, refused with what it must be, not mistaken
+/// for an unknown flag.
+#[test]
+fn a_negative_number_is_refused_for_what_it_is() {
+    assert!(error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--rate", "-1"]).contains("request rate"));
+    assert!(error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--concurrency", "4", "--slo-ttft", "-5"]).contains("TTFT target must be a positive number"));
+}

@@ -583,6 +583,9 @@ impl TransformerSpec {
                 return invalid(format!("{what} must be in 1..={most}, got {value}"));
             }
         }
+        if self.max_positions == 0 {
+            return invalid("the context (max_position_embeddings) must be at least 1 token, got 0".into());
+        }
         // Only learned position tables are sized by max_position_embeddings (Switch's relative
         // positions leave it unbounded).
         if (self.learned_positions && self.max_positions > 1 << 30) || self.type_vocab > 1 << 20 {

@@ -229,6 +229,10 @@ fn unsupported_and_malformed_configs_are_one_line_errors() {
     let mut zero = ds.clone();
     zero["q_lora_rank"] = 0.into();
     one_line(&zero.to_string(), &["q_lora_rank"]);
+    // A context of no tokens fits no prompt: refused where it is read, not at serving time.
+    let mut no_context = ds.clone();
+    no_context["max_position_embeddings"] = 0.into();
+    one_line(&no_context.to_string(), &["max_position_embeddings", "at least 1"]);
     // A null q_lora_rank is DeepSeek-V2-Lite's single query projection.
     let mut lite = ds.clone();
     lite["q_lora_rank"] = serde_json::Value::Null;

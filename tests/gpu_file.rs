@@ -70,6 +70,20 @@ fn every_missing_and_implausible_field_is_named_in_one_line() {
     assert!(stderr(&o).contains("base 'h1000' is not a built-in GPU"), "{}", stderr(&o));
 }
 
+/// A misspelt figure would otherwise be dropped and the base's used in its place: refused, by name.
+#[test]
+fn a_field_the_catalog_does_not_know_is_refused_by_name() {
+    let typo = gpu_file("typo.toml", "[[gpu]]\nid = \"h100-slow\"\nbase = \"h100-sxm\"\nmemory_bandwith_gbs = 1676.0\n");
+    let o = wavecast(&["gpus", "--gpu-file", typo.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("unknown field `memory_bandwith_gbs`") && err.contains("memory_bandwidth_gbs"), "{err}");
+    let nested = gpu_file("typo-peak.toml", "[[gpu]]\nid = \"h100-fast\"\nbase = \"h100-sxm\"\n[gpu.peak_tflops]\nbf61 = 2000.0\n");
+    let err = stderr(&wavecast(&["gpus", "--gpu-file", nested.to_str().unwrap()]));
+    assert!(err.contains("unknown field `bf61`"), "{err}");
+}
+
 /// Time per output token of Llama 3.1 70B on four GPUs of `file`.
 fn tp4_tpot_ms(file: &str) -> (f64, String) {
     let o = wavecast(&["serve-sim", "--model", "llama-3.1-70b", "--gpu", "my-hopper", "--gpu-file", file, "--layout", "tp4", "--quant", "fp8", "--concurrency", "8", "--requests", "16", "--json"]);

@@ -26,6 +26,7 @@ impl Vendor {
 
 /// Dense peak throughput in TFLOP/s; `None` where the chip has no such path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PeakTflops {
     pub fp64: Option<f64>,
     pub fp32: f64,
@@ -42,6 +43,7 @@ pub struct PeakTflops {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Occupancy {
     pub warp_size: u32,
     pub max_threads_per_sm: u32,
@@ -73,6 +75,7 @@ fn default_smem_unit() -> u32 {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Interconnect {
     /// Total bidirectional NVLink (or Infinity Fabric) bandwidth per GPU, GB/s; 0 if none.
     #[serde(default)]
@@ -100,6 +103,7 @@ fn is_zero(v: &u64) -> bool {
 /// package of two dies (GCDs), and ROCm and PyTorch show each die as its own device, so the
 /// catalog entry describes one die and this says what the box on the shelf is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Package {
     /// The product's name, e.g. `AMD Instinct MI250X (OAM)`.
     pub name: String,
@@ -134,6 +138,7 @@ impl PriceTier {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Price {
     pub usd_per_hour: f64,
     pub source: String,
@@ -152,6 +157,7 @@ impl Price {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Gpu {
     pub id: String,
     pub name: String,

@@ -365,6 +365,8 @@ fn every_command_runs_a_block_fp8_checkpoints_experts_block_scaled() {
     assert_eq!(asked["metrics"], outright["metrics"]);
     let batch = json(&["predict", "--mode", "serve", "--model", "deepseek-v3", "--gpu", "b200", "--tp", "8", "--weights", "fp8", "--batch", "4", "--input-len", "1024", "--output-len", "64"]);
     assert_eq!(batch["moe_quant"], "fp8_block");
+    let compared = json(&["compare", "--model", "deepseek-v3", "--gpus", "b200", "--tp", "8", "--weights", "fp8", "--input-len", "1024", "--output-len", "64"]);
+    assert_eq!(compared["moe_quant"], "fp8_block");
     // A dense model's FP8 weights name no experts.
     let dense = json(&["predict", "--mode", "serve", "--model", "llama-3-8b", "--gpu", "h100", "--weights", "fp8", "--batch", "4", "--input-len", "1024", "--output-len", "64"]);
     assert!(dense["moe_quant"].is_null(), "{}", dense["moe_quant"]);

@@ -72,7 +72,8 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
         dtype: base.dtype,
         weights: base.weights,
         quant: base.quant,
-        moe_quant: base.moe_quant.filter(|m| Some(*m) != base.quant),
+        // As the engines run them (every result runs the same checkpoint the same way).
+        moe_quant: results[0].moe_quant,
         kv_dtype: base.kv_dtype.filter(|k| *k != base.dtype),
         results,
         skipped,

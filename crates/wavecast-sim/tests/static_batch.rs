@@ -52,7 +52,7 @@ fn static_serve_and_serve_sim_agree_in(backend: Backend) {
         let w = &sim.memory[0];
         assert!(close(w.weights_gb, fixed.weight_gb) && close(w.activations_gb, fixed.activation_gb) && close(w.runtime_gb, fixed.runtime_gb), "{case}: {w:?} vs {fixed:?}");
         // The engine's own time is in both: the decode step is its kernels plus the engine's.
-        assert!((fixed.decode_classes["engine"] - options.backend.overhead_ms(spec.layers)).abs() < 1e-9, "{case}");
+        assert!((fixed.decode_classes["engine"] - options.backend.overhead_ms(spec.layers, batch)).abs() < 1e-9, "{case}");
         assert!(fixed.kv_cache_gb < w.kv_cache_gb, "{case}: the batch's cache fits the engine's pool");
     }
 }
@@ -84,17 +84,27 @@ fn a_static_batch_runs_in_the_engine_it_names() {
     for (r, b) in [(&vllm, "vllm"), (&sglang, "sglang"), (&trtllm, "trtllm")] {
         let backend: Backend = b.parse().unwrap();
         assert_eq!(r.backend, b);
-        assert!((engine(r) - backend.overhead_ms(spec.layers)).abs() < 1e-9, "{b}: {}", engine(r));
+        assert!((engine(r) - backend.overhead_ms(spec.layers, o.batch)).abs() < 1e-9, "{b}: {}", engine(r));
         assert!((r.decode_classes["layers"] - vllm.decode_classes["layers"]).abs() < 1e-9, "{b}");
         // The decode steps differ by the host time alone.
         assert!((r.decode_ms - engine(r) - (vllm.decode_ms - engine(&vllm))).abs() < 1e-9, "{b}");
     }
     // vLLM's host time grows with the layers (64 here), SGLang's is fixed whatever the model,
-    // TensorRT-LLM's is hidden: the steps and the whole batch order as the engines' host times.
-    let mut by_host: Vec<(f64, &wavecast_sim::ServeReport)> = [(&vllm, "vllm"), (&sglang, "sglang"), (&trtllm, "trtllm")].into_iter().map(|(r, b)| (b.parse::<Backend>().unwrap().overhead_ms(spec.layers), r)).collect();
+    // TensorRT-LLM's is hidden but for its time per sequence: the steps and the whole batch
+    // order as the engines' host times.
+    let mut by_host: Vec<(f64, &wavecast_sim::ServeReport)> = [(&vllm, "vllm"), (&sglang, "sglang"), (&trtllm, "trtllm")].into_iter().map(|(r, b)| (b.parse::<Backend>().unwrap().overhead_ms(spec.layers, o.batch), r)).collect();
     by_host.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert!(by_host[0].0 < by_host[1].0 && by_host[1].0 < by_host[2].0, "three different host times");
     assert!(by_host.windows(2).all(|w| w[0].1.decode_ms < w[1].1.decode_ms && w[0].1.total_ms < w[1].1.total_ms));
+    // Every engine spends host time per sequence it runs: twice the batch, that much more.
+    let mut twice = o.clone();
+    twice.batch *= 2;
+    for b in ["vllm", "sglang", "trtllm"] {
+        let backend: Backend = b.parse().unwrap();
+        let doubled = wavecast_sim::serve(&spec, gpu, Pricing::ladder(&ladder), &twice, backend).unwrap();
+        let more = doubled.decode_classes["engine"] - run(b).decode_classes["engine"];
+        assert!(backend.seq_overhead_ms > 0.0 && (more - backend.seq_overhead_ms * o.batch as f64).abs() < 1e-9, "{b}: {more}");
+    }
     // And the engine is a serve-mode input: refused by name when unknown.
     assert!("tgi".parse::<Backend>().is_err());
 }

@@ -22,6 +22,10 @@ pub struct Backend {
     /// per transformer layer the iteration runs (see [`Backend::overhead_ms`]).
     pub iteration_overhead_ms: f64,
     pub layer_overhead_ms: f64,
+    /// Host time per sequence the iteration runs, ms, not hidden behind GPU work: scheduling
+    /// it, preparing its inputs, detokenizing and streaming its token (see
+    /// [`Backend::overhead_ms`]).
+    pub seq_overhead_ms: f64,
     /// Prompts before decodes: an iteration with waiting prompts computes only them (SGLang
     /// without `--enable-mixed-chunk`); otherwise running sequences decode first and prompts
     /// fill the rest of the budget (vLLM V1, TensorRT-LLM in-flight batching).
@@ -80,9 +84,16 @@ impl Backend {
     /// 2.5 ms for Kimi-K2.5 (61), where one fixed time per iteration fits none of them; it
     /// absorbs whatever grows with the layers and the graph does not price (kernel gaps beyond the
     /// per-kernel one, small per-layer kernels and collectives missing from the graph).
-    pub fn overhead_ms(&self, layers: u64) -> f64 {
-        self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64
+    ///
+    /// Each engine also spends host time per sequence it runs (15–20 µs): on the measured runs
+    /// the time per output token left beside the kernels grows with the running sequences and
+    /// not with the GPUs that run them. Qwen3-32B on vLLM on H100 at 128 users leaves 4.5–5.0
+    /// ms on TP2, TP4 and TP8 alike (about 2 ms at 64 users, none at 16).
+    pub fn overhead_ms(&self, layers: u64, seqs: u64) -> f64 {
+        self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64 + self.seq_overhead_ms * seqs as f64
     }
+
+
 
     /// Milliseconds of API-server time a request with `input_len` prompt tokens takes.
     pub fn server_time_ms(&self, input_len: u64) -> f64 {
@@ -99,23 +110,25 @@ impl Backend {
 /// `client_sync` is fitted the same way, one value per admission policy over every predicted
 /// row of both measured GPUs (0.65 prefill first, 0.3 decode first; README, *Clients and
 /// engines*). Every constant here is refitted (the two below in their order, then `client_sync`,
-/// then the two again) when the kernel prices under them change; last when the element-wise
-/// passes became the engine's own streaming kernel ([`wavecast_data::STREAM`]) and a block-FP8
-/// checkpoint's experts its block-scaled kernel (SGLang's two moved: 130 → 140 ms and
-/// 1.4 → 1.7 ms; every other constant kept its value).
+/// then the two again, then the host time per sequence) when the kernel prices under them
+/// change; last when the host time per sequence was added (SGLang's iteration time 1.7 →
+/// 1.6 ms, vLLM's per layer 20 → 15 µs; every other constant kept its value).
 ///
 /// Two numbers per engine are fitted to measurements (`eval serving` on AIConfigurator's runs),
 /// neither depending on the GPU: `frontend_ms`, the HTTP server, tokenizer and router in front
 /// of the engine, the least mean TTFT APE of each engine's runs with at most four users (grid
 /// of 10 ms: 20, 140 and 30 ms), and `iteration_overhead_ms`, the median gap of their time per
-/// output token (SGLang 1.7 ms; TensorRT-LLM's is negative, −0.1 ms, so none). vLLM's host time
-/// is per layer instead (`layer_overhead_ms`, 20 µs: the least mean TPOT APE of its runs with at
+/// output token (SGLang 1.6 ms; TensorRT-LLM's is negative, −0.2 ms, so none). vLLM's host time
+/// is per layer instead (`layer_overhead_ms`, 15 µs: the least mean TPOT APE of its runs with at
 /// most four users, over gpt-oss-120b, Llama-3.1-70B, Kimi-K2.5 and MiniMax-M2.5 on H100 and
-/// B200, grid of 5 µs).
+/// B200, grid of 5 µs). `seq_overhead_ms`, the host time per running sequence, is the least
+/// mean TPOT APE of each engine's runs at every load (grid of 5 µs: 20, 20 and 15 µs), leaving
+/// out the nine runs whose time per output token falls with load (gpt-oss-120b on H100 at 512
+/// users: 3.6–5.6 ms, against 5.8–16.5 ms for the same deployments at 32 users).
 pub const BACKENDS: &[Backend] = &[
-    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, kv_rule: KvRule::ShareOfMemory(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.02, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
-    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 1.7, layer_overhead_ms: 0.0, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.65 },
-    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, kv_rule: KvRule::ShareOfFree(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.0, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
+    Backend { name: "vllm", max_batched_tokens: 8192, max_seqs: 1024, block_size: 16, kv_rule: KvRule::ShareOfMemory(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.015, seq_overhead_ms: 0.02, prefill_first: false, frontend_ms: 20.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
+    Backend { name: "sglang", max_batched_tokens: 8192, max_seqs: 1024, block_size: 1, kv_rule: KvRule::StaticReserve, iteration_overhead_ms: 1.6, layer_overhead_ms: 0.0, seq_overhead_ms: 0.02, prefill_first: true, frontend_ms: 140.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.65 },
+    Backend { name: "trtllm", max_batched_tokens: 8192, max_seqs: 2048, block_size: 32, kv_rule: KvRule::ShareOfFree(0.90), iteration_overhead_ms: 0.0, layer_overhead_ms: 0.0, seq_overhead_ms: 0.015, prefill_first: false, frontend_ms: 30.0, server_ms: 1.9, server_us_per_token: 1.3, client_sync: 0.3 },
 ];
 
 impl Backend {

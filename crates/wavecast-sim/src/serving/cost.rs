@@ -268,7 +268,9 @@ pub struct IterationModel {
     /// One prompt chunk's attention in every layer: (chunk tokens, tokens before it).
     prefill: Grid,
     attention_dp: u64,
+    /// The engine's host time per iteration: a fixed ms, and ms per sequence the rank runs.
     overhead_ms: f64,
+    seq_overhead_ms: f64,
     /// Pipeline parallelism: handing a batch's hidden states from stage to stage (every stage
     /// but the last), fixed ms and ms per token.
     hop_ms: (f64, f64),
@@ -350,8 +352,10 @@ fn price_split(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<(f64, f
 
 impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
-    /// `limits` allows. `overhead_ms` is the engine's fixed cost per iteration.
-    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: f64, pricing: Pricing) -> Result<IterationModel, SimError> {
+    /// `limits` allows. `overhead_ms` is the engine's host time per iteration: a fixed ms and
+    /// ms per sequence the rank runs.
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: (f64, f64), pricing: Pricing) -> Result<IterationModel, SimError> {
+        let (overhead_ms, seq_overhead_ms) = overhead_ms;
         let ops = pricing;
         let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);
@@ -395,7 +399,7 @@ impl IterationModel {
         let mut pasts = vec![0];
         pasts.extend(contexts(max_ctx));
         let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| Ok(part_ms("attention", Part::Attention, 1, c, past)?.0))?;
-        Ok(IterationModel { layers, collectives, experts, head, decode, prefill, attention_dp: dp, overhead_ms, hop_ms })
+        Ok(IterationModel { layers, collectives, experts, head, decode, prefill, attention_dp: dp, overhead_ms, seq_overhead_ms, hop_ms })
     }
 }
 
@@ -437,7 +441,7 @@ pub struct StepParts {
     pub head_ms: f64,
     /// Pipeline stages handing the batch on (0 without pipeline parallelism).
     pub pipeline_ms: f64,
-    /// The engine's fixed cost per iteration.
+    /// The engine's own host time in the iteration (fixed, per layer, per sequence).
     pub overhead_ms: f64,
 }
 
@@ -470,7 +474,8 @@ impl IterationModel {
             prefill_attention_ms,
             head_ms: self.head.at((sampled / dp).ceil().max(1.0)),
             pipeline_ms: if self.hop_ms.0 > 0.0 { self.hop_ms.0 + self.hop_ms.1 * tokens } else { 0.0 },
-            overhead_ms: self.overhead_ms,
+            // Each rank's scheduler runs its own sequences.
+            overhead_ms: self.overhead_ms + self.seq_overhead_ms * ((b.decode_seqs as f64 + b.prefill.len() as f64) / dp).ceil(),
         }
     }
 }

@@ -93,8 +93,6 @@ impl Backend {
         self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64 + self.seq_overhead_ms * seqs as f64
     }
 
-
-
     /// Milliseconds of API-server time a request with `input_len` prompt tokens takes.
     pub fn server_time_ms(&self, input_len: u64) -> f64 {
         self.server_ms + self.server_us_per_token * input_len as f64 / 1e3

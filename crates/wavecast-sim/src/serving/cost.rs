@@ -352,10 +352,10 @@ fn price_split(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<(f64, f
 
 impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
-    /// `limits` allows. `overhead_ms` is the engine's host time per iteration: a fixed ms and
-    /// ms per sequence the rank runs.
-    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, overhead_ms: (f64, f64), pricing: Pricing) -> Result<IterationModel, SimError> {
-        let (overhead_ms, seq_overhead_ms) = overhead_ms;
+    /// `limits` allows. `host_ms` is the engine's host time per iteration: a fixed ms, and ms
+    /// per sequence the rank runs.
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, host_ms: (f64, f64), pricing: Pricing) -> Result<IterationModel, SimError> {
+        let (overhead_ms, seq_overhead_ms) = host_ms;
         let ops = pricing;
         let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);

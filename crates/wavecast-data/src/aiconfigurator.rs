@@ -200,10 +200,7 @@ impl Table {
     /// gated delta rule (`causal_conv1d_fn`, `causal_conv1d_update`), which the operator graph
     /// prices as an element-wise pass. `None`: every row is the table's op (no per-row check).
     fn foreign_kernels(self) -> Option<&'static str> {
-        match self {
-            Table::GatedDelta => Some("conv1d"),
-            _ => None,
-        }
+        (self == Table::GatedDelta).then_some("conv1d")
     }
 }
 

@@ -8,6 +8,7 @@
 //! simulation of thousands of iterations costs table lookups.
 
 use super::engine::{Batch, StepCost};
+use super::Backend;
 use crate::SimError;
 use wavecast_data::{Precision, Shape};
 use wavecast_gpu::Gpu;
@@ -268,9 +269,10 @@ pub struct IterationModel {
     /// One prompt chunk's attention in every layer: (chunk tokens, tokens before it).
     prefill: Grid,
     attention_dp: u64,
-    /// The engine's host time per iteration: a fixed ms, and ms per sequence the rank runs.
-    overhead_ms: f64,
-    seq_overhead_ms: f64,
+    /// The engine whose host time each iteration adds ([`Backend::overhead_ms`]), and the
+    /// model's layers it is counted over.
+    engine: Backend,
+    model_layers: u64,
     /// Pipeline parallelism: handing a batch's hidden states from stage to stage (every stage
     /// but the last), fixed ms and ms per token.
     hop_ms: (f64, f64),
@@ -352,10 +354,8 @@ fn price_split(g: &Graph, gpu: &Gpu, ops: Pricing, want: Part) -> Result<(f64, f
 
 impl IterationModel {
     /// Prices the parts of `spec` served with `par` and `formats` on `gpu`, over every size
-    /// `limits` allows. `host_ms` is the engine's host time per iteration: a fixed ms, and ms
-    /// per sequence the rank runs.
-    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, host_ms: (f64, f64), pricing: Pricing) -> Result<IterationModel, SimError> {
-        let (overhead_ms, seq_overhead_ms) = host_ms;
+    /// `limits` allows; each iteration adds `engine`'s host time.
+    pub fn new(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, limits: &Limits, engine: Backend, pricing: Pricing) -> Result<IterationModel, SimError> {
         let ops = pricing;
         let hop_ms = pipeline_hop_ms(spec, gpu, par, formats);
         let dp = par.attention_dp.max(1);
@@ -399,7 +399,7 @@ impl IterationModel {
         let mut pasts = vec![0];
         pasts.extend(contexts(max_ctx));
         let prefill = grid(sizes(limits.max_tokens.min(max_ctx)), pasts, &|c, past| Ok(part_ms("attention", Part::Attention, 1, c, past)?.0))?;
-        Ok(IterationModel { layers, collectives, experts, head, decode, prefill, attention_dp: dp, overhead_ms, seq_overhead_ms, hop_ms })
+        Ok(IterationModel { layers, collectives, experts, head, decode, prefill, attention_dp: dp, engine, model_layers: spec.layers, hop_ms })
     }
 }
 
@@ -475,7 +475,7 @@ impl IterationModel {
             head_ms: self.head.at((sampled / dp).ceil().max(1.0)),
             pipeline_ms: if self.hop_ms.0 > 0.0 { self.hop_ms.0 + self.hop_ms.1 * tokens } else { 0.0 },
             // Each rank's scheduler runs its own sequences.
-            overhead_ms: self.overhead_ms + self.seq_overhead_ms * ((b.decode_seqs as f64 + b.prefill.len() as f64) / dp).ceil(),
+            overhead_ms: self.engine.overhead_ms(self.model_layers, (b.decode_seqs + b.prefill.len() as u64).div_ceil(self.attention_dp)),
         }
     }
 }

@@ -180,7 +180,7 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     let chunk_tokens = o.chunk_tokens.map_or(max_tokens, |c| c * par.attention_dp.max(1));
     let limits = Limits { max_tokens, max_seqs, max_context, chunk_tokens };
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
-    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, (o.backend.overhead_ms(spec.layers, 0), o.backend.seq_overhead_ms), pricing)?;
+    let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend, pricing)?;
     let config = EngineConfig {
         max_seqs,
         max_batched_tokens: max_tokens,

@@ -15,11 +15,13 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("gpt3-xl", include_str!("../presets/gpt3-xl.json")),
     ("gpt3-2.7b", include_str!("../presets/gpt3-2.7b.json")),
     ("llama-3-8b", include_str!("../presets/llama-3-8b.json")),
+    ("llama-3.1-8b", include_str!("../presets/llama-3.1-8b.json")),
     ("llama-2-7b", include_str!("../presets/llama-2-7b.json")),
     ("mistral-7b", include_str!("../presets/mistral-7b.json")),
     ("mixtral-8x7b", include_str!("../presets/mixtral-8x7b.json")),
     ("llama-3.2-1b", include_str!("../presets/llama-3.2-1b.json")),
     ("llama-3.1-70b", include_str!("../presets/llama-3.1-70b.json")),
+    ("llama-3-70b", include_str!("../presets/llama-3-70b.json")),
     ("qwen2.5-7b", include_str!("../presets/qwen2.5-7b.json")),
     ("qwen2.5-14b", include_str!("../presets/qwen2.5-14b.json")),
     ("qwen3-32b", include_str!("../presets/qwen3-32b.json")),
@@ -29,25 +31,26 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("switch-base-8", include_str!("../presets/switch-base-8.json")),
 ];
 
-/// Other names of a preset: releases with the same architecture (layers, widths, heads,
-/// vocabulary, so the same operator graph) that differ only in what wavecast does not model —
-/// RoPE scaling, the context limit, the training data. (alias, preset)
+/// Other names of a preset: releases with the same config (layers, widths, heads, vocabulary
+/// and context) that differ only in their weights. Releases of one architecture with another
+/// context are presets of their own (`llama-3.1-8b` serves 131,072 tokens, `llama-3-8b` 8,192):
+/// the serving commands refuse a request longer than the model's context. (alias, preset)
 pub const ALIASES: &[(&str, &str)] = &[
-    ("llama-3.1-8b", "llama-3-8b"),
-    ("llama-3-70b", "llama-3.1-70b"),
     ("llama-3.3-70b", "llama-3.1-70b"),
     ("gpt2-small", "gpt2"),
     ("bert-base-uncased", "bert-base"),
     ("bert-large-uncased", "bert-large"),
 ];
 
-/// Fine-tunes that keep the base model's architecture: `Llama-3.1-8B-Instruct` is priced as
+/// Fine-tunes that keep the base model's config: `Llama-3.1-8B-Instruct` is priced as
 /// `llama-3.1-8b`.
 const SAME_ARCHITECTURE_SUFFIXES: &[&str] = &["-instruct", "-chat", "-base"];
 
-/// The config text of a preset (case-insensitive), if it is one.
+/// The config text of the preset `name` means ([`canonical`]: an alias or a Hugging Face id
+/// too), if it names one.
 pub fn preset_text(name: &str) -> Option<&'static str> {
-    PRESETS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
+    let n = canonical(name)?;
+    PRESETS.iter().find(|(p, _)| *p == n).map(|(_, t)| *t)
 }
 
 /// Presets of the models NeuSight's measured benchmarks trained in FP32 (GPT-2, BERT, OPT,
@@ -63,7 +66,7 @@ pub const DTYPE_RULE: &str = "the config's torch_dtype, else bf16; fp32 for the 
 /// config text.
 pub fn default_train_dtype(preset: Option<&str>, config: Option<&str>) -> (wavecast_ir::DType, &'static str) {
     use wavecast_ir::DType;
-    if preset.is_some_and(|p| FP32_BENCHMARK_PRESETS.iter().any(|b| b.eq_ignore_ascii_case(p))) {
+    if preset.and_then(canonical).is_some_and(|p| FP32_BENCHMARK_PRESETS.contains(&p)) {
         return (DType::Fp32, "fp32: a NeuSight FP32 benchmark model");
     }
     let torch = config.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()).and_then(|v| v.get("torch_dtype").and_then(|d| d.as_str().map(str::to_string)));
@@ -90,10 +93,12 @@ pub fn aliases_of(name: &str) -> Vec<&'static str> {
 }
 
 /// The preset `name` means: a preset name or alias, ignoring case, a Hugging Face organisation
-/// (`meta-llama/Llama-3.1-8B`) and a fine-tune suffix (`-Instruct`).
+/// (`meta-llama/Llama-3.1-8B`), Meta's first naming of its Llama 3 repositories
+/// (`Meta-Llama-3-70B`) and a fine-tune suffix (`-Instruct`).
 pub fn canonical(name: &str) -> Option<&'static str> {
     let lower = name.trim().to_ascii_lowercase();
     let bare = lower.rsplit('/').next().unwrap_or(&lower);
+    let bare = bare.strip_prefix("meta-").filter(|b| b.starts_with("llama")).unwrap_or(bare);
     let base = SAME_ARCHITECTURE_SUFFIXES.iter().find_map(|s| bare.strip_suffix(s)).unwrap_or(bare);
     exact(bare).or_else(|| exact(base))
 }
@@ -148,15 +153,39 @@ mod tests {
 
     #[test]
     fn common_names_and_hugging_face_ids_find_their_preset() {
-        assert_eq!(canonical("llama-3.1-8b"), Some("llama-3-8b"));
-        assert_eq!(canonical("meta-llama/Llama-3.1-8B-Instruct"), Some("llama-3-8b"));
+        assert_eq!(canonical("llama-3.1-8b"), Some("llama-3.1-8b"));
+        assert_eq!(canonical("meta-llama/Llama-3.1-8B-Instruct"), Some("llama-3.1-8b"));
+        assert_eq!(canonical("meta-llama/Meta-Llama-3-70B-Instruct"), Some("llama-3-70b"));
+        assert_eq!(canonical("meta-llama/Meta-Llama-3.1-8B"), Some("llama-3.1-8b"));
         assert_eq!(canonical("meta-llama/Llama-3.3-70B-Instruct"), Some("llama-3.1-70b"));
         assert_eq!(canonical("Qwen/Qwen3-32B"), Some("qwen3-32b"));
         assert_eq!(canonical("QWEN2.5-14B-instruct"), Some("qwen2.5-14b"));
         assert_eq!(canonical("llama-3.1-9b"), None);
-        // An alias builds the preset's architecture, under the preset's name.
-        let (alias, preset) = (preset("llama-3.1-8b").unwrap(), super::preset("llama-3-8b").unwrap());
-        assert_eq!((alias.name.as_str(), alias.layers, alias.hidden, alias.heads, alias.kv_heads), ("llama-3-8b", preset.layers, preset.hidden, preset.heads, preset.kv_heads));
+        // An alias builds the preset's config, under the preset's name.
+        let (alias, preset) = (preset("llama-3.3-70b").unwrap(), super::preset("llama-3.1-70b").unwrap());
+        assert_eq!((alias.name.as_str(), alias.layers, alias.hidden, alias.heads, alias.kv_heads, alias.max_positions), ("llama-3.1-70b", preset.layers, preset.hidden, preset.heads, preset.kv_heads, preset.max_positions));
+    }
+
+    /// A preset's other names find its config, and with it the training format's rule.
+    #[test]
+    fn other_names_of_a_preset_find_its_config_and_format() {
+        assert_eq!(preset_text("meta-llama/Llama-3.3-70B-Instruct"), preset_text("llama-3.1-70b"));
+        assert!(preset_text("llama-3.1-9b").is_none());
+        let fp32 = default_train_dtype(Some("gpt2-small"), preset_text("gpt2-small"));
+        assert_eq!(fp32, default_train_dtype(Some("gpt2"), preset_text("gpt2")));
+        assert_eq!(fp32.0, wavecast_ir::DType::Fp32);
+        assert_eq!(default_train_dtype(Some("llama-3.3-70b"), preset_text("llama-3.3-70b")).0, wavecast_ir::DType::Bf16);
+    }
+
+    /// Llama 3 and 3.1 share each size's architecture, not its context: each release is its own
+    /// preset, so a 20,000-token request fits 3.1 and not 3.
+    #[test]
+    fn llama_3_and_3_1_differ_in_context_only() {
+        for (three, three_one) in [("llama-3-8b", "llama-3.1-8b"), ("llama-3-70b", "llama-3.1-70b")] {
+            let (a, b) = (preset(three).unwrap(), preset(three_one).unwrap());
+            assert_eq!((a.layers, a.hidden, a.heads, a.kv_heads, a.params().total), (b.layers, b.hidden, b.heads, b.kv_heads, b.params().total), "{three} vs {three_one}");
+            assert_eq!((a.max_positions, b.max_positions), (8192, 131_072), "{three} vs {three_one}");
+        }
     }
 
     #[test]

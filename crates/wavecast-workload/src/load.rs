@@ -132,6 +132,7 @@ fn load_transformer(spec: TransformerSpec, o: &LoadOptions) -> Result<LoadedWork
     b.attention = o.attention;
     b.optimizer = o.optimizer;
     let graph = build(&spec, &b)?;
+    let notes = beyond_context(&spec, o.seq).into_iter().collect();
     Ok(LoadedWorkload {
         name: spec.name.clone(),
         kind: Kind::Transformer,
@@ -143,8 +144,17 @@ fn load_transformer(spec: TransformerSpec, o: &LoadOptions) -> Result<LoadedWork
         seq: o.seq,
         input: None,
         unsupported: Vec::new(),
-        notes: Vec::new(),
+        notes,
         spec: Some(spec),
+    })
+}
+
+/// What to say of a sequence longer than a rotary-position model's context: it is priced (the
+/// same layers at that length; context-extension fine-tunes train there), but not silently. A
+/// model with learned positions cannot run it at all, and the builder refuses it.
+fn beyond_context(spec: &TransformerSpec, seq: u64) -> Option<String> {
+    (!spec.learned_positions && seq > spec.max_positions).then(|| {
+        format!("{seq} tokens are beyond {}'s context of {} (max_position_embeddings): priced as its layers at that length", spec.name, spec.max_positions)
     })
 }
 

@@ -893,3 +893,15 @@ fn sparse_attention_scores_every_token_and_attends_to_the_top_k() {
     within(s.params().total, 744e9, "GLM-5");
     assert!(s.params().total - without.params().total > 700_000_000);
 }
+
+/// A rotary model priced past its context says so in the workload's notes; within it, nothing.
+#[test]
+fn a_sequence_beyond_the_context_is_priced_with_a_note() {
+    use wavecast_workload::{load, LoadOptions, Source};
+    let notes = |name: &str, seq: u64| load(Source::Preset(name), &LoadOptions::new(1, seq, Mode::Inference)).unwrap().notes;
+    let beyond = notes("llama-3-8b", 20_000);
+    assert_eq!(beyond.len(), 1, "{beyond:?}");
+    assert!(beyond[0].contains("beyond llama-3-8b's context of 8192"), "{beyond:?}");
+    assert!(notes("llama-3-8b", 8192).is_empty());
+    assert!(notes("llama-3.1-8b", 20_000).is_empty(), "Llama 3.1 serves 131,072 tokens");
+}

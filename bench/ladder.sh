@@ -67,6 +67,17 @@ measured = {g: {(f["family"], f["dtype"]): f for f in json.load(open(f"{tmp}/{g}
 for k in keys:
     cells = [f"{measured[g][k]['mean_ape']:.1f} ({measured[g][k]['coverage']:.0f} % in)" if k in measured[g] else "" for g in gpus]
     print(f"| {k[0]} | {k[1]} | " + " | ".join(cells) + " |")
+print("\nBeside it, another engine's timing of the very same shape on the same GPU taken as the answer")
+print("(mean APE over the ordered pairs of two engines' collections, `eval ops` JSON `other_engine_mape`):")
+print("what each engine's own tables are worth where the engines run different kernels, and, for BF16")
+print("GEMMs (torch's linear, so cuBLAS, in vLLM, SGLang and TensorRT-LLM alike), how far two collections'")
+print("timings of one call lie apart, which no interpolation of one collection can beat on the other.\n")
+print("| family | format | " + " | ".join(gpus) + " |")
+print("|---|---|" + "---|" * len(gpus))
+for k in keys:
+    cells = [f"{measured[g][k]['other_engine_mape']:.1f} ({measured[g][k]['other_engine_shapes']} shapes)" if k in measured[g] and measured[g][k].get("other_engine_mape") is not None else "" for g in gpus]
+    if any(cells):  # collectives: one NCCL table per GPU, no engine's own
+        print(f"| {k[0]} | {k[1]} | " + " | ".join(cells) + " |")
 for g in gpus:
     r = json.load(open(f"{tmp}/{g}.json"))
     print(f"\n## {g}\n")

@@ -96,11 +96,13 @@ fn print_measured_rung(out: &wavecast::eval::ladder::LadderEval) {
         return;
     }
     println!("measured rung: a tenth of {}'s own shapes held out of its tables", out.test_gpu);
-    let mut m = new(&["source", "family", "dtype", "n", "mean APE", "median", "in interval"]);
+    let mut m = new(&["source", "family", "dtype", "n", "mean APE", "median", "in interval", "another engine's timing"]);
     for f in &out.measured {
-        m.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.stats.n.to_string(), pct(f.stats.mean_ape), pct(f.stats.median_ape), pct(f.coverage)]);
+        let other = f.other_engine_mape.map(|x| format!("{} ({} shapes)", pct(x), f.other_engine_shapes)).unwrap_or_default();
+        m.add_row(vec![f.source.clone(), f.family.clone(), f.dtype.clone(), f.stats.n.to_string(), pct(f.stats.mean_ape), pct(f.stats.median_ape), pct(f.coverage), other]);
     }
     println!("{m}");
+    println!("another engine's timing: the same shape as another engine's collection timed it on this GPU, taken as the answer (its own kernel where the engines differ; for BF16 GEMMs, torch's linear in every engine, the spread of two collections timing one call)");
 }
 
 /// `fit --predictor ladder`: each GPU's held-out tenth priced from its surface fitted on the rest.

@@ -82,7 +82,8 @@ fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &
     if let Some(dir) = &a.against {
         return against(a, dir, rows, cat, gpu);
     }
-    let out = wavecast::eval::ladder::evaluate(rows, cat, gpu, &|line| eprintln!("{line}"))?;
+    let other_engines = other_engines_rows(&a.data, cat, gpu)?;
+    let out = wavecast::eval::ladder::evaluate(rows, &other_engines, cat, gpu, &|line| eprintln!("{line}"))?;
     write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if a.json {
         return print_json(&out);
@@ -93,6 +94,19 @@ fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &
         eprintln!("  {n} rows not priced: {reason}");
     }
     Ok(())
+}
+
+/// The test GPU's rows from the engines' collections that the default load leaves out (SGLang's
+/// and TensorRT-LLM's where vLLM's answer), read one engine at a time so that only one
+/// engine's tables of every GPU are held at once.
+fn other_engines_rows(data: &std::path::Path, cat: &Catalog, gpu: &str) -> Result<Vec<wavecast_data::Timing>> {
+    let id = &cat.get(gpu)?.id;
+    let mut rows = Vec::new();
+    for engine in wavecast_ir::Engine::ALL.iter().filter(|e| **e != wavecast_ir::Engine::DEFAULT) {
+        let loaded = wavecast_data::load_timings_of(data, cat, wavecast_data::Engines::Only(engine.name()))?;
+        rows.extend(loaded.rows.into_iter().filter(|t| &t.gpu == id));
+    }
+    Ok(rows)
 }
 
 /// `--against DIR`: the test GPU timed by two harnesses, shape by shape, and the ladder on the

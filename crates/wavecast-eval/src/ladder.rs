@@ -59,6 +59,16 @@ pub struct MeasuredFamily {
     #[serde(flatten)]
     pub stats: Summary,
     pub coverage: f64,
+    /// Another engine's timing of the very same shape on this GPU taken as the answer (mean
+    /// APE over every ordered pair of rows from two engines' collections, whatever library
+    /// each ran). Where the engines run different kernels it is what choosing the engine's own
+    /// tables is worth; where they run the same library (BF16 GEMMs: torch's linear in all
+    /// three) it is how far two collections' timings of one call lie apart, which no
+    /// interpolation of one collection can beat on the other. `None` where only one
+    /// collection timed the family's shapes.
+    pub other_engine_mape: Option<f64>,
+    /// Shapes that two or more engines timed.
+    pub other_engine_shapes: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,7 +114,9 @@ struct Row<'a> {
 }
 
 /// Evaluates the ladder on `test_gpu` (see the module comment); `say` hears progress.
-pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn(&str)) -> Result<LadderEval, EvalError> {
+/// `other_engines`: rows of engines' collections that `rows` does not hold (only the test GPU's
+/// are read), for how far two engines' timings of one shape lie apart; may be empty.
+pub fn evaluate(rows: &[Timing], other_engines: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn(&str)) -> Result<LadderEval, EvalError> {
     let gpu = catalog.get(test_gpu)?.clone();
     let test_rows: Vec<&Timing> = rows.iter().filter(|t| t.gpu == gpu.id).collect();
     if test_rows.is_empty() {
@@ -126,7 +138,7 @@ pub fn evaluate(rows: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn
         }
     }
     let families = summarize(&priced);
-    let measured = measured_rung(rows, &model, catalog, &gpu);
+    let measured = measured_rung(rows, other_engines, &model, catalog, &gpu);
     let family_mean = |f: fn(&LadderFamily) -> f64| mean(&families.iter().map(f).collect::<Vec<_>>());
     Ok(LadderEval {
         test_gpu: gpu.id.clone(),
@@ -197,7 +209,7 @@ fn summarize(priced: &[Row]) -> Vec<LadderFamily> {
 
 /// The measured rung on `gpu`: tables of every GPU with `gpu`'s held-out tenth removed, each
 /// of those shapes interpolated from the rest of `gpu`'s own table.
-fn measured_rung(rows: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -> Vec<MeasuredFamily> {
+fn measured_rung(rows: &[Timing], other_engines: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -> Vec<MeasuredFamily> {
     let tables = Tables::filtered(rows, |t| !(t.gpu == gpu.id && held_out_tenth(t)));
     let ladder = Ladder::new(model.clone(), tables, catalog.clone());
     let mut by: BTreeMap<FamilyKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
@@ -209,5 +221,56 @@ fn measured_rung(rows: &[Timing], model: &Model, catalog: &Catalog, gpu: &Gpu) -
         e.0.push(ape(hit.seconds, measured));
         e.1.push(covered(measured, p.lo, p.hi));
     }
-    by.into_iter().map(|((source, family, dtype), (apes, cov))| MeasuredFamily { source, family, dtype, stats: Summary::of(&apes), coverage: mean(&cov) }).collect()
+    let mut spread = engines_spread(rows.iter().chain(other_engines), gpu);
+    by.into_iter()
+        .map(|(key, (apes, cov))| {
+            let (other_engine_mape, other_engine_shapes) = spread.remove(&key).unwrap_or((None, 0));
+            let (source, family, dtype) = key;
+            MeasuredFamily { source, family, dtype, stats: Summary::of(&apes), coverage: mean(&cov), other_engine_mape, other_engine_shapes }
+        })
+        .collect()
+}
+
+/// Per family on `gpu`: the mean APE of one engine's timing of a shape as the answer for
+/// another engine's timing of the same shape, and how many shapes two engines timed.
+fn engines_spread<'a>(rows: impl Iterator<Item = &'a Timing>, gpu: &Gpu) -> BTreeMap<FamilyKey, (Option<f64>, u32)> {
+    let mut by_shape: BTreeMap<(FamilyKey, String), Vec<(&str, f64)>> = BTreeMap::new();
+    for t in rows.filter(|t| t.gpu == gpu.id && !t.engine.is_empty()) {
+        by_shape.entry((family_of(t), format!("{:?}", t.shape))).or_default().push((t.engine.as_str(), t.latency_ms));
+    }
+    let mut by_family: BTreeMap<FamilyKey, (Vec<f64>, u32)> = BTreeMap::new();
+    for ((family, _), timings) in by_shape {
+        let pairs: Vec<f64> = timings.iter().flat_map(|a| timings.iter().filter(move |b| b.0 != a.0).map(move |b| ape(a.1, b.1))).collect();
+        if !pairs.is_empty() {
+            let e = by_family.entry(family).or_default();
+            e.0.extend(pairs);
+            e.1 += 1;
+        }
+    }
+    by_family.into_iter().map(|(k, (apes, shapes))| (k, (Some(mean(&apes)), shapes))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavecast_data::{Precision, Shape, Source};
+
+    fn gemm(gpu: &str, m: u64, engine: &str, ms: f64) -> Timing {
+        Timing { source: Source::Aiconfigurator, gpu: gpu.into(), shape: Shape::Gemm { m, n: 4096, k: 4096 }, precision: Precision::Bf16, kernel_source: "linear".into(), latency_ms: ms, provenance: String::new(), engine: engine.into() }
+    }
+
+    /// Two engines' timings of one shape answer for each other both ways; a shape one engine
+    /// timed, another GPU's rows and rows of no engine take no part.
+    #[test]
+    fn another_engines_timing_of_the_same_shape_is_scored_both_ways() {
+        let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+        let rows = [gemm("h100-sxm", 64, "vllm/0.24.0", 1.0), gemm("h100-sxm", 128, "vllm/0.24.0", 2.0), gemm("b200", 64, "sglang/0.5.14", 9.0), gemm("h100-sxm", 64, "", 5.0)];
+        let other = [gemm("h100-sxm", 64, "sglang/0.5.14", 1.1)];
+        let spread = engines_spread(rows.iter().chain(&other), &gpu);
+        let (mape, shapes) = spread[&family_of(&rows[0])];
+        assert_eq!(shapes, 1);
+        let expected = (ape(1.0, 1.1) + ape(1.1, 1.0)) / 2.0;
+        assert!((mape.unwrap() - expected).abs() < 1e-9, "{mape:?} vs {expected}");
+        assert!(engines_spread(rows.iter(), &gpu).is_empty(), "one engine per shape: nothing to compare");
+    }
 }

@@ -201,6 +201,8 @@ pub struct Sections {
     pub layer_linear_fw: f64,
     pub layer_other_fw: f64,
     pub layer_params: f64,
+    /// Of `layer_params`, the routed experts' (sharded over the expert-data-parallel GPUs).
+    pub layer_expert_params: f64,
     pub prologue_params: f64,
     pub epilogue_params: f64,
     /// Collective calls of one micro-batch over all layers.
@@ -361,6 +363,9 @@ pub fn sections(
             }
             if !bw {
                 s.layer_params += n.op.params() as f64 * reps / per_layer;
+                if n.role == Role::Expert {
+                    s.layer_expert_params += n.op.params() as f64 * reps / per_layer;
+                }
             }
         } else {
             let before = if bw {
@@ -697,9 +702,18 @@ pub(crate) fn assemble(
         }
     }
 
-    let sharded = if l.zero >= 1 { l.dp } else { 1 } as f64;
-    let optimizer_params =
-        (stage_params.iter().copied().fold(0.0, f64::max) / sharded).ceil() as u64;
+    // Each GPU updates its shard: dense parameters split over dp, routed experts over the
+    // GPUs that hold the same experts.
+    let sharded = |sharers: u64| if l.zero >= 1 { sharers } else { 1 } as f64;
+    let optimizer_params = layers
+        .iter()
+        .zip(&stage_params)
+        .map(|(&n, &params)| {
+            let experts = n as f64 * sec.layer_expert_params;
+            (params - experts) / sharded(l.dp) + experts / sharded(l.expert_data_parallel())
+        })
+        .fold(0.0, f64::max)
+        .ceil() as u64;
     let optimizer_ms = match optimizer_times.0.get(&optimizer_params) {
         Some(&ms) => ms,
         None => {
@@ -830,8 +844,11 @@ fn memory(
             1.0
         };
         // Megatron's distributed optimizer and FSDP shard over the context-parallel ranks too:
-        // they hold the same weights and sum the same gradients.
-        let mut mem = model_state_bytes(params, o.storage_dtype(), o.optimizer, l.zero, l.dp * l.cp);
+        // they hold the same weights and sum the same gradients. Routed experts are shared by
+        // fewer GPUs (the expert-data-parallel ones), so their states shard fewer ways.
+        let experts = n as f64 * sec.layer_expert_params;
+        let state = |params: f64, sharers: u64| model_state_bytes(params, o.storage_dtype(), o.optimizer, l.zero, sharers);
+        let mut mem = state(params - experts, l.dp * l.cp) + state(experts, l.expert_data_parallel());
         mem.activations = per_layer * n as f64 * in_flight as f64 * interleave;
         if i == 0 {
             mem.activations += tokens * spec.hidden as f64 * d * in_flight as f64;

@@ -195,3 +195,31 @@ fn an_unoverlapped_gradient_all_reduce_is_exposed_whole() {
     assert!((after.parts.data_parallel_exposed_ms - wire).abs() < 1e-9 * wire, "{} vs {wire}", after.parts.data_parallel_exposed_ms);
     assert_eq!(after.parts.compute_ms, overlapped.parts.compute_ms);
 }
+
+/// A small Mixtral: 8 experts, top 2, enough tokens per micro-batch to reach every expert.
+fn tiny_moe() -> TransformerSpec {
+    let cfg = format!(
+        r#"{{"model_type":"mixtral","hidden_size":{H},"intermediate_size":512,"num_hidden_layers":{LAYERS},"num_attention_heads":4,"num_key_value_heads":4,"num_local_experts":8,"num_experts_per_tok":2,"vocab_size":{VOCAB},"max_position_embeddings":{POSITIONS},"rms_norm_eps":1e-5}}"#
+    );
+    TransformerSpec::from_json(&cfg, "tiny-mixtral").unwrap()
+}
+
+/// Experts spread over GPUs by expert parallelism are not sharded again by ZeRO: ZeRO-3 over
+/// four data-parallel GPUs leaves each a quarter of every expert's states whether the experts
+/// are spread (ep 4: two whole experts each) or not (ep 1: a quarter of all eight). Without
+/// ZeRO, ep 4 holds a quarter of the experts ep 1 holds.
+#[test]
+fn expert_parallelism_and_zero_do_not_shard_the_experts_twice() {
+    let o = |layout: Layout| TrainOptions { global_batch: 8, seq: 128, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout, stack: Stack::EAGER, power_limit_w: None };
+    let gpu = Catalog::builtin().get("h100-sxm").unwrap().clone();
+    let predictor = wavecast_predict::by_name("roofline").unwrap();
+    let run = |zero: u8, ep: u64| train_step(&tiny_moe(), &o(Layout { dp: 4, ep, zero, micro_batch: 2, ..Layout::default() }), &Topology::eight_per_node(), &gpu, predictor.as_ref(), &CommModel::default(), None).unwrap();
+    let states = |r: &TrainReport| r.memory_gb.parts.weights + r.memory_gb.parts.gradients + r.memory_gb.parts.optimizer_states + r.memory_gb.parts.master_weights;
+    let (spread, whole) = (states(&run(3, 4)), states(&run(3, 1)));
+    assert!((spread / whole - 1.0).abs() < 1e-9, "ZeRO-3: ep 4 {spread} GB vs ep 1 {whole} GB");
+    // Without ZeRO, ep 4 drops three quarters of the experts' states: 4 layers × 8 experts ×
+    // 3 × 256 × 512 parameters at 16 bytes (BF16 weights and gradients, FP32 Adam and master).
+    let experts_gb = (LAYERS * 8 * 3 * H * 512) as f64 * 16.0 / 1e9;
+    let (spread, whole) = (states(&run(0, 4)), states(&run(0, 1)));
+    assert!((whole - spread - 0.75 * experts_gb).abs() < 1e-9, "no ZeRO: ep 4 {spread} GB vs ep 1 {whole} GB");
+}

@@ -86,6 +86,15 @@ impl Layout {
         self.dp * self.tp * self.pp * self.cp
     }
 
+    /// GPUs of a pipeline stage that hold the same experts: the stage's tp × cp × dp GPUs
+    /// spread the experts over `ep` of them (expert tensor parallelism 1, as the training
+    /// graph builds them: each tensor-parallel rank runs whole experts on its share of the
+    /// tokens), so the experts' gradients are summed, and ZeRO shards their states, over the
+    /// rest. Dense weights are shared by dp × cp.
+    pub fn expert_data_parallel(&self) -> u64 {
+        (self.tp * self.cp * self.dp / self.ep.max(1)).max(1)
+    }
+
     /// Whether a group of `size` GPUs whose members are `stride` ranks apart leaves one node.
     pub fn spans_nodes(stride: u64, size: u64, gpus_per_node: u64) -> bool {
         size > 1 && stride.saturating_mul(size) > gpus_per_node
@@ -517,6 +526,21 @@ pub struct TrainMemory {
     pub activations: f64,
     /// Gradient buckets, gathered ZeRO-3 layers and the CUDA context and allocator slack.
     pub buffers: f64,
+}
+
+impl std::ops::Add for TrainMemory {
+    type Output = TrainMemory;
+
+    fn add(self, o: TrainMemory) -> TrainMemory {
+        TrainMemory {
+            weights: self.weights + o.weights,
+            gradients: self.gradients + o.gradients,
+            optimizer_states: self.optimizer_states + o.optimizer_states,
+            master_weights: self.master_weights + o.master_weights,
+            activations: self.activations + o.activations,
+            buffers: self.buffers + o.buffers,
+        }
+    }
 }
 
 impl TrainMemory {

@@ -258,3 +258,16 @@ fn the_measured_h200_gemm_tables_load_as_an_aiconfigurator_system() {
         assert_eq!(r.rows.iter().filter(|t| t.precision == p).count(), 224);
     }
 }
+
+/// A mixture of experts holds every expert however few tokens route: one token of
+/// DeepSeek-V3 does not fit an H200, and Mixtral's count is its whole 46.7 B at any length.
+#[test]
+fn a_few_tokens_of_a_mixture_of_experts_still_hold_every_expert() {
+    assert_clear_error(&["predict", "--model", "deepseek-v3", "--gpu", "h200", "--seq", "1"], "does not fit in memory");
+    for seq in ["4", "1024"] {
+        let o = wavecast(&["predict", "--model", "mixtral-8x7b", "--gpu", "b200", "--seq", seq, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["params"], 46_702_792_704_u64, "seq {seq}");
+    }
+}

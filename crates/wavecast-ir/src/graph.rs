@@ -102,11 +102,27 @@ pub struct Node {
 pub struct Graph {
     pub name: String,
     pub nodes: Vec<Node>,
+    /// Weights held on the GPU that no node of this step runs: the routed experts no token
+    /// reaches (a decode step of a few tokens wakes a few of them, yet all stay resident and
+    /// all are trained). Counted in [`Graph::params`] and the resident floor, never priced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_params: u64,
+    /// Bytes of those weights, in the formats their experts run in.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub idle_weight_bytes: f64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Graph {
     pub fn new(name: impl Into<String>) -> Graph {
-        Graph { name: name.into(), nodes: Vec::new() }
+        Graph { name: name.into(), nodes: Vec::new(), idle_params: 0, idle_weight_bytes: 0.0 }
     }
 
     /// Appends a node whose place in the model is not known ([`Role::Unscoped`]).
@@ -132,10 +148,24 @@ impl Graph {
         self.nodes.iter().filter(|n| n.phase == phase).map(|n| n.op.flops() * n.repeat as f64).sum()
     }
 
-    /// Trainable parameters owned by the forward operators (saturating; [`Graph::check_scale`]
-    /// rejects graphs where that matters).
+    /// Trainable parameters: the forward operators' and the idle experts' (saturating;
+    /// [`Graph::check_scale`] rejects graphs where that matters).
     pub fn params(&self) -> u64 {
-        self.forward().map(|n| n.op.params().saturating_mul(n.repeat)).fold(0, u64::saturating_add)
+        self.forward().map(|n| n.op.params().saturating_mul(n.repeat)).fold(self.idle_params, u64::saturating_add)
+    }
+
+    /// Records that `idle` more copies of what the forward nodes from index `from` on hold
+    /// for `active` copies stay resident without running: the experts of a layer that no
+    /// token reached, beside the `active` ones those nodes compute.
+    pub fn hold_idle(&mut self, from: usize, idle: u64, active: u64) {
+        if idle == 0 || active == 0 {
+            return;
+        }
+        for n in self.nodes[from..].iter().filter(|n| n.phase == Phase::Forward) {
+            let params = n.op.params().saturating_mul(n.repeat / active).saturating_mul(idle);
+            self.idle_params = self.idle_params.saturating_add(params);
+            self.idle_weight_bytes += params as f64 * n.op.dtype().size_bytes() as f64;
+        }
     }
 
     /// Checks that every count stays where arithmetic on it is exact: each node repeats at most
@@ -143,7 +173,7 @@ impl Graph {
     /// (FLOPs and bytes, repeats included) is finite and at most [`MAX_WORK`]. Readers build
     /// graphs from user files, so predictions call this before pricing anything.
     pub fn check_scale(&self) -> Result<(), DimError> {
-        let mut params: u128 = 0;
+        let mut params: u128 = u128::from(self.idle_params);
         for n in &self.nodes {
             if n.repeat > MAX_DIM {
                 return Err(DimError::TooLarge { name: format!("repeat count of '{}'", n.name), value: n.repeat, max: MAX_DIM });
@@ -163,7 +193,7 @@ impl Graph {
 
     /// What must be resident on the GPU during a step, at least (see [`ResidentFloor`]).
     pub fn resident_floor(&self) -> ResidentFloor {
-        let weights: f64 = self.forward().map(|n| n.op.params() as f64 * n.repeat as f64 * n.op.dtype().size_bytes() as f64).sum();
+        let weights: f64 = self.idle_weight_bytes + self.forward().map(|n| n.op.params() as f64 * n.repeat as f64 * n.op.dtype().size_bytes() as f64).sum::<f64>();
         let training = self.nodes.iter().any(|n| n.phase == Phase::Backward);
         let params = self.params() as f64;
         let mut floor = ResidentFloor { weights, gradients: if training { weights } else { 0.0 }, ..ResidentFloor::default() };

@@ -391,6 +391,11 @@ pub fn sections(
             }
         }
     }
+    // Experts no token reached stay resident, and are trained, all the same.
+    if layers > 1 {
+        s.layer_params += graph.idle_params as f64 / per_layer;
+        s.layer_expert_params += graph.idle_params as f64 / per_layer;
+    }
     // What outlasts the layer's own work shows.
     s.layer.0 = s.layer.0.max(hidden_comm[0]);
     s.layer.1 = s.layer.1.max(hidden_comm[1]);

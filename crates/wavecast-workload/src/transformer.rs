@@ -846,12 +846,15 @@ fn gate_up(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64) -> Result<(), WorkloadE
 /// The routed experts' SwiGLU MLPs, `active` of them on this GPU with `rows` tokens each, in an
 /// `expert.` sub-scope; their linears in the experts' own format (`moe_quant`) where a
 /// checkpoint quantises them apart from the rest of the layer.
-fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64) -> Result<(), WorkloadError> {
+fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64, hosted: u64) -> Result<(), WorkloadError> {
     let o = BuildOptions { quant: cx.o.moe_quant.or(cx.o.quant), ..cx.o.clone() };
     let cx = Ctx { o: &o, ..*cx };
+    let from = e.graph.nodes.len();
     let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
     gate_up(&cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, cx.spec.hidden, cx.spec.mlp_bias)?);
+    // The GPU's other experts wait in memory for tokens.
+    e.graph.hold_idle(from, hosted.saturating_sub(active), active);
     Ok(())
 }
 
@@ -892,7 +895,7 @@ fn moe_block(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     cx.expert_all_to_all(e, "ep_dispatch_all_to_all", t, moe.top_k, ep);
     let active = active_experts(t.saturating_mul(ep), moe.top_k, moe.experts).div_ceil(ep).max(1);
     let rows = routed.div_ceil(active);
-    routed_experts(cx, e, rows, f, active)?;
+    routed_experts(cx, e, rows, f, active, moe.experts.div_ceil(ep))?;
     cx.expert_all_to_all(e, "ep_combine_all_to_all", t, moe.top_k, ep);
     e.op_in(Role::Routing, "combine", cx.ew(EwKind::Mul, routed * h, 2));
     if folded && !cx.sequence_parallel() {
@@ -951,7 +954,7 @@ fn moe_block_serving(cx: &Ctx, e: &mut Emitter) -> Result<(), WorkloadError> {
     e.op_in(Role::Routing, "dispatch", Op::MemCopy(MemCopy::copy(rows_here * h, cx.dt())));
     let active = active_experts(moe_tokens, moe.top_k, moe.experts).div_ceil(l.ep).max(1);
     let rows = rows_here.div_ceil(active);
-    routed_experts(cx, e, rows, f, active)?;
+    routed_experts(cx, e, rows, f, active, moe.experts.div_ceil(l.ep))?;
     e.op_in(Role::Routing, "combine", cx.ew(EwKind::Mul, rows_here * h, 2));
     if all_to_all {
         cx.collective_in(e, "moe_tp_all_reduce", CommKind::AllReduce, rows_here * h, l.moe_tp, false);

@@ -846,8 +846,11 @@ fn qwen35_graph_prices_deltanet_layers_and_caches_only_full_attention() {
     let mut one = BuildOptions::new(1, 1, Mode::Inference, DType::Bf16);
     one.merged_projections = true;
     let g = build(&spec, &one).unwrap();
-    let (graph, counted) = (g.params() as f64, (spec.params().active + spec.hidden * spec.vocab) as f64);
+    let (graph, counted) = ((g.params() - g.idle_params) as f64, (spec.params().active + spec.hidden * spec.vocab) as f64);
     assert!((graph / counted - 1.0).abs() < 0.01, "graph {graph} vs {counted}");
+    // The experts no token reached stay resident: with them the graph holds the whole model.
+    let (whole, total) = (g.params() as f64, (spec.params().total) as f64);
+    assert!((whole / total - 1.0).abs() < 0.01, "graph {whole} vs {total}");
 }
 
 /// Qwen3-Next lists no layer_types: every full_attention_interval-th layer is full.

@@ -271,3 +271,15 @@ fn a_few_tokens_of_a_mixture_of_experts_still_hold_every_expert() {
         assert_eq!(v["params"], 46_702_792_704_u64, "seq {seq}");
     }
 }
+
+/// A module with no link to another GPU (Jetson Thor: no NVLink, no PCIe) runs alone; asked
+/// for two, every route says why instead of pricing a collective over a link it lacks.
+#[test]
+fn a_gpu_with_no_link_is_refused_more_than_one_gpu() {
+    let why = "jetson-thor has no link to another GPU";
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "jetson-thor", "--mode", "train", "--dp", "2", "--batch", "8"], why);
+    assert_clear_error(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--tp", "2", "--input-len", "100", "--output-len", "10"], why);
+    assert_clear_error(&["serve-sim", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--tp", "2", "--input", "100", "--output", "10", "--rate", "1"], why);
+    let alone = wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--input-len", "100", "--output-len", "10"]);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+}

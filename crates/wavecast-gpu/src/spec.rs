@@ -267,6 +267,16 @@ impl Gpu {
         DType::ALL.into_iter().filter(|&d| self.supports(d)).collect()
     }
 
+    /// `Ok` if `gpus` of this GPU can work together; otherwise the one-line reason: a part
+    /// whose catalog entry gives no NVLink and no PCIe link (a module like Jetson Thor) has no
+    /// way to another GPU, and a collective over no link is no price.
+    pub fn check_links(&self, gpus: u64) -> Result<(), String> {
+        if gpus <= 1 || self.interconnect.nvlink_gbs > 0.0 || self.interconnect.pcie_gbs > 0.0 {
+            return Ok(());
+        }
+        Err(format!("{} has no link to another GPU (no NVLink, no PCIe in its catalog entry): it cannot run on {gpus} GPUs", self.id))
+    }
+
     /// `Ok` if the GPU runs `dtype`; otherwise the one-line reason, naming what it does run.
     pub fn check_dtype(&self, dtype: DType) -> Result<(), String> {
         if self.supports(dtype) {

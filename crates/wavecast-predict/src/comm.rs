@@ -227,6 +227,18 @@ fn all_to_all_wire_seconds(comm: &Comm, link: &Link) -> f64 {
     network.max(forwarded)
 }
 
+/// The same collective over one server's GPUs, for a collective whose group spans servers:
+/// its members inside each server still pass every byte over the server's own links (the
+/// hierarchical algorithms reduce and gather there first), so it is never faster than this
+/// share. Matters where those links are the slow ones: eight PCIe cards behind host bridges
+/// (L40S, L4, RTX 4090) move less per GPU than their NICs do.
+pub fn server_share(op: &wavecast_ir::Op) -> Option<wavecast_ir::Op> {
+    match op {
+        wavecast_ir::Op::Comm(c) if u64::from(c.group) > SERVER_GPUS => Some(wavecast_ir::Op::Comm(Comm { group: SERVER_GPUS as u32, ..c.clone() })),
+        _ => None,
+    }
+}
+
 /// Seconds of `op` when it is a collective no measured table prices: nothing for a group of
 /// one GPU, the network model for a group that spans servers (see
 /// [`CommModel::across_servers_seconds`]); `None` for any other collective and any other op.

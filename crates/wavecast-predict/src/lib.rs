@@ -70,6 +70,16 @@ pub enum Estimate {
     Unpriced(String),
 }
 
+impl Estimate {
+    /// The priced seconds, if it is priced.
+    pub fn seconds(&self) -> Option<f64> {
+        match self {
+            Estimate::Time(t) => Some(t.seconds),
+            Estimate::Unpriced(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum PredictError {
     #[error("unknown predictor '{0}' (available: {1})")]

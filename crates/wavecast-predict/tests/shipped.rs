@@ -83,3 +83,22 @@ fn intervals_widen_where_the_measurements_end() {
     let (a, b) = (log_width(all.as_ref(), &gemm(DType::Fp32), h100), log_width(nvidia_only.as_ref(), &gemm(DType::Fp32), h100));
     assert!((a - b).abs() < 0.1, "H100 FP32: {a:.3} vs {b:.3}");
 }
+
+/// A collective across servers is never cheaper than the same collective over one server's
+/// eight GPUs: on PCIe cards (L40S, RTX 4090) the in-server links are the slow hop, and a
+/// 16-GPU all-reduce was once priced 8 times faster than the 8-GPU one.
+#[test]
+fn a_collective_across_servers_costs_at_least_its_share_inside_one() {
+    let cat = Catalog::builtin();
+    for name in ["ladder", "sustained"] {
+        let p = wavecast_predict::by_name(name).unwrap();
+        for id in ["l40s", "rtx-4090", "h100-sxm"] {
+            let gpu = cat.get(id).unwrap();
+            for kind in [wavecast_ir::ops::CommKind::AllReduce, wavecast_ir::ops::CommKind::AllGather] {
+                let op = |gpus: u32| Op::Comm(wavecast_ir::ops::Comm::new(kind, 64e6, gpus, DType::Bf16, false));
+                let (eight, sixteen) = (time(p.as_ref(), &op(8), gpu), time(p.as_ref(), &op(16), gpu));
+                assert!(sixteen >= eight, "{name} {id} {kind:?}: 16 GPUs {sixteen} s < 8 GPUs {eight} s");
+            }
+        }
+    }
+}

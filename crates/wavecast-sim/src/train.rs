@@ -557,6 +557,7 @@ pub fn train_step(
 ) -> Result<TrainReport, SimError> {
     o.validate(spec, gpus)?;
     let l = o.layout;
+    gpu.check_links(l.gpus()).map_err(SimError::Invalid)?;
     if topo.gpus_per_node == 0 {
         return Err(SimError::Invalid("GPUs per node must be at least 1".into()));
     }

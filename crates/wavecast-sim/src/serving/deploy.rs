@@ -333,6 +333,7 @@ impl Prepared {
         let mut workers = Vec::new();
         for (role, pool, which) in pools {
             check_pool(pool, which)?;
+            gpu.check_links(pool.parallel.gpus()).map_err(SimError::Invalid)?;
             workers.push(worker(spec, gpu, role, pool, o, max_context, pricing)?);
         }
         Ok(Prepared {

@@ -46,6 +46,10 @@ pub const ALIASES: &[(&str, &str)] = &[
 /// `llama-3.1-8b`.
 const SAME_ARCHITECTURE_SUFFIXES: &[&str] = &["-instruct", "-chat", "-base"];
 
+/// Repository suffixes that name a release or a checkpoint format of the same config:
+/// `Mistral-7B-v0.1`, `Mixtral-8x7B-Instruct-v0.1`, `Llama-2-7b-hf`, `Llama-2-7b-chat-hf`.
+const REPOSITORY_SUFFIXES: &[&str] = &["-hf", "-v0.1"];
+
 /// The config text of the preset `name` means ([`canonical`]: an alias or a Hugging Face id
 /// too), if it names one.
 pub fn preset_text(name: &str) -> Option<&'static str> {
@@ -99,6 +103,7 @@ pub fn canonical(name: &str) -> Option<&'static str> {
     let lower = name.trim().to_ascii_lowercase();
     let bare = lower.rsplit('/').next().unwrap_or(&lower);
     let bare = bare.strip_prefix("meta-").filter(|b| b.starts_with("llama")).unwrap_or(bare);
+    let bare = REPOSITORY_SUFFIXES.iter().find_map(|s| bare.strip_suffix(s)).unwrap_or(bare);
     let base = SAME_ARCHITECTURE_SUFFIXES.iter().find_map(|s| bare.strip_suffix(s)).unwrap_or(bare);
     exact(bare).or_else(|| exact(base))
 }
@@ -157,6 +162,9 @@ mod tests {
         assert_eq!(canonical("meta-llama/Llama-3.1-8B-Instruct"), Some("llama-3.1-8b"));
         assert_eq!(canonical("meta-llama/Meta-Llama-3-70B-Instruct"), Some("llama-3-70b"));
         assert_eq!(canonical("meta-llama/Meta-Llama-3.1-8B"), Some("llama-3.1-8b"));
+        assert_eq!(canonical("mistralai/Mistral-7B-v0.1"), Some("mistral-7b"));
+        assert_eq!(canonical("mistralai/Mixtral-8x7B-Instruct-v0.1"), Some("mixtral-8x7b"));
+        assert_eq!(canonical("meta-llama/Llama-2-7b-chat-hf"), Some("llama-2-7b"));
         assert_eq!(canonical("meta-llama/Llama-3.3-70B-Instruct"), Some("llama-3.1-70b"));
         assert_eq!(canonical("Qwen/Qwen3-32B"), Some("qwen3-32b"));
         assert_eq!(canonical("QWEN2.5-14B-instruct"), Some("qwen2.5-14b"));

@@ -181,8 +181,8 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     if !(req.tokens.is_finite() && req.tokens > 0.0) {
         return Err(Error::new(format!("--tokens must be a positive number, got {}", req.tokens)));
     }
-    if req.gpus == 0 || req.gpus > 1 << 20 {
-        return Err(Error::new(format!("--gpus must be between 1 and {}, got {}", 1 << 20, req.gpus)));
+    if req.gpus == 0 || req.gpus > wavecast_workload::train::MAX_TRAINING_GPUS {
+        return Err(Error::new(format!("--gpus must be between 1 and {}, got {}", wavecast_workload::train::MAX_TRAINING_GPUS, req.gpus)));
     }
     let plan = PlanRequest {
         gpus: req.gpus,

@@ -283,3 +283,10 @@ fn a_gpu_with_no_link_is_refused_more_than_one_gpu() {
     let alone = wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--input-len", "100", "--output-len", "10"]);
     assert!(alone.status.success(), "{}", stderr(&alone));
 }
+
+/// A cluster past any built is a typo, not a job: refused with the limit, not priced at
+/// "0 tokens/s per GPU".
+#[test]
+fn a_billion_gpus_is_refused_with_the_limit() {
+    assert_clear_error(&["predict", "--model", "llama-3-8b", "--gpu", "h100", "--mode", "train", "--dp", "1000000000", "--batch", "1000000000", "--zero", "3"], "is past the 1048576");
+}

@@ -55,6 +55,10 @@ impl std::str::FromStr for Recompute {
     }
 }
 
+/// The most GPUs one training job may span: past any cluster built (about 200,000 GPUs in
+/// 2025), so a typo of a few zeros is caught instead of priced.
+pub const MAX_TRAINING_GPUS: u64 = 1 << 20;
+
 /// One parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Layout {
@@ -260,6 +264,10 @@ impl TrainOptions {
         let invalid = |m: String| Err(WorkloadError::Invalid(m));
         if spec.encdec.is_some() {
             return invalid(format!("parallel training of encoder-decoder models ({}) is not modelled", spec.name));
+        }
+        let total = [l.dp, l.tp, l.pp, l.cp].iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        if total > MAX_TRAINING_GPUS {
+            return invalid(format!("{total} GPUs (dp × tp × pp × cp) is past the {MAX_TRAINING_GPUS} wavecast models; the largest clusters built hold about 200,000"));
         }
         let shard = Shard::new(spec, l.tp)?;
         if l.zero > 3 {

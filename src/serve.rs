@@ -4,7 +4,6 @@
 use crate::request::{with_source, CompareRequest, ConfigArg, ModeChoice, PredictRequest};
 use crate::{Error, Result};
 use wavecast_gpu::Gpu;
-use wavecast_ir::DType;
 use wavecast_predict::ladder::LadderOps;
 use wavecast_sim::serve::{kv_cache_dtype, weight_format};
 use wavecast_sim::serving::Pricing;
@@ -19,7 +18,7 @@ fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<Transforme
 /// The static batch's options; without `--weights` the checkpoint's own formats, as the
 /// engines load it (see [`TransformerSpec::served_quants`]).
 fn options(spec: &TransformerSpec, batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>, kv_dtype: Option<&str>) -> Result<ServeOptions> {
-    let dtype: DType = dtype.parse()?;
+    let dtype = wavecast_sim::serve::activation_dtype(dtype)?;
     let mut o = ServeOptions::new(batch, input_len, output_len, dtype);
     match weights {
         Some(_) => (o.weights, o.quant) = weight_format(weights, dtype)?,

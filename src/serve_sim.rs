@@ -4,7 +4,7 @@
 use crate::request::{with_source, ConfigArg, PlanServeRequest, ServeSimRequest, ServingFormatArgs};
 use crate::{Error, Result};
 use wavecast_gpu::Catalog;
-use wavecast_ir::{DType, Quant};
+use wavecast_ir::Quant;
 use wavecast_sim::serving::{self, Arrival, Backend, Formats, Layout, Lengths, Load, Pool, ServeSimOptions, Slo};
 use wavecast_workload::TransformerSpec;
 
@@ -21,10 +21,7 @@ fn quant(name: &Option<String>) -> Result<Option<Quant>> {
 /// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
 /// as the engines load it (see [`TransformerSpec::served_quants`]).
 fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
-    let dtype: DType = a.dtype.parse()?;
-    if !matches!(dtype, DType::Bf16 | DType::Fp16) {
-        return Err(Error::new(format!("serving activations must be bf16 or fp16, got {dtype} (quantize weights with --quant)")));
-    }
+    let dtype = wavecast_sim::serve::activation_dtype(&a.dtype)?;
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
     let (q, moe) = match (&a.quant, &a.moe_quant) {
         (None, None) => {

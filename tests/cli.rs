@@ -290,3 +290,14 @@ fn a_gpu_with_no_link_is_refused_more_than_one_gpu() {
 fn a_billion_gpus_is_refused_with_the_limit() {
     assert_clear_error(&["predict", "--model", "llama-3-8b", "--gpu", "h100", "--mode", "train", "--dp", "1000000000", "--batch", "1000000000", "--zero", "3"], "is past the 1048576");
 }
+
+/// Serving activations are BF16 or FP16 on every serving route: FP8 is a weight or KV-cache
+/// format (`--weights`, `--kv-dtype`), not an activation type (the static batch once priced
+/// `--dtype fp8` with its parameters counted at half).
+#[test]
+fn every_serving_route_takes_the_same_activation_types() {
+    let why = "serving activations must be bf16 or fp16, got fp8";
+    assert_clear_error(&["predict", "--model", "llama-3-8b", "--gpu", "h100", "--mode", "serve", "--input-len", "1024", "--output-len", "256", "--dtype", "fp8"], why);
+    assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--input-len", "1024", "--output-len", "256", "--dtype", "fp8"], why);
+    assert_clear_error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--input", "1024", "--output", "256", "--rate", "1", "--dtype", "fp8"], why);
+}

@@ -66,15 +66,15 @@ fn print_human(r: &ServeReport) {
         println!("communication: {} ms, {} of total (collectives over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
     }
     println!(
-        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB = {:.1} of {:.0} GB ({})",
+        "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB = {:.1} GB ({} of the {:.0} GiB)",
         r.weight_gb,
         r.kv_cache_gb,
         r.activation_gb,
         linear_state(r.linear_state_gb),
         r.runtime_gb,
         r.memory_gb,
-        r.gpu_memory_gb,
-        table::pct(100.0 * r.memory_fraction)
+        table::pct(100.0 * r.memory_fraction),
+        r.gpu_memory_gb
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
         println!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${:.3} per million tokens)", r.tp, per_usd, 1e6 / per_usd);

@@ -85,7 +85,7 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
 /// for the weight gradients) exceeds the GPU's usable memory.
 pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     let floor = graph.resident_floor();
-    let usable = USABLE_MEMORY_FRACTION * gpu.memory_gb * 1e9;
+    let usable = USABLE_MEMORY_FRACTION * gpu.memory_bytes();
     if floor.total() <= usable {
         return Ok(());
     }
@@ -98,10 +98,11 @@ pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     }
     let remedy = if floor.gradients > 0.0 { "a smaller model or batch, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, or a narrower dtype (--dtype)" };
     Err(PredictError::Unsupported(format!(
-        "does not fit in memory: needs at least {:.1} GB ({}; workspaces not counted) but {} has {:.1} GB ({:.1} GB usable); use a GPU with more memory, {remedy}",
+        "does not fit in memory: needs at least {:.1} GB ({}; workspaces not counted) but {} has {:.1} GB ({} GiB; {:.1} GB usable); use a GPU with more memory, {remedy}",
         gb(floor.total()),
         parts.join(" + "),
         gpu.id,
+        gb(gpu.memory_bytes()),
         gpu.memory_gb,
         gb(usable)
     )))

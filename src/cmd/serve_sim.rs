@@ -46,12 +46,23 @@ fn print_human(r: &ServeSimReport) {
     let m = &r.metrics;
     let mut t = table::new(&["latency", "mean ms", "p50", "p90", "p99"]);
     t.add_row(latency_row("time to first token", &m.ttft_ms));
-    t.add_row(latency_row("time per output token", &m.tpot_ms));
+    // No request decodes past its first token: there is no time per output token (the JSON
+    // reports 0, as serving benchmarks do), and no per-user decoding rate.
+    let decodes = m.tpot_ms.mean > 0.0;
+    if decodes {
+        t.add_row(latency_row("time per output token", &m.tpot_ms));
+    } else {
+        t.add_row(["time per output token", "–", "–", "–", "–"].map(String::from).to_vec());
+    }
     t.add_row(latency_row("end to end", &m.e2e_ms));
     println!("{t}");
+    if !decodes {
+        println!("time per output token: none, every request generates one token");
+    }
+    let per_user = if decodes { format!("{:.1} tokens/s per user", m.tokens_per_s_per_user) } else { "no decoding".into() };
     println!(
-        "throughput: {:.0} output tokens/s ({:.0} per GPU) · {:.1} tokens/s per user · {:.2} requests/s over {:.1} s",
-        m.output_tokens_per_s, m.output_tokens_per_s_per_gpu, m.tokens_per_s_per_user, m.requests_per_s, m.duration_s
+        "throughput: {:.0} output tokens/s ({:.0} per GPU) · {per_user} · {:.2} requests/s over {:.1} s",
+        m.output_tokens_per_s, m.output_tokens_per_s_per_gpu, m.requests_per_s, m.duration_s
     );
     if let (Some(g), Some(share)) = (m.goodput_requests_per_s, m.slo_attainment) {
         println!("goodput: {g:.2} requests/s meet the target ({})", table::pct(100.0 * share));

@@ -89,7 +89,10 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let one_gpu = if let [gpu] = req.gpus.as_slice() { Some(gpu.as_str()) } else { None };
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, one_gpu)?;
     // Unknown GPU names are input errors, not rows to skip.
-    let gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
+    let mut gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
+    // Two names of one GPU (`h100`, `h100-sxm`) are one column, not two identical ones.
+    let mut seen = std::collections::HashSet::new();
+    gpus.retain(|g| seen.insert(g.id.clone()));
     let spec = spec(&req.model, &req.config)?;
     let o = options(&spec, req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;

@@ -301,3 +301,12 @@ fn every_serving_route_takes_the_same_activation_types() {
     assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--input-len", "1024", "--output-len", "256", "--dtype", "fp8"], why);
     assert_clear_error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--input", "1024", "--output", "256", "--rate", "1", "--dtype", "fp8"], why);
 }
+
+/// Two names of one GPU are one column of `compare`.
+#[test]
+fn compare_counts_a_gpu_named_twice_once() {
+    let o = wavecast(&["compare", "--model", "llama-3-8b", "--gpus", "h100,h100-sxm", "--tp", "1,2", "--input-len", "100", "--output-len", "10", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
+}

@@ -9,12 +9,19 @@ use wavecast_gpu::Catalog;
 /// about several GPUs must name them).
 pub fn catalog(gpu_file: Option<&Path>, prices: &[String], default_gpu: Option<&str>) -> Result<Catalog> {
     let mut catalog = Catalog::load(gpu_file)?;
+    let mut priced: Vec<String> = Vec::new();
     for price in prices {
         let (gpu, usd) = match price.split_once('=') {
             Some((gpu, usd)) => (gpu.trim(), usd),
             None => (default_gpu.ok_or_else(|| Error::new(format!("--price {price}: name the GPU it is for (e.g. --price h100={price})")))?, price.as_str()),
         };
         let usd: f64 = usd.trim().trim_start_matches('$').parse().map_err(|_| Error::new(format!("--price {price}: expected [GPU=]USD per GPU-hour, e.g. 2.5 or h100=2.5")))?;
+        // Two prices for one GPU (by any of its names) contradict each other.
+        let id = catalog.get(gpu)?.id.clone();
+        if priced.contains(&id) {
+            return Err(Error::new(format!("--price names {id} twice: give one price per GPU")));
+        }
+        priced.push(id);
         catalog.set_user_price(gpu, usd)?;
     }
     Ok(catalog)

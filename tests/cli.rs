@@ -310,3 +310,9 @@ fn compare_counts_a_gpu_named_twice_once() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
 }
+
+/// Two prices for one GPU, by any of its names, are refused instead of the last one winning.
+#[test]
+fn a_gpu_priced_twice_is_refused() {
+    assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--input-len", "100", "--output-len", "10", "--price", "h100=1,h100-sxm=3"], "--price names h100-sxm twice");
+}

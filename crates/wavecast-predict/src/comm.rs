@@ -227,6 +227,13 @@ fn all_to_all_wire_seconds(comm: &Comm, link: &Link) -> f64 {
     network.max(forwarded)
 }
 
+/// [`outside_tables`]' seconds, never below the collective's [`server_share`] as `inside`
+/// (the asking predictor) prices it.
+pub fn outside_tables_at_least(op: &wavecast_ir::Op, gpu: &Gpu, inside: impl Fn(&wavecast_ir::Op) -> Option<f64>) -> Option<f64> {
+    let across = outside_tables(op, gpu)?;
+    Some(across.max(server_share(op).and_then(|share| inside(&share)).unwrap_or(0.0)))
+}
+
 /// The same collective over one server's GPUs, for a collective whose group spans servers:
 /// its members inside each server still pass every byte over the server's own links (the
 /// hierarchical algorithms reduce and gather there first), so it is never faster than this

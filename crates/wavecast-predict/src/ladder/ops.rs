@@ -187,9 +187,8 @@ impl Predictor for LadderOps {
         if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
             return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
         }
-        if let Some(s) = crate::comm::outside_tables(op, gpu) {
-            let inside = crate::comm::server_share(op).and_then(|share| self.predict(&share, gpu, ctx).seconds());
-            return Estimate::Time(OpTime::exact(s.max(inside.unwrap_or(0.0))));
+        if let Some(s) = crate::comm::outside_tables_at_least(op, gpu, |share| self.predict(share, gpu, ctx).seconds()) {
+            return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         match (self.price_shape(shape, precision, gpu), op) {

@@ -122,9 +122,8 @@ impl Predictor for SustainedOps {
     }
 
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &crate::Context) -> Estimate {
-        if let Some(s) = crate::comm::outside_tables(op, gpu) {
-            let inside = crate::comm::server_share(op).and_then(|share| self.predict(&share, gpu, ctx).seconds());
-            return Estimate::Time(OpTime::exact(s.max(inside.unwrap_or(0.0))));
+        if let Some(s) = crate::comm::outside_tables_at_least(op, gpu, |share| self.predict(share, gpu, ctx).seconds()) {
+            return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
         match (self.shape_seconds(shape, precision, gpu), op) {

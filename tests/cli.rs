@@ -280,6 +280,7 @@ fn a_gpu_with_no_link_is_refused_more_than_one_gpu() {
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "jetson-thor", "--mode", "train", "--dp", "2", "--batch", "8"], why);
     assert_clear_error(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--tp", "2", "--input-len", "100", "--output-len", "10"], why);
     assert_clear_error(&["serve-sim", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--tp", "2", "--input", "100", "--output", "10", "--rate", "1"], why);
+    assert_clear_error(&["plan", "train", "--model", "gpt2", "--gpu", "jetson-thor", "--gpus", "2", "--batch", "8", "--seq", "512"], why);
     let alone = wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--input-len", "100", "--output-len", "10"]);
     assert!(alone.status.success(), "{}", stderr(&alone));
 }

@@ -173,6 +173,7 @@ pub fn plan_train(
     }
     gpu.check_dtype(req.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
+    gpu.check_links(req.gpus).map_err(SimError::Invalid)?;
     let all = candidates(spec, req);
     if all.is_empty() {
         return Err(SimError::Invalid(format!(

@@ -27,6 +27,17 @@ fn gpu_file(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// Writes a GPU file and lists the catalog with it; the refusal must be exit code 2 and one
+/// line, which is returned.
+fn refused_file(name: &str, text: &str) -> String {
+    let file = gpu_file(name, text);
+    let o = wavecast(&["gpus", "--gpu-file", file.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}
+
 fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
 }
@@ -54,33 +65,22 @@ fn three_lines_make_a_gpu_from_a_built_in_one() {
 
 #[test]
 fn every_missing_and_implausible_field_is_named_in_one_line() {
-    let file = gpu_file("incomplete.toml", "[[gpu]]\nid = \"half\"\nname = \"Half a GPU\"\narchitecture = \"hopper\"\nsm_count = 0\ntdp_w = -5.0\n");
-    let o = wavecast(&["gpus", "--gpu-file", file.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = refused_file("incomplete.toml", "[[gpu]]\nid = \"half\"\nname = \"Half a GPU\"\narchitecture = \"hopper\"\nsm_count = 0\ntdp_w = -5.0\n");
     for field in ["vendor", "compute_capability", "fp32_lanes_per_sm", "base_clock_mhz", "boost_clock_mhz", "memory_gb", "memory_bandwidth_gbs", "l2_cache_mb", "peak_tflops.fp32", "sm_count must be", "tdp_w must be"] {
         assert!(err.contains(field), "{field} not named: {err}");
     }
     // Occupancy limits come from the architecture (Hopper), so they are not asked for.
     assert!(!err.contains("occupancy"), "{err}");
-    let unknown_base = gpu_file("bad-base.toml", "[[gpu]]\nid = \"x\"\nbase = \"h1000\"\n");
-    let o = wavecast(&["gpus", "--gpu-file", unknown_base.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("base 'h1000' is not a built-in GPU"), "{}", stderr(&o));
+    let err = refused_file("bad-base.toml", "[[gpu]]\nid = \"x\"\nbase = \"h1000\"\n");
+    assert!(err.contains("base 'h1000' is not a built-in GPU"), "{err}");
 }
 
 /// A misspelt figure would otherwise be dropped and the base's used in its place: refused, by name.
 #[test]
 fn a_field_the_catalog_does_not_know_is_refused_by_name() {
-    let typo = gpu_file("typo.toml", "[[gpu]]\nid = \"h100-slow\"\nbase = \"h100-sxm\"\nmemory_bandwith_gbs = 1676.0\n");
-    let o = wavecast(&["gpus", "--gpu-file", typo.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = refused_file("typo.toml", "[[gpu]]\nid = \"h100-slow\"\nbase = \"h100-sxm\"\nmemory_bandwith_gbs = 1676.0\n");
     assert!(err.contains("unknown field `memory_bandwith_gbs`") && err.contains("memory_bandwidth_gbs"), "{err}");
-    let nested = gpu_file("typo-peak.toml", "[[gpu]]\nid = \"h100-fast\"\nbase = \"h100-sxm\"\n[gpu.peak_tflops]\nbf61 = 2000.0\n");
-    let err = stderr(&wavecast(&["gpus", "--gpu-file", nested.to_str().unwrap()]));
+    let err = refused_file("typo-peak.toml", "[[gpu]]\nid = \"h100-fast\"\nbase = \"h100-sxm\"\n[gpu.peak_tflops]\nbf61 = 2000.0\n");
     assert!(err.contains("unknown field `bf61`"), "{err}");
 }
 

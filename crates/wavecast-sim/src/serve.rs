@@ -119,8 +119,6 @@ pub fn check_served_quants(spec: &TransformerSpec, gpu: &Gpu) -> Result<(), SimE
     Ok(())
 }
 
-/// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
-/// fp8 (half the bytes of a 16-bit cache).
 /// The activations' type a serving deployment runs in (`--dtype`): BF16 or FP16, as the
 /// engines run them. Narrower formats are weight formats (`--weights`/`--quant`, and the KV
 /// cache's `--kv-dtype`), and FP32/TF32 activations are not a serving configuration.
@@ -132,6 +130,8 @@ pub fn activation_dtype(name: &str) -> Result<DType, SimError> {
     Ok(dtype)
 }
 
+/// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
+/// fp8 (half the bytes of a 16-bit cache).
 pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
     let kv: DType = flag.map(str::parse).transpose().map_err(SimError::Invalid)?.unwrap_or(dtype);
     if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {

@@ -46,9 +46,9 @@ pub struct Prediction {
     /// memory model and the same object `predict` with layout flags reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_gb: Option<wavecast_sim::MemoryGb>,
-    /// What the importer assumed (e.g. ONNX dimensions bound to `--batch`); the CLI prints them
-    /// to stderr.
-    #[serde(skip)]
+    /// What the importer assumed (e.g. ONNX dimensions bound to `--batch`), or what the answer
+    /// leaves out (a sequence beyond the model's context); the CLI also prints them to stderr.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
@@ -145,7 +145,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     if req.dtype.is_none() && transformer {
         options.dtype = Some(crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref())?.0);
     }
-    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let mut workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     workload.graph.set_optimizer_implementation(req.optimizer_implementation());

@@ -59,7 +59,7 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     let (Some(input_len), Some(output_len)) = (req.input_len, req.output_len) else {
         return Err(Error::new("serve mode needs --input-len and --output-len"));
     };
-    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let dtype = req.dtype.as_deref().unwrap_or(crate::defaults::SERVE_DTYPE);
@@ -86,8 +86,7 @@ fn backend(name: Option<&str>) -> Result<wavecast_sim::serving::Backend> {
 
 /// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
 pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
-    let one_gpu = if let [gpu] = req.gpus.as_slice() { Some(gpu.as_str()) } else { None };
-    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, one_gpu)?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, &req.gpus)?;
     // Unknown GPU names are input errors, not rows to skip.
     let mut gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;
     // Two names of one GPU (`h100`, `h100-sxm`) are one column, not two identical ones.

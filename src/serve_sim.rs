@@ -23,6 +23,9 @@ fn quant(name: &Option<String>) -> Result<Option<Quant>> {
 fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
     let dtype = wavecast_sim::serve::activation_dtype(&a.dtype)?;
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
+    if a.moe_quant.is_some() && spec.moe.is_none() {
+        return Err(Error::new(format!("--moe-quant sets the routed experts' weights, and {} has none: give --quant", spec.name)));
+    }
     let (q, moe) = match (&a.quant, &a.moe_quant) {
         (None, None) => {
             wavecast_sim::serve::check_served_quants(spec, gpu)?;

@@ -26,6 +26,16 @@ pub fn ms(v: f64) -> String {
     }
 }
 
+/// Dollars with cents, and three significant digits below a dollar: a cost per step or per
+/// million tokens can be a small fraction of a cent, which fixed decimals would round to zero.
+pub fn usd(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) || v >= 1.0 {
+        return format!("{v:.2}");
+    }
+    let decimals = (2 - v.log10().floor() as i32).max(2) as usize;
+    format!("{v:.decimals$}")
+}
+
 pub fn pct(v: f64) -> String {
     format!("{v:.1}%")
 }
@@ -155,5 +165,17 @@ pub fn short_name(name: &str, max: usize) -> String {
         head.to_string()
     } else {
         format!("{}…", head.chars().take(max.saturating_sub(1)).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A fraction of a cent keeps three significant digits instead of rounding to $0.0000.
+    #[test]
+    fn dollars_keep_their_significant_digits() {
+        assert_eq!(super::usd(2.5), "2.50");
+        assert_eq!(super::usd(0.25), "0.250");
+        assert_eq!(super::usd(0.00004167), "0.0000417");
+        assert_eq!(super::usd(0.0), "0.00");
     }
 }

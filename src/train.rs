@@ -76,7 +76,7 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some() {
         return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply"));
     }
-    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
@@ -122,6 +122,10 @@ pub struct TrainStep {
     pub report: TrainReport,
     #[serde(flatten)]
     pub per_op: Option<PerOpDetail>,
+    /// What the answer assumes or leaves out, as `predict` reports it on the per-op route: a
+    /// sequence beyond the model's context, a power limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Answers a transformer's training request on either route (with or without layout flags)
@@ -151,7 +155,16 @@ pub fn train_step_given(req: &PredictRequest, per_op_step: Option<crate::Predict
     } else {
         None
     };
-    Ok(TrainStep { report, per_op })
+    Ok(TrainStep { notes: train_notes(req, &report)?, report, per_op })
+}
+
+fn train_notes(req: &PredictRequest, report: &TrainReport) -> Result<Vec<String>> {
+    let mut notes: Vec<String> = wavecast_workload::beyond_context(&spec(&req.model, &req.config)?, report.seq).into_iter().collect();
+    if let Some(w) = req.power_limit {
+        let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
+        notes.push(crate::power_limit_note(catalog.get(&req.gpu)?, w));
+    }
+    Ok(notes)
 }
 
 /// `predict`'s answer for one step as `--json` prints it: a transformer's training step on the
@@ -175,7 +188,7 @@ pub fn predict_answer(req: &PredictRequest) -> Result<StepAnswer> {
 
 /// Answers a [`PlanTrainRequest`]: every layout of the run, the fitting ones ranked.
 pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
-    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, Some(&req.gpu))?;
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = spec(&req.model, &req.config)?;
     if !(req.tokens.is_finite() && req.tokens > 0.0) {

@@ -312,8 +312,13 @@ fn compare_counts_a_gpu_named_twice_once() {
     assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
 }
 
-/// Two prices for one GPU, by any of its names, are refused instead of the last one winning.
+/// Two prices for one GPU, by any of its names, are refused instead of the last one winning;
+/// so is a price for a GPU the request does not ask about, which would change nothing.
 #[test]
-fn a_gpu_priced_twice_is_refused() {
+fn a_gpu_priced_twice_or_not_asked_about_is_refused() {
     assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--input-len", "100", "--output-len", "10", "--price", "h100=1,h100-sxm=3"], "--price names h100-sxm twice");
+    assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100,l40s", "--input-len", "100", "--output-len", "10", "--price", "a100=1"], "a100-sxm-80gb is not a GPU this request asks about");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--price", "l40s=1"], "l40s is not a GPU this request asks about");
+    let o = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--price", "h100-sxm=1.5", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -129,3 +129,16 @@ fn price_on_the_command_line_replaces_the_catalogs_and_says_so() {
     let serve = json(&wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "l4", "--mode", "serve", "--input-len", "256", "--output-len", "16", "--price", "0.25", "--json"]));
     assert_eq!(serve["usd_per_hour"].as_f64(), Some(0.25));
 }
+
+/// The shared measured tables are keyed by GPU id: an entry that keeps a measured GPU's id but
+/// changes its kernel figures is refused (its own id, with `base`, prices it by transfer from
+/// the measured one); one that changes only its price or memory size keeps the id.
+#[test]
+fn a_measured_gpus_id_keeps_its_figures() {
+    let err = refused_file("h100-half.toml", "[[gpu]]\nid = \"h100-sxm\"\nbase = \"h100-sxm\"\nsm_count = 66\n");
+    assert!(err.contains("'h100-sxm' is a built-in GPU with measured tables") && err.contains("changes its sm_count"), "{err}");
+    let file = gpu_file("h100-price.toml", "[[gpu]]\nid = \"h100-sxm\"\nbase = \"h100-sxm\"\nmemory_gb = 94.0\n");
+    let gpus = json(&wavecast(&["gpus", "--gpu-file", file.to_str().unwrap(), "--json"]));
+    let h100 = gpus.as_array().unwrap().iter().find(|g| g["id"] == "h100-sxm").unwrap();
+    assert_eq!(h100["memory_gb"], 94.0);
+}

@@ -145,8 +145,10 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     assert!(error(&with(&["--concurrency", "0"])).contains("at least 1"));
     assert!(error(&with(&["--input", "uniform:9:3"])).contains("wrong way round"));
     assert!(error(&with(&["--backend", "tgi"])).contains("unknown serving backend"));
-    assert!(error(&with(&["--layout", "tp4", "--quant", "nvfp4"])).contains("no nvfp4 tensor units"), "H100 cannot run FP4");
+    assert!(error(&with(&["--layout", "tp4", "--quant", "nvfp4"])).contains("no fp4 units for nvfp4"), "H100 cannot run FP4");
     assert!(error(&with(&["--input", "200000"])).contains("context"));
+    // A dense model has no routed experts for --moe-quant to store.
+    assert!(error(&with(&["--moe-quant", "fp8"])).contains("llama-3.1-70b has none"));
     let e = error(&["serve-sim", "--model", "llama-3.1-70b", "--gpu", "l4", "--concurrency", "1"]);
     assert!(e.contains("does not fit in memory") && e.contains("GB for weights"), "{e}");
     assert!(error(&["serve-sim", "--model", "bert-base", "--gpu", "h100"]).contains("encoder"));
@@ -378,4 +380,23 @@ fn every_command_runs_a_block_fp8_checkpoints_experts_block_scaled() {
 fn a_negative_number_is_refused_for_what_it_is() {
     assert!(error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--rate", "-1"]).contains("request rate"));
     assert!(error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--concurrency", "4", "--slo-ttft", "-5"]).contains("TTFT target must be a positive number"));
+}
+
+/// Every point `plan serve` ranks names the unit it simulated as `serve-sim` flags, and those
+/// flags give `serve-sim` the same latencies: one question, one answer.
+#[test]
+fn a_plan_point_is_what_serve_sim_gives_for_its_unit() {
+    let plan = json(&["plan", "serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "2", "--concurrency", "4"]);
+    let ranked = plan["ranked"].as_array().unwrap();
+    assert!(ranked.iter().any(|p| p["copies"] == 2) && ranked.iter().any(|p| p["mode"] == "disagg"), "{plan}");
+    for p in ranked {
+        let users = p["unit_users"].to_string();
+        let mut args = vec!["serve-sim", "--model", "llama-3.1-8b", "--gpu", "h100", "--concurrency", &users];
+        args.extend(p["unit"].as_str().unwrap().split(' '));
+        let sim = json(&args);
+        for (point, metric) in [("ttft_ms", "ttft_ms"), ("tpot_ms", "tpot_ms")] {
+            assert_eq!(p[point].as_f64(), sim["metrics"][metric]["mean"].as_f64(), "{}: {point}", p["layout"]);
+        }
+        assert_eq!(p["concurrency"].as_u64().unwrap(), p["unit_users"].as_u64().unwrap() * p["copies"].as_u64().unwrap());
+    }
 }

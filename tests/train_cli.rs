@@ -579,3 +579,19 @@ fn the_attention_kernel_decides_whether_the_scores_are_kept() {
     assert!((eager - fused - (27.2 - 0.75)).abs() < 0.5, "eager {eager} GB, fused {fused} GB");
     assert!(activations("llama-3.2-1b", "2048", "eager") > activations("llama-3.2-1b", "2048", "fused") + 10.0);
 }
+
+/// A sequence beyond a model's context is priced but said, in `--json` as on stderr, on the
+/// per-op route and on the layout route alike: llama-3-8b's and llama-3-70b's context is 8192.
+#[test]
+fn a_sequence_beyond_the_context_is_noted_on_every_route() {
+    let per_op = ["predict", "--model", "llama-3-8b", "--gpu", "h100", "--seq", "16384", "--json"];
+    let layout = ["predict", "--model", "llama-3-70b", "--gpu", "h100", "--mode", "train", "--batch", "8", "--seq", "16384", "--tp", "8", "--cp", "2", "--dp", "4", "--zero", "3", "--recompute", "full", "--json"];
+    for args in [&per_op[..], &layout[..]] {
+        let o = wavecast(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["notes"][0].as_str().is_some_and(|n| n.contains("16384 tokens are beyond")), "{args:?}: {}", v["notes"]);
+        assert!(err.contains("16384 tokens are beyond"), "{args:?}: {err}");
+    }
+}

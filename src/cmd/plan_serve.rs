@@ -54,6 +54,12 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
         ]);
     }
     println!("{t}");
+    if let Some(p) = r.ranked.iter().take(a.top).find(|p| p.copies > 1) {
+        println!(
+            "each row simulates one unit of its layout with its share of the users, times its copies: {} is `serve-sim {} --concurrency {}` × {}",
+            p.layout, p.unit, p.unit_users, p.copies
+        );
+    }
     for (reason, n) in &r.rejected {
         println!("set aside {n}: {reason}");
     }

@@ -26,7 +26,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
             return print_json(&p);
         }
     }
-    let gpu = wavecast::catalog(request.gpu_file.as_deref(), &request.price, Some(&request.gpu))?.get(&request.gpu)?.clone();
+    let gpu = wavecast::catalog(request.gpu_file.as_deref(), &request.price, std::slice::from_ref(&request.gpu))?.get(&request.gpu)?.clone();
     print_human(&p, &gpu);
     Ok(())
 }
@@ -94,7 +94,7 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
         None => {
             println!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
             if let Some(usd) = price {
-                println!("cost: ${usd:.2}/GPU-hour → ${:.3} per million tokens", usd / 3600.0 / p.tokens_per_s * 1e6);
+                println!("cost: ${usd:.2}/GPU-hour → ${} per million tokens", table::usd(usd / 3600.0 / p.tokens_per_s * 1e6));
             }
         }
     }

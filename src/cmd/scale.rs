@@ -90,8 +90,7 @@ fn print_kernels(r: &ScaleReport) {
 fn print_comparison(r: &ScaleReport) {
     let mut t = table::new(&["GPU", "ms/step", "interval", "speedup", "steps/s", "$/h", "$ per 1k steps"]);
     let money = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
-    // Per-step costs are fractions of a cent: four decimals.
-    let cents = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_else(|| "-".into());
+    let cents = |v: Option<f64>| v.map(table::usd).unwrap_or_else(|| "-".into());
     let o = &r.origin;
     let origin_rate = 1e3 / o.per_step_ms;
     t.add_row(vec![

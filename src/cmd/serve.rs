@@ -77,7 +77,7 @@ fn print_human(r: &ServeReport) {
         r.gpu_memory_gb
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
-        println!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${:.3} per million tokens)", r.tp, per_usd, 1e6 / per_usd);
+        println!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${} per million tokens)", r.tp, per_usd, table::usd(1e6 / per_usd));
     }
     if let Some(source) = &r.price_source {
         println!("price: {source}");

@@ -9,13 +9,12 @@ use wavecast::TrainReport;
 pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
     let step = wavecast::train_step(&a.req)?;
+    for note in &step.notes {
+        eprintln!("note: {note}");
+    }
     write_html(&a.html, wavecast::html::Kind::Train, Some(&a.req), &step.report)?;
     if a.json {
         return print_json(&step);
-    }
-    if let Some(w) = a.req.power_limit {
-        let gpu = wavecast::catalog(a.req.gpu_file.as_deref(), &a.req.price, Some(&a.req.gpu))?.get(&a.req.gpu)?.clone();
-        eprintln!("note: {}", wavecast::power_limit_note(&gpu, w));
     }
     print_human(&step.report, a.req.stack.unwrap_or_default());
     Ok(())

@@ -110,6 +110,20 @@ impl Catalog {
         warn_once(&warnings);
         let mut cat = Catalog::builtin();
         for g in user.gpus {
+            // The shared measured tables are keyed by id: an entry that keeps a measured GPU's
+            // id but not its figures would be priced from another GPU's measurements.
+            if let Some(measured) = cat.gpus.iter().find(|b| b.id == g.id && !b.measured.is_empty()) {
+                let differing = g.kernel_figures_differing_from(measured);
+                if !differing.is_empty() {
+                    return Err(CatalogError::Invalid(format!(
+                        "GPU file {}: '{}' is a built-in GPU with measured tables, which would price it, but this entry changes its {}: give it its own id (with base = \"{}\" to start from the built-in figures)",
+                        path.display(),
+                        g.id,
+                        differing.join(", "),
+                        g.id
+                    )));
+                }
+            }
             cat.gpus.retain(|existing| existing.id != g.id);
             cat.gpus.push(g);
         }
@@ -468,16 +482,29 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let builtin = Catalog::builtin();
         let mut t4 = builtin.get("t4").unwrap().clone();
-        t4.memory_bandwidth_gbs = 123.0;
         #[derive(serde::Serialize)]
         struct F<'a> {
             gpu: Vec<&'a Gpu>,
         }
         let good = dir.join("good.toml");
-        std::fs::write(&good, toml::to_string(&F { gpu: vec![&t4] }).unwrap()).unwrap();
-        let cat = Catalog::with_user_file(&good).unwrap();
-        assert_eq!(cat.get("t4").unwrap().memory_bandwidth_gbs, 123.0);
+        let with = |gpu: &Gpu| {
+            std::fs::write(&good, toml::to_string(&F { gpu: vec![gpu] }).unwrap()).unwrap();
+            Catalog::with_user_file(&good)
+        };
+        // A measured GPU's memory size is not a kernel figure: it may change under its id.
+        t4.memory_gb = 15.0;
+        let cat = with(&t4).unwrap();
+        assert_eq!(cat.get("t4").unwrap().memory_gb, 15.0);
         assert_eq!(cat.all().len(), builtin.all().len());
+        // Its bandwidth is: NeuSight's T4 tables would price another GPU.
+        t4.memory_bandwidth_gbs = 123.0;
+        let err = with(&t4).unwrap_err().to_string();
+        assert!(err.contains("changes its memory_bandwidth_gbs") && err.contains("own id"), "{err}");
+        // A GPU nobody measured can take any figures under its own id.
+        let mut l4 = builtin.get("l4").unwrap().clone();
+        assert!(l4.measured.is_empty());
+        l4.memory_bandwidth_gbs = 123.0;
+        assert_eq!(with(&l4).unwrap().get("l4").unwrap().memory_bandwidth_gbs, 123.0);
 
         t4.memory_bandwidth_gbs = -1.0;
         let bad = dir.join("bad.toml");

@@ -292,6 +292,9 @@ impl Gpu {
         match quant {
             Quant::Fp8 | Quant::Fp8Block => self.check_dtype(DType::Fp8),
             Quant::Nvfp4 if self.peak_tflops.fp4.is_none() => Err(format!("{} ({}) has no fp4 units for nvfp4 layers (Blackwell and later have them)", self.id, self.name)),
+            // NVFP4's 16-value blocks with FP8 scales are NVIDIA's; other vendors' FP4 units
+            // take MX blocks (32 values, power-of-two scales).
+            Quant::Nvfp4 if self.vendor != Vendor::Nvidia => Err(format!("{} ({}) runs no nvfp4 (NVIDIA's 4-bit format); its fp4 units take mxfp4", self.id, self.name)),
             Quant::Nvfp4 => Ok(()),
             Quant::Mxfp4 | Quant::Int4 => self.check_dtype(DType::Fp16),
         }
@@ -319,6 +322,28 @@ impl Gpu {
     /// All names this GPU answers to.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.id.as_str()).chain(std::iter::once(self.name.as_str())).chain(self.aliases.iter().map(|s| s.as_str()))
+    }
+
+    /// The figures a kernel's time depends on that differ between `self` and `other` (its
+    /// silicon, clocks, caches, memory bandwidth, board power and peaks), by field name: where
+    /// any does, a measurement of one is not a measurement of the other.
+    pub fn kernel_figures_differing_from(&self, other: &Gpu) -> Vec<&'static str> {
+        let same = [
+            ("vendor", self.vendor == other.vendor),
+            ("architecture", self.architecture == other.architecture),
+            ("compute_capability", self.compute_capability == other.compute_capability),
+            ("sm_count", self.sm_count == other.sm_count),
+            ("fp32_lanes_per_sm", self.fp32_lanes_per_sm == other.fp32_lanes_per_sm),
+            ("base_clock_mhz", self.base_clock_mhz == other.base_clock_mhz),
+            ("boost_clock_mhz", self.boost_clock_mhz == other.boost_clock_mhz),
+            ("memory_bandwidth_gbs", self.memory_bandwidth_gbs == other.memory_bandwidth_gbs),
+            ("l2_cache_mb", self.l2_cache_mb == other.l2_cache_mb),
+            ("infinity_cache_mb", self.infinity_cache_mb == other.infinity_cache_mb),
+            ("tdp_w", self.tdp_w == other.tdp_w),
+            ("peak_tflops", self.peak_tflops == other.peak_tflops),
+            ("occupancy", self.occupancy == other.occupancy),
+        ];
+        same.into_iter().filter(|(_, same)| !same).map(|(field, _)| field).collect()
     }
 
     /// Checks the figures are physically meaningful: every count, clock, size and rate that a

@@ -19,7 +19,7 @@ pub mod vision;
 pub mod zoo;
 
 pub use hf::{hf_quant_config, Activation, Arch, EncDec, HfQuant, LinearAttention, Mla, Moe, Params, ServedQuants, SlidingWindow, TransformerSpec};
-pub use load::{is_zoo_model, load, transformer_spec, Kind, LoadOptions, LoadedWorkload, Source};
+pub use load::{beyond_context, is_zoo_model, load, transformer_spec, Kind, LoadOptions, LoadedWorkload, Source};
 pub use serve::ServeOptions;
 pub use train::{Layout, LossKernel, Recompute, Stack, TrainMemory, TrainOptions, EAGER_LOSS_BYTES_AT_BF16};
 pub use transformer::{build, check_layout, AttentionImpl, BuildOptions, Head, Mode, Shard};

@@ -152,7 +152,7 @@ fn load_transformer(spec: TransformerSpec, o: &LoadOptions) -> Result<LoadedWork
 /// What to say of a sequence longer than a rotary-position model's context: it is priced (the
 /// same layers at that length; context-extension fine-tunes train there), but not silently. A
 /// model with learned positions cannot run it at all, and the builder refuses it.
-fn beyond_context(spec: &TransformerSpec, seq: u64) -> Option<String> {
+pub fn beyond_context(spec: &TransformerSpec, seq: u64) -> Option<String> {
     (!spec.learned_positions && seq > spec.max_positions).then(|| {
         format!("{seq} tokens are beyond {}'s context of {} (max_position_embeddings): priced as its layers at that length", spec.name, spec.max_positions)
     })

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use wavecast_data::{Precision, Shape, Source, Timing};
 use wavecast_gpu::{Catalog, Gpu};
-use wavecast_ir::{Engine, Op};
+use wavecast_ir::{DType, Engine, Op};
 
 /// The ladder pricing IR ops.
 #[derive(Clone)]
@@ -178,6 +178,31 @@ fn known_engine(engine: &str) -> Result<&'static str, String> {
     Ok(if known.is_default() { "" } else { known.name() })
 }
 
+impl LadderOps {
+    /// A TF32 GEMM, which no table measures (NeuSight's FP32 tables ran with TF32 off): the
+    /// same GEMM in BF16 on the same tensor cores, slower by the ratio of the two peaks (two on
+    /// every part with both: half the rate, operands twice as wide), never below the TF32
+    /// floor. `None` for every other op.
+    fn tf32_gemm(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Option<Estimate> {
+        let Op::Gemm(g) = op else { return None };
+        if g.dtype != DType::Tf32 || g.quant.is_some() || g.weight_dtype.is_some() {
+            return None;
+        }
+        let (Some(tf32), Some(bf16)) = (gpu.peak_tflops.tf32, gpu.peak_tflops.bf16) else {
+            return Some(Estimate::Unpriced(format!("{} has no tf32 tensor units", gpu.id)));
+        };
+        let ratio = bf16 / tf32;
+        let same_in_bf16 = Op::Gemm(wavecast_ir::ops::Gemm { dtype: DType::Bf16, ..g.clone() });
+        Some(match self.predict(&same_in_bf16, gpu, ctx) {
+            Estimate::Time(t) => {
+                let slower = OpTime { seconds: t.seconds * ratio, lo: t.lo * ratio, hi: t.hi * ratio, provenance: t.provenance };
+                Estimate::Time(crate::bounds::at_least(slower, crate::bounds::floor_seconds(op, gpu)))
+            }
+            unpriced => unpriced,
+        })
+    }
+}
+
 impl Predictor for LadderOps {
     fn name(&self) -> &str {
         "ladder"
@@ -186,6 +211,9 @@ impl Predictor for LadderOps {
     fn predict(&self, op: &Op, gpu: &Gpu, ctx: &Context) -> Estimate {
         if let Some(rungs) = self.fp32.as_ref().filter(|_| fp32::is_fp32(op)) {
             return rungs.price(self.ladder.tables(), self.ladder.catalog(), op, gpu, ctx);
+        }
+        if let Some(t) = self.tf32_gemm(op, gpu, ctx) {
+            return t;
         }
         if let Some(s) = crate::comm::outside_tables_at_least(op, gpu, |share| self.predict(share, gpu, ctx).seconds()) {
             return Estimate::Time(OpTime::exact(s));
@@ -226,6 +254,19 @@ mod tests {
             Estimate::Time(t) => t,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A TF32 GEMM runs on the tensor cores at half BF16's rate: twice the BF16 price, far
+    /// below the FP32 one, and refused on a part without TF32 units.
+    #[test]
+    fn a_tf32_gemm_is_the_bf16_gemm_at_the_tf32_rate() {
+        let p = ladder(&[], None);
+        let op = |dtype| Op::Gemm(Gemm::linear(4096, 4096, 4096, false, dtype).unwrap());
+        let (tf32, bf16, fp32) = (time(&p, &op(DType::Tf32), "a100-sxm-80gb"), time(&p, &op(DType::Bf16), "a100-sxm-80gb"), time(&p, &op(DType::Fp32), "a100-sxm-80gb"));
+        assert!((tf32.seconds / bf16.seconds - 2.0).abs() < 1e-9, "tf32 {tf32:?} vs bf16 {bf16:?}");
+        assert!(tf32.seconds < fp32.seconds / 3.0, "tf32 {tf32:?} vs fp32 {fp32:?}");
+        let v100 = p.predict(&op(DType::Tf32), &Gpu::find("v100").unwrap(), &Context::IN_MODEL);
+        assert!(matches!(v100, Estimate::Unpriced(ref r) if r.contains("no tf32")), "{v100:?}");
     }
 
     /// A collective past one server is priced over the network, not from the tables (all

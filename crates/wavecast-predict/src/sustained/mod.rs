@@ -289,7 +289,7 @@ impl Model {
         Implied {
             bf16_tflops: tflops(Precision::Bf16),
             fp8_tflops: tflops(Precision::Fp8),
-            nvfp4_tflops: tflops(Precision::Nvfp4),
+            nvfp4_tflops: tflops(Precision::Nvfp4).filter(|_| gpu.check_quant(wavecast_ir::Quant::Nvfp4).is_ok()),
             weight_stream_gbs: gbs(Shape::Gemm { m: 1, n: size, k: size }),
             kv_read_gbs: gbs(Shape::AttentionDecode { batch: 64, kv_len: 8191, heads: 64, kv_heads: 8, head_dim: 128, window: 0, kv_precision: Precision::Bf16 }),
         }

@@ -46,6 +46,19 @@ impl Layout {
     }
 
     /// `tp4`, `tp1·dp8·ep8`, `2×tp4 + 1×tp8` — short enough for a table.
+    /// The `serve-sim` flags that simulate this layout: `--layout tp4,ep4` or `--prefill tp2
+    /// --decode 2xtp2`.
+    pub fn serve_sim_flags(&self) -> String {
+        let ascii = |label: String| label.replace('·', ",").replace('×', "x");
+        match self {
+            Layout::Agg { .. } => format!("--layout {}", ascii(self.label())),
+            Layout::Disagg { prefill, decode } => {
+                let one = |p: &Pool| ascii(Layout::Agg { pool: *p }.label());
+                format!("--prefill {} --decode {}", one(prefill), one(decode))
+            }
+        }
+    }
+
     pub fn label(&self) -> String {
         let one = |p: &Pool| {
             let q = p.parallel;
@@ -246,7 +259,7 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
             gpu.id,
             gb(capacity),
             engine_share(backend, capacity, limits, par),
-            smaller_formats(gpu)
+            smaller_formats(gpu, formats)
         )));
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
@@ -255,9 +268,12 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
 }
 
 /// The weight formats a refusal may suggest: only those `gpu` has units for ("fp8, fp8_block,
-/// nvfp4, ..." on a B200; the weight-only ones on an A100, which has no FP8 units).
-fn smaller_formats(gpu: &Gpu) -> String {
-    let runs: Vec<&str> = wavecast_ir::Quant::ALL.into_iter().filter(|q| gpu.check_quant(*q).is_ok()).map(|q| q.as_str()).collect();
+/// nvfp4, ..." on a B200; the weight-only ones on an A100, which has no FP8 units) that store
+/// a weight in fewer bits than the widest format the deployment already uses.
+fn smaller_formats(gpu: &Gpu, formats: &Formats) -> String {
+    let widest = [formats.quant, formats.moe_quant].into_iter().map(|q| q.map_or(16.0, |q| q.weight_bits())).fold(0.0, f64::max);
+    let smaller = |q: &wavecast_ir::Quant| q.weight_bits() < widest - 1.0;
+    let runs: Vec<&str> = wavecast_ir::Quant::ALL.into_iter().filter(smaller).filter(|q| gpu.check_quant(*q).is_ok()).map(|q| q.as_str()).collect();
     if runs.is_empty() { String::new() } else { format!("a smaller weight format ({}) or ", runs.join(", ")) }
 }
 
@@ -322,6 +338,9 @@ impl Prepared {
         }
         if max_context > spec.max_positions {
             return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
+        }
+        for q in [o.formats.quant, o.formats.moe_quant].into_iter().flatten() {
+            gpu.check_quant(q).map_err(SimError::Invalid)?;
         }
         let mut o = o.clone();
         o.formats.moe_quant = spec.experts_run_in(o.formats.moe_quant);

@@ -58,6 +58,12 @@ pub struct PlanPoint {
     pub meets_slo: bool,
     /// On the Pareto front of (tokens/s/user, tokens/s/GPU) among all points.
     pub pareto: bool,
+    /// What was simulated: one unit of the layout (a worker, or the smallest prefill:decode
+    /// set) with its share of the users, as `serve-sim` flags; the point is that unit's
+    /// latencies and its throughput per GPU, `copies` times over.
+    pub unit: String,
+    pub unit_users: u64,
+    pub copies: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,10 +103,11 @@ fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     v
 }
 
-/// A deployment of all N GPUs and the smallest unit of it that behaves the same: identical
-/// workers behind least-loaded routing serve their share of the users independently, so the
-/// unit (one aggregated worker, or the smallest prefill:decode ratio) is what is simulated,
-/// with the users scaled by `copies`.
+/// A deployment of all N GPUs and the smallest unit of it, which is what is simulated, with the
+/// users divided by `copies`: the copies are taken to serve their shares independently (as
+/// routers that pin a client to one copy do), which a search over every layout and load can
+/// afford at any GPU count. A router pooling all copies (`serve-sim` with the full layout)
+/// evens out their queues a little better, so its TTFT can come out a few percent shorter.
 struct Candidate {
     full: Layout,
     unit: Layout,
@@ -322,6 +329,9 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
                 tokens_per_s_per_user: m.tokens_per_s_per_user,
                 meets_slo: req.slo.met(m.ttft_ms.mean, m.tpot_ms.mean),
                 pareto: false,
+                unit: c.unit.serve_sim_flags(),
+                unit_users: clients,
+                copies: c.copies,
             });
         }
     }
@@ -355,7 +365,7 @@ mod tests {
     use super::*;
 
     fn point(u: f64, g: f64) -> PlanPoint {
-        PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false }
+        PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false, unit: String::new(), unit_users: 1, copies: 1 }
     }
 
     /// A MoE model on 32 GPUs is also tried as wide attention-DP × EP workers of 16 and 32

@@ -90,7 +90,9 @@ pub struct ClassRow {
 /// inputs) surely does not fit.
 pub fn estimate(workload: &LoadedWorkload, gpu: &Gpu, predictor: &dyn Predictor) -> Result<Prediction> {
     let memory = match (&workload.spec, workload.mode) {
-        (Some(spec), Mode::Training) => Some(single_gpu_memory(workload, spec, gpu, predictor)?),
+        // The layout route's memory model covers decoder stacks; an encoder-decoder's step is
+        // checked against its graph's resident floor, as any other workload's.
+        (Some(spec), Mode::Training) if spec.encdec.is_none() => Some(single_gpu_memory(workload, spec, gpu, predictor)?),
         _ => {
             wavecast_sim::check_fits(&workload.graph, gpu)?;
             None
@@ -137,6 +139,11 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
         PredictRoute::Train => return Err(Error::new("layout flags and --tp make a multi-GPU training step: `wavecast.train` (Python) answers it, as the CLI's `predict` does")),
         PredictRoute::Step => req.check_flags()?,
     }
+    // Every flag that does not apply is refused, never ignored: an image or latent model has no
+    // sequence.
+    if let Some(m) = req.model.as_deref().and_then(wavecast_workload::zoo::find).filter(|m| req.seq.is_some() && !matches!(m.input, wavecast_workload::zoo::Input::Tokens)) {
+        return Err(Error::new(format!("--seq does not apply to {} (its input is images or a latent vector, not tokens)", m.name)));
+    }
     let mut options = load_options(req)?;
     // A transformer takes the one default-format rule (the config's torch_dtype, else bf16;
     // fp32 for NeuSight's FP32 benchmark presets) in every mode, so one GPU and the layout
@@ -176,7 +183,13 @@ fn is_transformer_request(req: &PredictRequest) -> bool {
 /// GPU is the layout dp = tp = pp = 1). Eager/fused attention choices, ONNX graphs and vision
 /// models are the per-op route's alone.
 pub fn trains_as_layout(req: &PredictRequest) -> bool {
-    req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none()
+    req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none() && !is_encoder_decoder(req)
+}
+
+/// Whether the request's transformer is an encoder-decoder (T5, Switch), which the layout
+/// route does not model: one GPU trains it op by op.
+fn is_encoder_decoder(req: &PredictRequest) -> bool {
+    crate::request::transformer_spec(&req.model, &req.config).is_ok_and(|s| s.encdec.is_some())
 }
 
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a

@@ -284,6 +284,11 @@ pub enum ConfigArg {
     Inline(serde_json::Map<String, serde_json::Value>),
 }
 
+/// The transformer a request names with `model` or `config`.
+pub(crate) fn transformer_spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<wavecast_workload::TransformerSpec> {
+    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
+}
+
 /// Calls `use_source` with the one workload a request names: a preset `model`, a `config`
 /// (file or inline) or an `onnx` file. Naming none or several is an input error, so a request
 /// never silently prefers one of two workloads.
@@ -347,7 +352,7 @@ pub struct PredictRequest {
     #[arg(long, default_value_t = defaults::BATCH)]
     #[serde(default = "defaults::batch")]
     pub batch: u64,
-    /// Sequence length in tokens [default: 1024].
+    /// Sequence length in tokens [default: 1024, or the model's learned positions where fewer]
     #[arg(long)]
     #[serde(default)]
     pub seq: Option<u64>,
@@ -424,8 +429,9 @@ pub struct PredictRequest {
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
-    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
+    /// for each GPU it asks about (comma-separated or repeated: `compare --gpus h100,l40s
+    /// --price h100=2.5,l40s=0.9`).
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
@@ -466,9 +472,17 @@ impl PredictRequest {
         }
     }
 
-    /// Sequence length (`--seq`) or its default.
+    /// Sequence length (`--seq`) or its default: 1024 tokens, or a transformer's learned
+    /// positions where there are fewer (BERT's 512), so its defaults always run.
     pub fn seq(&self) -> u64 {
-        self.seq.unwrap_or(defaults::SEQ)
+        self.seq.unwrap_or_else(|| {
+            let positions = (self.onnx.is_none() && (self.model.is_some() || self.config.is_some()))
+                .then(|| transformer_spec(&self.model, &self.config).ok())
+                .flatten()
+                .filter(|s| s.learned_positions)
+                .map_or(defaults::SEQ, |s| s.max_positions);
+            defaults::SEQ.min(positions.max(1))
+        })
     }
 
     /// How the optimizer step runs (`--fused-optimizer`, or the stack's own).
@@ -671,8 +685,9 @@ pub struct CompareRequest {
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
-    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
+    /// for each GPU it asks about (comma-separated or repeated: `compare --gpus h100,l40s
+    /// --price h100=2.5,l40s=0.9`).
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
@@ -803,8 +818,9 @@ pub struct PlanTrainRequest {
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
-    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the GPU of the command, or
-    /// GPU=USD (comma-separated or repeated: h100=2.5,l40s=0.9).
+    /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
+    /// for each GPU it asks about (comma-separated or repeated: `compare --gpus h100,l40s
+    /// --price h100=2.5,l40s=0.9`).
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,

@@ -1,7 +1,7 @@
 //! LLM serving questions: one static batch on one GPU or a TP group, and the same workload
 //! compared across GPUs and TP degrees.
 
-use crate::request::{with_source, CompareRequest, ConfigArg, ModeChoice, PredictRequest};
+use crate::request::{transformer_spec, CompareRequest, ModeChoice, PredictRequest};
 use crate::{Error, Result};
 use wavecast_gpu::Gpu;
 use wavecast_predict::ladder::LadderOps;
@@ -10,10 +10,6 @@ use wavecast_sim::serving::Pricing;
 use wavecast_sim::{CompareReport, ServeReport};
 use wavecast_workload::{ServeOptions, TransformerSpec};
 
-/// The transformer a serving request names.
-fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
-    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
-}
 
 /// The static batch's options; without `--weights` the checkpoint's own formats, as the
 /// engines load it (see [`TransformerSpec::served_quants`]).
@@ -61,7 +57,7 @@ pub fn serve(req: &PredictRequest) -> Result<ServeReport> {
     };
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     let dtype = req.dtype.as_deref().unwrap_or(crate::defaults::SERVE_DTYPE);
     if req.weights.is_none() {
         wavecast_sim::serve::check_served_quants(&spec, gpu)?;
@@ -92,7 +88,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     // Two names of one GPU (`h100`, `h100-sxm`) are one column, not two identical ones.
     let mut seen = std::collections::HashSet::new();
     gpus.retain(|g| seen.insert(g.id.clone()));
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     let o = options(&spec, req.batch, req.input_len, req.output_len, &req.dtype, req.weights.as_deref(), req.kv_dtype.as_deref())?;
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let backend = backend(req.backend.as_deref())?;

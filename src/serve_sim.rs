@@ -1,7 +1,7 @@
 //! LLM serving under load: one deployment simulated (`serve-sim`) and every deployment on N
 //! GPUs ranked (`plan serve`).
 
-use crate::request::{with_source, ConfigArg, PlanServeRequest, ServeSimRequest, ServingFormatArgs};
+use crate::request::{transformer_spec, PlanServeRequest, ServeSimRequest, ServingFormatArgs};
 use crate::{Error, Result};
 use wavecast_gpu::Catalog;
 use wavecast_ir::Quant;
@@ -10,9 +10,6 @@ use wavecast_workload::TransformerSpec;
 
 pub use wavecast_sim::serving::{PlanServeReport, ServeSimReport};
 
-fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
-    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
-}
 
 fn quant(name: &Option<String>) -> Result<Option<Quant>> {
     Ok(name.as_deref().map(Quant::parse_optional).transpose().map_err(Error::new)?.flatten())
@@ -97,7 +94,7 @@ fn load(req: &ServeSimRequest) -> Result<Load> {
 pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     let (formats, backend) = formats(&spec, gpu, &req.formats)?;
     let options = ServeSimOptions {
         layout: layout(req)?,
@@ -118,7 +115,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
 pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Result<PlanServeReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     let (formats, backend) = formats(&spec, gpu, &req.formats)?;
     let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
     let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated, ops_data: req.ops_data.clone() };

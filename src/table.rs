@@ -29,10 +29,16 @@ pub fn ms(v: f64) -> String {
 /// Dollars with cents, and three significant digits below a dollar: a cost per step or per
 /// million tokens can be a small fraction of a cent, which fixed decimals would round to zero.
 pub fn usd(v: f64) -> String {
+    significant(v, 2)
+}
+
+/// `v` with `decimals` decimals, or three significant digits where that shows more of a
+/// number below one (a fraction of a day never prints as 0.0).
+pub fn significant(v: f64, decimals: usize) -> String {
     if !(v.is_finite() && v > 0.0) || v >= 1.0 {
-        return format!("{v:.2}");
+        return format!("{v:.decimals$}");
     }
-    let decimals = (2 - v.log10().floor() as i32).max(2) as usize;
+    let decimals = (2 - v.log10().floor() as i32).max(decimals as i32) as usize;
     format!("{v:.decimals$}")
 }
 

@@ -1,16 +1,13 @@
 //! Training over many GPUs: one layout's step (`predict --mode train --dp … --tp …`) and the
 //! ranking of every layout (`plan train`).
 
-use crate::request::{with_source, ConfigArg, LayoutArgs, ModeChoice, PlanTrainRequest, PredictRequest};
+use crate::request::{transformer_spec, ConfigArg, LayoutArgs, ModeChoice, PlanTrainRequest, PredictRequest};
 use crate::{Error, Result};
 use wavecast_ir::DType;
 use wavecast_predict::comm::CommModel;
 use wavecast_sim::{PlanReport, PlanRequest, Topology, TrainReport};
-use wavecast_workload::{Layout, TrainOptions, TransformerSpec};
+use wavecast_workload::{Layout, TrainOptions};
 
-fn spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<TransformerSpec> {
-    with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
-}
 
 /// The micro-batch of a layout: the one given, else each data-parallel rank's whole share of
 /// the batch (no gradient accumulation, as one GPU runs a batch) without pipeline parallelism,
@@ -78,7 +75,7 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
     let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: req.training_stack(), power_limit_w: req.power_limit };
     let gpus_per_node = req.layout.gpus_per_node();
@@ -159,7 +156,7 @@ pub fn train_step_given(req: &PredictRequest, per_op_step: Option<crate::Predict
 }
 
 fn train_notes(req: &PredictRequest, report: &TrainReport) -> Result<Vec<String>> {
-    let mut notes: Vec<String> = wavecast_workload::beyond_context(&spec(&req.model, &req.config)?, report.seq).into_iter().collect();
+    let mut notes: Vec<String> = wavecast_workload::beyond_context(&transformer_spec(&req.model, &req.config)?, report.seq).into_iter().collect();
     if let Some(w) = req.power_limit {
         let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
         notes.push(crate::power_limit_note(catalog.get(&req.gpu)?, w));
@@ -190,7 +187,7 @@ pub fn predict_answer(req: &PredictRequest) -> Result<StepAnswer> {
 pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
-    let spec = spec(&req.model, &req.config)?;
+    let spec = transformer_spec(&req.model, &req.config)?;
     if !(req.tokens.is_finite() && req.tokens > 0.0) {
         return Err(Error::new(format!("--tokens must be a positive number, got {}", req.tokens)));
     }
@@ -206,7 +203,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         stack: req.stack.stack(req.fused_optimizer),
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
         tokens: req.tokens,
-        top: req.top.max(1),
+        top: wavecast_ir::dim("--top", req.top as u64).map_err(|e| Error::new(e.to_string()))? as usize,
         power_limit_w: req.power_limit,
     };
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;

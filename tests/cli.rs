@@ -281,6 +281,8 @@ fn a_gpu_with_no_link_is_refused_more_than_one_gpu() {
     assert_clear_error(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--tp", "2", "--input-len", "100", "--output-len", "10"], why);
     assert_clear_error(&["serve-sim", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--tp", "2", "--input", "100", "--output", "10", "--rate", "1"], why);
     assert_clear_error(&["plan", "train", "--model", "gpt2", "--gpu", "jetson-thor", "--gpus", "2", "--batch", "8", "--seq", "512"], why);
+    // Disaggregated, the KV cache would cross the link it lacks.
+    assert_clear_error(&["serve-sim", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--prefill", "tp1", "--decode", "tp1", "--concurrency", "2"], why);
     let alone = wavecast(&["predict", "--model", "llama-3.2-1b", "--gpu", "jetson-thor", "--mode", "serve", "--input-len", "100", "--output-len", "10"]);
     assert!(alone.status.success(), "{}", stderr(&alone));
 }
@@ -320,5 +322,16 @@ fn a_gpu_priced_twice_or_not_asked_about_is_refused() {
     assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100,l40s", "--input-len", "100", "--output-len", "10", "--price", "a100=1"], "a100-sxm-80gb is not a GPU this request asks about");
     assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--price", "l40s=1"], "l40s is not a GPU this request asks about");
     let o = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--price", "h100-sxm=1.5", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Inference is refused when even one layer's input and output cannot be resident beside the
+/// weights: the LM head's logits over 64 × 8192 positions are 134 GB in BF16, on an 80 GB H100.
+/// An eighth of the batch fits.
+#[test]
+fn inference_whose_largest_layer_cannot_be_resident_is_refused() {
+    let args = |batch: &'static str| ["predict", "--model", "llama-3-8b", "--gpu", "h100", "--batch", batch, "--seq", "8192"];
+    assert_clear_error(&args("64"), "the largest layer's input and output 138.8 GB");
+    let o = wavecast(&args("8"));
     assert!(o.status.success(), "{}", stderr(&o));
 }

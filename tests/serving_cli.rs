@@ -400,3 +400,16 @@ fn a_plan_point_is_what_serve_sim_gives_for_its_unit() {
         assert_eq!(p["concurrency"].as_u64().unwrap(), p["unit_users"].as_u64().unwrap() * p["copies"].as_u64().unwrap());
     }
 }
+
+/// An FP8 KV cache is storage, which the attention kernel dequantizes: a GPU without FP8 units
+/// (A100) or without BF16 ones (T4, in FP16) runs it, and the static batch and `serve-sim`
+/// agree on it, as they refuse FP8 weights there alike.
+#[test]
+fn an_fp8_kv_cache_runs_where_fp8_math_does_not() {
+    for (gpu, model, dtype) in [("a100", "llama-3.1-8b", "bf16"), ("t4", "llama-3.2-1b", "fp16")] {
+        let sim = json(&["serve-sim", "--model", model, "--gpu", gpu, "--dtype", dtype, "--kv-dtype", "fp8", "--concurrency", "1"]);
+        assert_eq!(sim["formats"]["kv"], "fp8", "{gpu}: {}", sim["formats"]);
+        json(&["predict", "--mode", "serve", "--model", model, "--gpu", gpu, "--dtype", dtype, "--kv-dtype", "fp8", "--input", "1000", "--output", "10"]);
+        assert!(error(&["serve-sim", "--model", model, "--gpu", gpu, "--dtype", dtype, "--quant", "fp8"]).contains("no fp8 units"), "{gpu}");
+    }
+}

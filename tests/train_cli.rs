@@ -531,6 +531,8 @@ fn a_power_limit_slows_the_step_by_at_most_the_clock() {
     let mut args = plan.to_vec();
     args.extend(["--power-limit", "100"]);
     assert_clear_error(&args, "outside h100-sxm's range 175–700 W");
+    // A quarter of MI250's 250 W is 62.5 W: the range shown holds the limit it refuses.
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "mi250", "--power-limit", "62"], "outside mi250's range 62.5–250 W");
 }
 
 /// `eval training` replays a row from a source it has no stack for as `predict --mode train`
@@ -578,6 +580,19 @@ fn the_attention_kernel_decides_whether_the_scores_are_kept() {
     // attention output that SDPA's backward keeps (4 · 1024 · 1280 · 4 bytes · 36 = 0.75 GB).
     assert!((eager - fused - (27.2 - 0.75)).abs() < 0.5, "eager {eager} GB, fused {fused} GB");
     assert!(activations("llama-3.2-1b", "2048", "eager") > activations("llama-3.2-1b", "2048", "fused") + 10.0);
+}
+
+/// An encoder-decoder trains on one GPU op by op (the layout route models decoder stacks only),
+/// in text and in `--json` alike; with layout flags it is refused in one line.
+#[test]
+fn an_encoder_decoder_trains_on_one_gpu() {
+    let args = ["predict", "--model", "switch-base-8", "--gpu", "h100", "--mode", "train", "--batch", "8", "--json"];
+    let o = wavecast(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["total_ms"].as_f64().is_some_and(|t| t > 0.0), "{v}");
+    assert!(wavecast(&args[..9]).status.success());
+    assert_clear_error(&["predict", "--model", "switch-base-8", "--gpu", "h100", "--mode", "train", "--batch", "8", "--dp", "2"], "encoder-decoder");
 }
 
 /// A sequence beyond a model's context is priced but said, in `--json` as on stderr, on the

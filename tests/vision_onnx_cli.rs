@@ -27,7 +27,12 @@ fn every_builtin_model_predicts_in_both_modes() {
     for m in models {
         let mut times = Vec::new();
         for mode in ["inference", "train"] {
-            let v = json(&wavecast(&["predict", "--model", m, "--gpu", "a100", "--batch", "64", "--seq", "50", "--mode", mode, "--json"]));
+            // Only the token models take a sequence; an image model refuses one (never ignores it).
+            let mut args = vec!["predict", "--model", m, "--gpu", "a100", "--batch", "64", "--mode", mode, "--json"];
+            if ["gnmt", "transformer-base"].contains(&m) {
+                args.extend(["--seq", "50"]);
+            }
+            let v = json(&wavecast(&args));
             let total = v["total_ms"].as_f64().unwrap();
             assert!(total > 0.0 && total.is_finite(), "{m} {mode}");
             assert!(v["unpriced"].as_array().unwrap().is_empty(), "{m} {mode}: {}", v["unpriced"]);
@@ -36,6 +41,9 @@ fn every_builtin_model_predicts_in_both_modes() {
         }
         assert!(times[1] > 2.0 * times[0], "{m}: training {} ms vs inference {} ms", times[1], times[0]);
     }
+    let o = wavecast(&["predict", "--model", "resnet18", "--gpu", "a100", "--seq", "50"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--seq does not apply to resnet18"));
 }
 
 #[test]

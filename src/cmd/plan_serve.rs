@@ -44,7 +44,8 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
     for (i, p) in r.ranked.iter().take(a.top).enumerate() {
         t.add_row(vec![
             (i + 1).to_string(),
-            p.layout.clone(),
+            // A layout that cannot use every GPU (tp1·pp2 on 3) says how many it does.
+            if p.gpus_used < r.gpus { format!("{} ({} of {} GPUs)", p.layout, p.gpus_used, r.gpus) } else { p.layout.clone() },
             p.mode.to_string(),
             p.concurrency.to_string(),
             table::ms(p.ttft_ms),
@@ -64,7 +65,10 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
         println!("set aside {n}: {reason}");
     }
     if r.points.is_empty() {
-        return Err(format!("no deployment of {} GPUs can serve {} (see the reasons above); use more GPUs, a smaller format or a GPU with more memory", r.gpus, r.model).into());
+        // Memory advice only where memory is what set the layouts aside.
+        let memory = r.rejected.iter().any(|(reason, _)| reason.contains("does not fit in memory") || reason.contains("KV cache holds"));
+        let remedy = if memory { "; use more GPUs, a smaller format or a GPU with more memory" } else { "" };
+        return Err(format!("no deployment of {} GPUs can serve {} (see the reasons above){remedy}", r.gpus, r.model).into());
     }
     if r.ranked.is_empty() {
         return Err(format!("no deployment of {} GPUs meets the target; relax --slo-ttft/--slo-tpot or use more GPUs", r.gpus).into());

@@ -39,7 +39,7 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
             table::pct(100.0 * row.mfu),
             format!("{:.0}", row.tokens_per_s_per_gpu),
             format!("{:.1}{}", row.memory_gb, if row.near_memory_limit { " !" } else { "" }),
-            format!("{:.1}", row.days),
+            table::significant(row.days, 1),
             row.cost_usd.map_or("–".into(), |c| format!("${}", table::si(c))),
         ]);
     }

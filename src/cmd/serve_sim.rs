@@ -61,8 +61,11 @@ fn print_human(r: &ServeSimReport) {
     }
     let per_user = if decodes { format!("{:.1} tokens/s per user", m.tokens_per_s_per_user) } else { "no decoding".into() };
     println!(
-        "throughput: {:.0} output tokens/s ({:.0} per GPU) · {per_user} · {:.2} requests/s over {:.1} s",
-        m.output_tokens_per_s, m.output_tokens_per_s_per_gpu, m.requests_per_s, m.duration_s
+        "throughput: {} output tokens/s ({} per GPU) · {per_user} · {} requests/s over {:.1} s",
+        table::significant(m.output_tokens_per_s, 0),
+        table::significant(m.output_tokens_per_s_per_gpu, 0),
+        table::significant(m.requests_per_s, 2),
+        m.duration_s
     );
     if let (Some(g), Some(share)) = (m.goodput_requests_per_s, m.slo_attainment) {
         println!("goodput: {g:.2} requests/s meet the target ({})", table::pct(100.0 * share));

@@ -37,11 +37,15 @@ pub struct ResidentFloor {
     pub optimizer_states: f64,
     pub master_weights: f64,
     pub saved_activations: f64,
+    /// Inference: the largest linear layer's input and output, both resident while it runs
+    /// (the LM head's logits over every position, at long sequences). Training counts what
+    /// autograd saves instead.
+    pub working_activations: f64,
 }
 
 impl ResidentFloor {
     pub fn total(&self) -> f64 {
-        self.weights + self.gradients + self.optimizer_states + self.master_weights + self.saved_activations
+        self.weights + self.gradients + self.optimizer_states + self.master_weights + self.saved_activations + self.working_activations
     }
 }
 
@@ -50,6 +54,14 @@ impl ResidentFloor {
 fn linear_input_bytes(op: &Op) -> Option<f64> {
     match op {
         Op::Gemm(g) if g.kind == crate::ops::GemmKind::Linear && !g.shared_weight => Some(g.batch as f64 * g.m as f64 * g.k as f64 * g.dtype.size_bytes() as f64),
+        _ => None,
+    }
+}
+
+/// A linear layer's input and output together, in bytes; `None` for other ops.
+fn linear_working_bytes(op: &Op) -> Option<f64> {
+    match op {
+        Op::Gemm(g) if g.kind == crate::ops::GemmKind::Linear => Some(g.batch as f64 * g.m as f64 * (g.k + g.n) as f64 * g.dtype.size_bytes() as f64),
         _ => None,
     }
 }
@@ -199,6 +211,8 @@ impl Graph {
         let mut floor = ResidentFloor { weights, gradients: if training { weights } else { 0.0 }, ..ResidentFloor::default() };
         if training {
             floor.saved_activations = self.forward().filter_map(|n| linear_input_bytes(&n.op).map(|b| b * n.repeat as f64)).sum();
+        } else {
+            floor.working_activations = self.forward().filter_map(|n| linear_working_bytes(&n.op)).fold(0.0, f64::max);
         }
         for n in &self.nodes {
             if let Op::Optimizer(o) = &n.op {

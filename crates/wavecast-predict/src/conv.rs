@@ -28,6 +28,10 @@ use wavecast_ir::{DType, OpClass};
 
 /// Fixed ramp-up and drain of the kernels of one convolution (seconds).
 const RAMP_S: f64 = 2e-6;
+/// Batches [`ConvModel::kernel_seconds`] tries above the asked one: at least six doublings, and
+/// on until the implicit GEMM has [`CAP_ROWS`] rows, where the measurements lie.
+const MIN_BATCH_DOUBLINGS: u32 = 6;
+const CAP_ROWS: u64 = 1 << 16;
 /// Largest reduction of multiplications a fast convolution algorithm achieves over the direct one.
 const WINOGRAD_MAX_SAVING: f64 = 4.0;
 
@@ -238,8 +242,26 @@ impl ConvModel {
         self.per_gpu.get(&gpu.id).or_else(|| self.per_arch.get(&arch_key(gpu))).copied().unwrap_or(self.default_offset)
     }
 
-    /// Predicted kernel seconds of `c` on `gpu` (back to back in a running model).
+    /// Predicted kernel seconds of `c` on `gpu` (back to back in a running model): the fitted
+    /// time, capped by the fitted time of the same convolution over 2, 4, … times the images.
+    /// A library runs fewer images no slower than more (it could pad the batch), and the fit,
+    /// which learned from implicit GEMMs of thousands of rows, overshoots on a few dozen (a 1×1
+    /// convolution of one 7×7 image); the cap keeps a larger batch from coming out faster.
     pub fn kernel_seconds(&self, c: &Conv, gpu: &Gpu) -> f64 {
+        let rows = |batch: u64| batch.saturating_mul(c.out_hw().iter().product::<u64>().max(1));
+        let mut t = self.fitted_seconds(c, gpu);
+        let mut more = c.clone();
+        for doubling in 1u32.. {
+            if doubling > MIN_BATCH_DOUBLINGS && rows(more.batch) >= CAP_ROWS {
+                break;
+            }
+            more.batch = more.batch.saturating_mul(2);
+            t = t.min(self.fitted_seconds(&more, gpu));
+        }
+        t
+    }
+
+    fn fitted_seconds(&self, c: &Conv, gpu: &Gpu) -> f64 {
         let canon = canonical(c);
         let [lo, hi] = self.output_range;
         let learned = (self.mlp.predict(&features(&canon, gpu)) as f64).clamp(lo, hi);
@@ -303,5 +325,27 @@ mod tests {
         let h100 = cat.get("h100").unwrap();
         assert!(m.kernel_seconds(&big, h100).is_finite());
         assert!(m.isolated_seconds(&small, v100) >= m.floor_s);
+    }
+
+    /// More images never take less time: MobileNet's 1×1 convolutions over one 7×7 image were
+    /// priced at 53 µs and over eight at 18 µs on an H100, and the network came out faster at
+    /// batch 4 than at batch 1.
+    #[test]
+    fn a_larger_batch_is_never_faster() {
+        let m = &ConvWeights::shipped().unwrap().all;
+        let cat = Catalog::builtin();
+        // (C_in, C_out, side, kernel, groups, stride): MobileNet-v2's and ResNet's shapes.
+        let shapes = [(32, 32, 112, 3, 32, 1), (32, 16, 112, 1, 1, 1), (96, 96, 112, 3, 96, 2), (3, 32, 224, 3, 1, 2), (960, 160, 7, 1, 1, 1), (64, 64, 56, 3, 1, 1), (512, 2048, 7, 1, 1, 1)];
+        for gpu in ["h100-sxm", "a100-sxm-80gb", "t4", "v100-sxm2", "mi300x"] {
+            let gpu = cat.get(gpu).unwrap();
+            for (c_in, c_out, side, k, groups, stride) in shapes {
+                let at = |batch: u64| {
+                    let c = Conv { groups, ..Conv::new(batch, c_in, c_out, [side, side], [k, k], DType::Fp32).stride(stride).pad(k / 2).build().unwrap() };
+                    m.kernel_seconds(&c, gpu)
+                };
+                let times: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 256].into_iter().map(at).collect();
+                assert!(times.windows(2).all(|w| w[1] >= w[0] * (1.0 - 1e-12)), "{} {c_in}->{c_out} {side}² k{k}: {times:?}", gpu.id);
+            }
+        }
     }
 }

@@ -178,7 +178,9 @@ pub const CLOCK_POWER_EXPONENT: f64 = 1.0 / 3.0;
 pub fn check_power_limit(gpu: &Gpu, limit_w: f64) -> Result<(), String> {
     let floor = MIN_POWER_LIMIT_SHARE * gpu.tdp_w;
     if !limit_w.is_finite() || limit_w > gpu.tdp_w || limit_w < floor {
-        return Err(format!("power limit {limit_w} W is outside {}'s range {floor:.0}–{:.0} W (board power; lowest limit {:.0} % of it)", gpu.id, gpu.tdp_w, MIN_POWER_LIMIT_SHARE * 100.0));
+        // The lowest limit shown rounded up, so a limit at the shown figure is inside the range.
+        let lowest = (floor * 10.0).ceil() / 10.0;
+        return Err(format!("power limit {limit_w} W is outside {}'s range {lowest}–{} W (board power; lowest limit {:.0} % of it)", gpu.id, gpu.tdp_w, MIN_POWER_LIMIT_SHARE * 100.0));
     }
     Ok(())
 }

@@ -62,7 +62,10 @@ pub fn shares(ms: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
 /// Every compute dtype of `graph` must be one `gpu` has units for: pricing BF16 on a T4 or FP8
 /// on an A100 as if it ran would be wrong with confidence.
 fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
-    let compute = graph.nodes.iter().filter(|n| !matches!(n.op, Op::Comm(_))).map(|n| n.op.dtype());
+    // An FP8 KV cache is storage: the attention kernel reads it and does its math in 16 bits
+    // where the GPU has no FP8 units (vLLM and SGLang run one on an A100).
+    let fp8_cache = |op: &Op| matches!(op, Op::Attention(a) if a.dtype == wavecast_ir::DType::Fp8);
+    let compute = graph.nodes.iter().filter(|n| !matches!(n.op, Op::Comm(_)) && !fp8_cache(&n.op)).map(|n| n.op.dtype());
     // Newest dtype first: an FP8 graph also holds BF16 element-wise ops, and the FP8 GEMMs are
     // what the user asked about.
     for dtype in compute.collect::<std::collections::BTreeSet<_>>().into_iter().rev() {
@@ -80,9 +83,10 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     Ok(())
 }
 
-/// Errors when `graph`'s step surely cannot run on one `gpu`: its resident floor (weights, and
-/// when training gradients, optimizer states, master weights and the activations autograd keeps
-/// for the weight gradients) exceeds the GPU's usable memory.
+/// Errors when `graph`'s step surely cannot run on one `gpu`: its resident floor (weights; when
+/// training gradients, optimizer states, master weights and the activations autograd keeps for
+/// the weight gradients; in inference the largest layer's input and output) exceeds the GPU's
+/// usable memory.
 pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     let floor = graph.resident_floor();
     let usable = USABLE_MEMORY_FRACTION * gpu.memory_bytes();
@@ -91,12 +95,12 @@ pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
     }
     let gb = |b: f64| b / 1e9;
     let mut parts = vec![format!("weights {:.1} GB", gb(floor.weights))];
-    for (what, bytes) in [("gradients", floor.gradients), ("optimizer states", floor.optimizer_states), ("FP32 master weights", floor.master_weights), ("activations saved for backward", floor.saved_activations)] {
+    for (what, bytes) in [("gradients", floor.gradients), ("optimizer states", floor.optimizer_states), ("FP32 master weights", floor.master_weights), ("activations saved for backward", floor.saved_activations), ("the largest layer's input and output", floor.working_activations)] {
         if bytes > 0.0 {
             parts.push(format!("{what} {:.1} GB", gb(bytes)));
         }
     }
-    let remedy = if floor.gradients > 0.0 { "a smaller model or batch, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, or a narrower dtype (--dtype)" };
+    let remedy = if floor.gradients > 0.0 { "a smaller model or batch, or a lighter optimizer (--optimizer sgd)" } else { "a smaller model, batch or sequence, or a narrower dtype (--dtype)" };
     Err(PredictError::Unsupported(format!(
         "does not fit in memory: needs at least {:.1} GB ({}; workspaces not counted) but {} has {:.1} GB ({} GiB; {:.1} GB usable); use a GPU with more memory, {remedy}",
         gb(floor.total()),

@@ -85,7 +85,7 @@ pub fn is_zoo_model(name: &str) -> bool {
 pub fn transformer_spec(source: Source) -> Result<TransformerSpec, WorkloadError> {
     match source {
         Source::Preset(name) if is_zoo_model(name) => Err(WorkloadError::Invalid(format!(
-            "'{name}' is not a transformer LLM: serving and `compare` model LLM decoding; use `predict --mode inference|train`"
+            "'{name}' is not a transformer LLM: serving, `compare` and training layouts (--dp, --tp, --pp, `plan train`) model transformers; predict it on one GPU with `predict --mode inference|train` and no layout flags"
         ))),
         Source::Preset(name) => presets::preset(name),
         Source::ConfigFile(path) => presets::load_config(path),

@@ -141,7 +141,22 @@ pub fn load_config(path: &std::path::Path) -> Result<TransformerSpec, WorkloadEr
     if spec.name == path.display().to_string() {
         spec.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     }
+    if spec.checkpoint_quant.is_none() {
+        if let Some(sibling) = quant_sibling(path).filter(|p| p.is_file()) {
+            let text = std::fs::read_to_string(&sibling).map_err(|e| WorkloadError::Read { path: sibling.display().to_string(), reason: e.to_string() })?;
+            spec.checkpoint_quant = crate::hf::hf_quant_config(&text, &sibling.display().to_string())?.weights;
+        }
+    }
     Ok(spec)
+}
+
+/// Where a ModelOpt checkpoint (NVIDIA's `…-NVFP4`, `…-FP8`) declares its weight format instead
+/// of a `quantization_config`: `hf_quant_config.json` beside `config.json`, or
+/// `NAME_hf_quant_config.json` beside `NAME_config.json` (the shared collection's naming).
+fn quant_sibling(config: &std::path::Path) -> Option<std::path::PathBuf> {
+    let name = config.file_name()?.to_str()?;
+    let sibling = if name == "config.json" { "hf_quant_config.json".to_string() } else { format!("{}_hf_quant_config.json", name.strip_suffix("_config.json")?) };
+    Some(config.with_file_name(sibling))
 }
 
 #[cfg(test)]

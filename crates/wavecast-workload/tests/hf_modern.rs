@@ -908,3 +908,23 @@ fn a_sequence_beyond_the_context_is_priced_with_a_note() {
     assert!(notes("llama-3-8b", 8192).is_empty());
     assert!(notes("llama-3.1-8b", 20_000).is_empty(), "Llama 3.1 serves 131,072 tokens");
 }
+
+/// A ModelOpt checkpoint's config has no `quantization_config`; its `hf_quant_config.json`
+/// beside it (in either naming) gives the format the engines serve it in.
+#[test]
+fn a_modelopt_checkpoint_reads_its_format_from_the_file_beside_its_config() {
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("deepseek-ai--DeepSeek-V3_config.json")).unwrap()).unwrap();
+    config.as_object_mut().unwrap().remove("quantization_config");
+    let quant = std::fs::read_to_string(fixtures().join("nvidia--DeepSeek-V3.1-NVFP4_hf_quant_config.json")).unwrap();
+    let dir = std::env::temp_dir().join(format!("wavecast-modelopt-{}", std::process::id()));
+    for (config_name, quant_name) in [("nvidia--DeepSeek-V3.1-NVFP4_config.json", "nvidia--DeepSeek-V3.1-NVFP4_hf_quant_config.json"), ("config.json", "hf_quant_config.json")] {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(config_name);
+        std::fs::write(&path, config.to_string()).unwrap();
+        assert_eq!(wavecast_workload::presets::load_config(&path).unwrap().checkpoint_quant, None, "{config_name} alone");
+        std::fs::write(dir.join(quant_name), &quant).unwrap();
+        assert_eq!(wavecast_workload::presets::load_config(&path).unwrap().checkpoint_quant, Some(Quant::Nvfp4), "{config_name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -219,6 +219,9 @@ impl Predictor for LadderOps {
             return Estimate::Time(OpTime::exact(s));
         }
         let Some((shape, precision)) = op_shape(op) else { return Roofline.predict(op, gpu, ctx) };
+        // Attention's 16-bit math runs in FP16 on a part without BF16 units (an FP8 cache on a
+        // T4 is dequantized to FP16 there).
+        let precision = if matches!(op, Op::Attention(_)) && precision == Precision::Bf16 && !gpu.supports(DType::Bf16) { Precision::Fp16 } else { precision };
         match (self.price_shape(shape, precision, gpu), op) {
             // A measured kernel can beat the floor's achievable bandwidth (a cache hit); the
             // prediction for the op in a model never does.

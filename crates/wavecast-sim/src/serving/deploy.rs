@@ -349,6 +349,10 @@ impl Prepared {
             Layout::Agg { pool } => vec![(Role::Mixed, pool, "")],
             Layout::Disagg { prefill, decode } => vec![(Role::Prefill, prefill, "prefill "), (Role::Decode, decode, "decode ")],
         };
+        // A disaggregated deployment moves each prompt's KV cache between GPUs: it needs a link.
+        if matches!(o.layout, Layout::Disagg { .. }) {
+            gpu.check_links(o.layout.gpus()).map_err(SimError::Invalid)?;
+        }
         let mut workers = Vec::new();
         for (role, pool, which) in pools {
             check_pool(pool, which)?;

@@ -142,6 +142,10 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     assert!(error(&with(&["--layout", "tp4,ep3"])).contains("ep 3 must divide"));
     assert!(error(&with(&["--layout", "tp3"])).contains("does not divide"));
     assert!(error(&with(&["--layout", "qq4"])).contains("unknown part 'qq'"));
+    // A contradiction or nothing at all is refused, not read as its last part or as tp1.
+    assert!(error(&with(&["--layout", "tp2,tp4"])).contains("gives tp twice"));
+    assert!(error(&with(&["--layout", ""])).contains("names no parallelism"));
+    assert!(error(&with(&["--layout", "tp4", "--shared-prefix", "2000"])).contains("only with prefix caching"));
     assert!(error(&with(&["--concurrency", "0"])).contains("at least 1"));
     assert!(error(&with(&["--input", "uniform:9:3"])).contains("wrong way round"));
     assert!(error(&with(&["--backend", "tgi"])).contains("unknown serving backend"));

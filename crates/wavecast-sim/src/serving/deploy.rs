@@ -491,9 +491,17 @@ impl std::str::FromStr for Pool {
             _ => (1, text.clone()),
         };
         let (mut tp, mut dp, mut ep, mut etp, mut pp) = (None, 1, 1, None, 1);
+        let mut seen: Vec<String> = Vec::new();
+        if rest.trim().is_empty() {
+            return Err(format!("layout '{s}' names no parallelism (e.g. tp8, tp1,dp8,ep8, 2xtp4)"));
+        }
         for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let key_len = part.find(|c: char| c.is_ascii_digit()).ok_or_else(|| format!("layout '{s}': '{part}' has no number (expected e.g. tp8, dp8, ep8, etp1)"))?;
             let (key, value) = part.split_at(key_len);
+            if seen.iter().any(|k| k == key) {
+                return Err(format!("layout '{s}' gives {key} twice"));
+            }
+            seen.push(key.to_string());
             let n: u64 = value.parse().ok().filter(|&n| (1..=MAX_DEGREE).contains(&n)).ok_or_else(|| format!("layout '{s}': '{part}' needs a whole number in 1..={MAX_DEGREE}"))?;
             match key {
                 "tp" => tp = Some(n),

@@ -142,3 +142,14 @@ fn a_measured_gpus_id_keeps_its_figures() {
     let h100 = gpus.as_array().unwrap().iter().find(|g| g["id"] == "h100-sxm").unwrap();
     assert_eq!(h100["memory_gb"], 94.0);
 }
+
+/// An entry whose FP32 peak and SM count disagree (an H100 with one SM and its full peak) is
+/// refused: each model reads one figure against the other, and 1 SM came out faster than 132.
+#[test]
+fn an_fp32_peak_that_its_lanes_cannot_reach_is_refused() {
+    let err = refused_file("one-sm.toml", "[[gpu]]\nid = \"sm1\"\nbase = \"h100-sxm\"\nsm_count = 1\n");
+    assert!(err.contains("peak_tflops.fp32 66.9 disagrees with sm_count"), "{err}");
+    let scaled = gpu_file("half.toml", "[[gpu]]\nid = \"h100-half\"\nbase = \"h100-sxm\"\nsm_count = 66\n[gpu.peak_tflops]\nfp32 = 33.45\nbf16 = 494.7\nfp16 = 494.7\nfp8 = 989.4\ntf32 = 247.4\n");
+    let o = wavecast(&["gpus", "--gpu-file", scaled.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -213,6 +213,10 @@ pub const MEASUREMENT_SOURCES: [&str; 4] = ["aiconfigurator", "vidur", "pipeweav
 /// that quotients of two figures stay finite.
 pub const PLAUSIBLE: (f64, f64) = (1e-3, 1e7);
 
+/// How far the FP32 peak may lie from the lanes' rate at the boost clock: 1 on NVIDIA parts
+/// (H20's datasheet peak is 11 % above), 2 on dual-issuing CDNA3 and later.
+const FP32_PEAK_OVER_LANES: (f64, f64) = (0.8, 2.5);
+
 impl Gpu {
     /// Device memory in bytes. Vendors' capacities (80 GB, 141 GB, 180 GB) are binary
     /// gigabytes: an H100's 80 GB shows as 81,559 MiB in `nvidia-smi`.
@@ -393,6 +397,17 @@ impl Gpu {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
                 problems.push(format!("{field} must be a positive number between {lo} and {hi:e}, got {v}"));
             }
+        }
+        // The FP32 peak is the lanes at the boost clock (twice that where lanes dual-issue, as on
+        // CDNA3): an entry whose figures disagree by more would be priced by the one figure a
+        // model reads against the other (more SMs predicting slower).
+        let lanes_tflops = f64::from(self.sm_count) * f64::from(self.fp32_lanes_per_sm) * 2.0 * self.boost_clock_mhz * 1e6 / 1e12;
+        let (lo_ratio, hi_ratio) = FP32_PEAK_OVER_LANES;
+        if problems.is_empty() && !(lo_ratio..=hi_ratio).contains(&(self.peak_tflops.fp32 / lanes_tflops)) {
+            problems.push(format!(
+                "peak_tflops.fp32 {} disagrees with sm_count × fp32_lanes_per_sm × 2 FLOP × boost_clock_mhz = {lanes_tflops:.2} TFLOP/s (it should be 1–2× that): correct one of them",
+                self.peak_tflops.fp32
+            ));
         }
         let p = &self.peak_tflops;
         let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("fp4", p.fp4), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];

@@ -96,6 +96,10 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
     let (formats, backend) = formats(&spec, gpu, &req.formats)?;
+    // Without prefix caching every prompt is prefilled whole: a shared prefix would change nothing.
+    if req.shared_prefix > 0 && !req.prefix_caching {
+        return Err(Error::new("a shared prefix (--shared-prefix) is reused only with prefix caching (--prefix-caching)"));
+    }
     let options = ServeSimOptions {
         layout: layout(req)?,
         formats,

@@ -52,6 +52,7 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--weights", "nvfp4"], "no fp4"),
         // AMD's FP4 units take MX blocks, not NVIDIA's NVFP4.
         (&["--gpu", "mi355x", "--weights", "nvfp4"], "runs no nvfp4"),
+        (&["--gpu", "t4", "--dtype", "fp16", "--weights", "mxfp4"], "need Ampere or later"),
         // FP8 weights are an FP8 GEMM: not on an A100, with either predictor.
         (&["--gpu", "a100-sxm-80gb", "--weights", "fp8"], "no fp8 units"),
         (&["--gpu", "a100-sxm-80gb", "--weights", "fp8", "--predictor", "wavecast"], "no fp8 units"),

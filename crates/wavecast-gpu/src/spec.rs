@@ -300,6 +300,8 @@ impl Gpu {
             // take MX blocks (32 values, power-of-two scales).
             Quant::Nvfp4 if self.vendor != Vendor::Nvidia => Err(format!("{} ({}) runs no nvfp4 (NVIDIA's 4-bit format); its fp4 units take mxfp4", self.id, self.name)),
             Quant::Nvfp4 => Ok(()),
+            // The engines' MXFP4 kernels (gpt-oss's) start at Ampere on NVIDIA parts.
+            Quant::Mxfp4 if self.vendor == Vendor::Nvidia && self.compute_major() < 8 => Err(format!("{} ({}) runs no mxfp4 layers: the engines' MXFP4 kernels need Ampere or later", self.id, self.name)),
             Quant::Mxfp4 | Quant::Int4 => self.check_dtype(DType::Fp16),
         }
     }
@@ -405,7 +407,7 @@ impl Gpu {
         let (lo_ratio, hi_ratio) = FP32_PEAK_OVER_LANES;
         if problems.is_empty() && !(lo_ratio..=hi_ratio).contains(&(self.peak_tflops.fp32 / lanes_tflops)) {
             problems.push(format!(
-                "peak_tflops.fp32 {} disagrees with sm_count × fp32_lanes_per_sm × 2 FLOP × boost_clock_mhz = {lanes_tflops:.2} TFLOP/s (it should be 1–2× that): correct one of them",
+                "peak_tflops.fp32 {} disagrees with sm_count × fp32_lanes_per_sm × 2 FLOP × boost_clock_mhz = {lanes_tflops:.2} TFLOP/s (it should be {lo_ratio}–{hi_ratio}× that): correct one of them",
                 self.peak_tflops.fp32
             ));
         }

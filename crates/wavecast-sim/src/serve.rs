@@ -133,9 +133,13 @@ pub fn activation_dtype(name: &str) -> Result<DType, SimError> {
 /// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
 /// fp8 (half the bytes of a 16-bit cache).
 pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
-    let kv: DType = flag.map(str::parse).transpose().map_err(SimError::Invalid)?.unwrap_or(dtype);
+    let refuse = |got: &str| SimError::Invalid(format!("the KV cache must be bf16, fp16 or fp8, got {got}"));
+    let kv: DType = match flag {
+        Some(name) => name.parse().map_err(|_| refuse(name))?,
+        None => dtype,
+    };
     if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {
-        return Err(SimError::Invalid(format!("the KV cache must be bf16, fp16 or fp8, got {kv}")));
+        return Err(refuse(kv.as_str()));
     }
     Ok(kv)
 }

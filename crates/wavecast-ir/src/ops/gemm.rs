@@ -45,7 +45,7 @@ impl Gemm {
         let g = Gemm {
             kind: GemmKind::Linear,
             batch: 1,
-            m: dim("linear rows", m)?,
+            m: dim("tokens through a linear layer (batch × sequence)", m)?,
             n: dim("linear out_features", n)?,
             k: dim("linear in_features", k)?,
             bias,

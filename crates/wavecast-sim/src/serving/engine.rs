@@ -846,10 +846,6 @@ fn check(load: &Load, workers: &[Worker]) -> Result<(), SimError> {
         if c.max_seqs == 0 || c.max_batched_tokens == 0 || c.block_size == 0 {
             return Err(SimError::Invalid("max sequences, max batched tokens and the KV page size must be at least 1".into()));
         }
-        // Without prefix caching every prompt is prefilled whole: a shared prefix changes nothing.
-        if !c.prefix_caching && c.shared_prefix > 0 {
-            return Err(SimError::Invalid("a shared prefix (--shared-prefix) is reused only with prefix caching (--prefix-caching)".into()));
-        }
         if c.prefix_caching && !(1..=shortest_input).contains(&c.shared_prefix) {
             return Err(SimError::Invalid(format!(
                 "prefix caching needs a shared prefix (--shared-prefix) of 1 to {shortest_input} tokens (the shortest prompt), got {}",

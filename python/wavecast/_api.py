@@ -180,7 +180,7 @@ def predict(
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     onnx: Optional[PathLike] = None,
     batch: int = 1,
-    seq: int = 1024,
+    seq: Optional[int] = None,
     mode: str = "inference",
     dtype: Optional[str] = None,
     predictor: Optional[str] = None,
@@ -203,7 +203,8 @@ def predict(
 
     Args:
         gpu: GPU name or alias (see :func:`gpus`), e.g. ``"h100"``, ``"NVIDIA L4"``.
-        batch: samples per step. seq: tokens per sample (ignored by image models).
+        batch: samples per step. seq: tokens per sample (default 1024, or the model's learned
+            positions where fewer; image and latent models take none).
         mode: ``"inference"`` (or ``"infer"``) or ``"train"`` (forward, backward, optimizer).
         dtype: ``"fp32"``, ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``; default: for transformers the config's ``torch_dtype``, else bf16 (fp32 for NeuSight's FP32 benchmark presets), fp32 for vision models and ONNX graphs.
         predictor: ``"wavecast"`` (default), ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.

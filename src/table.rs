@@ -15,6 +15,39 @@ pub fn new(headers: &[&str]) -> Table {
     t
 }
 
+/// Widest line of prose the commands print (tables size themselves).
+pub const PROSE_WIDTH: usize = 100;
+
+/// Prints one line of prose, folded at spaces to [`PROSE_WIDTH`] columns with the lines after
+/// the first indented by two, so a long header, note or reason stays readable in a terminal.
+pub fn say(text: &str) {
+    println!("{}", fold(text, PROSE_WIDTH));
+}
+
+/// `text` folded as [`say`] prints it; a word longer than the width stays whole.
+pub fn fold(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut column = 0;
+        for word in line.split(' ') {
+            let len = word.chars().count();
+            if column > 0 && column + 1 + len > width {
+                out.push_str("\n  ");
+                column = 2;
+            } else if column > 0 {
+                out.push(' ');
+                column += 1;
+            }
+            out.push_str(word);
+            column += len;
+        }
+    }
+    out
+}
+
 /// Milliseconds with sensible precision.
 pub fn ms(v: f64) -> String {
     if v >= 100.0 {
@@ -183,5 +216,16 @@ mod tests {
         assert_eq!(super::usd(0.25), "0.250");
         assert_eq!(super::usd(0.00004167), "0.0000417");
         assert_eq!(super::usd(0.0), "0.00");
+    }
+
+    /// Prose folds at spaces within the width, indents what follows, and keeps a long word whole.
+    #[test]
+    fn prose_folds_at_spaces_within_the_width() {
+        assert_eq!(super::fold("short line", 20), "short line");
+        assert_eq!(super::fold("aaaa bbbb cccc dddd", 9), "aaaa bbbb\n  cccc\n  dddd");
+        assert_eq!(super::fold("x averyveryverylongword y", 8), "x\n  averyveryverylongword\n  y");
+        assert_eq!(super::fold("one\ntwo three", 5), "one\ntwo\n  three");
+        let folded = super::fold(&"word ".repeat(60), super::PROSE_WIDTH);
+        assert!(folded.lines().all(|l| l.chars().count() <= super::PROSE_WIDTH), "{folded}");
     }
 }

@@ -19,14 +19,14 @@ pub fn run(a: CompareArgs) -> Result<()> {
     }
     print_human(&out);
     if let Some(path) = &a.plot {
-        println!("plot written to {}", path.display());
+        say!("plot written to {}", path.display());
     }
     Ok(())
 }
 
 fn print_human(c: &CompareReport) {
     let weights = wavecast_sim::serve::formats_note(c.dtype, c.weights, c.quant, c.moe_quant, c.kv_dtype);
-    println!(
+    say!(
         "{} · serve · batch {} × ({} in + {} out) · {}{weights} · predictor: {}",
         c.model, c.batch, c.input_len, c.output_len, c.dtype, c.predictor
     );
@@ -49,9 +49,9 @@ fn print_human(c: &CompareReport) {
     let mut priced: Vec<(&str, &str)> = c.results.iter().filter_map(|r| Some((r.gpu.as_str(), r.price_source.as_deref()?))).collect();
     priced.dedup();
     for (gpu, source) in priced {
-        println!("price {gpu}: {source}");
+        say!("price {gpu}: {source}");
     }
     for s in &c.skipped {
-        println!("skipped {} TP {}: {}", s.gpu, s.tp, s.reason);
+        say!("skipped {} TP {}: {}", s.gpu, s.tp, s.reason);
     }
 }

@@ -36,7 +36,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
         return print_json(&out);
     }
     let models = if out.leave_one_gpu_out { "per-op models refitted without each row's GPU" } else { "shipped per-op models" };
-    println!("{}: {} rows predicted, {} not · predictor: {} ({models}) · errors are absolute % of the measured mean", a.data.display(), out.rows.len(), out.unpredicted.len(), out.predictor);
+    say!("{}: {} rows predicted, {} not · predictor: {} ({models}) · errors are absolute % of the measured mean", a.data.display(), out.rows.len(), out.unpredicted.len(), out.predictor);
     let mut t = table::new(&["group", "rows", "TTFT mean", "median", "p90", "TPOT mean", "median", "p90"]);
     for g in &out.summary {
         t.add_row(vec![
@@ -57,7 +57,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
         *reasons.entry(wavecast_sim::serving::reason_key(&u.reason)).or_default() += 1;
     }
     for (reason, n) in reasons {
-        println!("not predicted ({n}): {reason}");
+        say!("not predicted ({n}): {reason}");
     }
     Ok(())
 }

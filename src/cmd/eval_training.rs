@@ -22,7 +22,7 @@ pub fn run(a: EvalTrainingArgs) -> Result<()> {
     if a.json {
         return print_json(&out);
     }
-    println!(
+    say!(
         "{}: {} runs replayed, {} not · predictor: {} · tokens/s per GPU, error = (predicted − measured) / measured",
         a.data.display(),
         out.rows.len(),
@@ -47,7 +47,7 @@ pub fn run(a: EvalTrainingArgs) -> Result<()> {
             ]);
         }
         println!("{t}");
-        println!("* measured tokens/s derived from the source's TFLOP/s per GPU");
+        say!("* measured tokens/s derived from the source's TFLOP/s per GPU");
     }
     let mut t = table::new(&["band", "runs", "mean APE", "median APE", "mean error"]);
     for b in &out.bands {
@@ -55,10 +55,10 @@ pub fn run(a: EvalTrainingArgs) -> Result<()> {
     }
     println!("{t}");
     for u in &out.unreplayed {
-        println!("not replayed {} ({}): {}", u.id, u.model, u.reason);
+        say!("not replayed {} ({}): {}", u.id, u.model, u.reason);
     }
     if !out.refused_as_too_big.is_empty() {
-        println!("{} measured runs refused as not fitting in memory (they ran)", out.refused_as_too_big.len());
+        say!("{} measured runs refused as not fitting in memory (they ran)", out.refused_as_too_big.len());
     }
     Ok(())
 }

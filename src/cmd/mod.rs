@@ -1,6 +1,13 @@
 //! One module per subcommand. Each parses nothing itself (clap did), calls the `wavecast`
 //! library and prints; no module here imports another.
 
+/// `println!` for prose: folded to the terminal's width by [`crate::table::say`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::table::say(&format!($($arg)*))
+    };
+}
+
 mod compare;
 mod eval_conv;
 mod eval_e2e;

@@ -25,10 +25,13 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
         eprintln!("wrote {}", path.display());
     }
     if a.json {
+        // `ranked` lists what the table would; `points` keeps every simulated point.
+        let mut r = r;
+        r.ranked.truncate(a.top);
         return print_json(&r);
     }
     let slo = |v: Option<f64>| v.map_or("none".to_string(), |x| format!("{x} ms"));
-    println!(
+    say!(
         "{} on {} × {} · {} in + {} out · target TTFT {} and TPOT {} · {} · {} points simulated",
         r.model,
         r.gpus,
@@ -56,13 +59,13 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
     }
     println!("{t}");
     if let Some(p) = r.ranked.iter().take(a.top).find(|p| p.copies > 1) {
-        println!(
+        say!(
             "each row simulates one unit of its layout with its share of the users, times its copies: {} is `serve-sim {} --concurrency {}` × {}",
             p.layout, p.unit, p.unit_users, p.copies
         );
     }
     for (reason, n) in &r.rejected {
-        println!("set aside {n}: {reason}");
+        say!("set aside {n}: {reason}");
     }
     if r.points.is_empty() {
         // Memory advice only where memory is what set the layouts aside.

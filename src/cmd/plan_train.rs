@@ -13,7 +13,7 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
         return print_json(&r);
     }
     let stack = request.stack.name();
-    println!(
+    say!(
         "{} on {} × {} ({} node{}) · {} · global batch {} × seq {} · {} layouts priced, {} fit · stack: {stack} · predictor: {}",
         r.model,
         r.gpus,
@@ -45,10 +45,10 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
     }
     println!("{t}");
     if r.rows.iter().any(|row| row.near_memory_limit) {
-        println!("! within {:.0} % of the GPU's memory: fits by the model, but close to the limit", 100.0 * wavecast_sim::train::NEAR_LIMIT_FRACTION);
+        say!("! within {:.0} % of the GPU's memory: fits by the model, but close to the limit", 100.0 * wavecast_sim::train::NEAR_LIMIT_FRACTION);
     }
     for (reason, n) in &r.rejected {
-        println!("set aside {n}: {reason}");
+        say!("set aside {n}: {reason}");
     }
     if r.rows.is_empty() {
         return Err(format!("no layout of {} GPUs fits {} in memory; try more GPUs, a smaller batch or sequence, or GPUs with more memory", r.gpus, r.model).into());

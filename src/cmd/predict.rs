@@ -36,7 +36,7 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
         Some(input) => format!("batch {} × {input}", p.batch),
         None => format!("batch {} × seq {}", p.batch, p.seq),
     };
-    println!("{} ({} params) · {} · {shape} · {} on {} · predictor: {}", p.model, table::si(p.params as f64), p.mode, p.dtype, gpu.name, p.predictor);
+    say!("{} ({} params) · {} · {shape} · {} on {} · predictor: {}", p.model, table::si(p.params as f64), p.mode, p.dtype, gpu.name, p.predictor);
     let mut t = table::new(&["op class", "ops", "time ms", "share", "FLOP", "bytes", "TFLOP/s", "priced by"]);
     let mut classes: Vec<&ClassRow> = p.classes.iter().collect();
     classes.sort_by(|a, b| b.ms.total_cmp(&a.ms));
@@ -61,10 +61,10 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
     if let Some(o) = p.phases.optimizer {
         phases.push(format!("optimizer {} ms", table::ms(o)));
     }
-    println!("phases: {}", phases.join(" · "));
+    say!("phases: {}", phases.join(" · "));
     if let Some(m) = &p.memory_gb {
         let p = &m.parts;
-        println!(
+        say!(
             "memory: {:.1} of {:.1} GB ({:.0} GiB){} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1}, buffers {:.1}",
             m.total,
             m.capacity,
@@ -86,25 +86,25 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
     let price = gpu.price.as_ref().map(|p| p.usd_per_hour);
     match p.samples_per_s {
         Some(rate) => {
-            println!("step time: {} ms{interval} · {rate:.1} samples/s", table::ms(p.total_ms));
+            say!("step time: {} ms{interval} · {rate:.1} samples/s", table::ms(p.total_ms));
             if let Some(usd) = price {
-                println!("cost: ${usd:.2}/GPU-hour → ${:.2} per million samples", usd / 3600.0 / rate * 1e6);
+                say!("cost: ${usd:.2}/GPU-hour → ${:.2} per million samples", usd / 3600.0 / rate * 1e6);
             }
         }
         None => {
-            println!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
+            say!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
             if let Some(usd) = price {
-                println!("cost: ${usd:.2}/GPU-hour → ${} per million tokens", table::usd(usd / 3600.0 / p.tokens_per_s * 1e6));
+                say!("cost: ${usd:.2}/GPU-hour → ${} per million tokens", table::usd(usd / 3600.0 / p.tokens_per_s * 1e6));
             }
         }
     }
     if let Some(price) = &gpu.price {
-        println!("price: {}", price.describe());
+        say!("price: {}", price.describe());
     }
     for u in &p.unpriced {
-        println!("unpriced: {u}");
+        say!("unpriced: {u}");
     }
     for u in &p.unsupported {
-        println!("unsupported ONNX op: {} ×{} (~{:.2}% of FLOPs, not in the time above)", u.op, u.count, 100.0 * u.share);
+        say!("unsupported ONNX op: {} ×{} (~{:.2}% of FLOPs, not in the time above)", u.op, u.count, 100.0 * u.share);
     }
 }

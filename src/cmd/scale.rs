@@ -16,7 +16,7 @@ pub fn run(a: ScaleArgs) -> Result<()> {
 }
 
 fn print_report(r: &ScaleReport) {
-    println!(
+    say!(
         "trace {}: {} kernels, {} step{}, op shapes {}",
         r.trace,
         r.kernels,
@@ -28,7 +28,7 @@ fn print_report(r: &ScaleReport) {
         GammaSource::Wavecast => "",
         GammaSource::Habitat => ", Habitat's γ",
     };
-    println!(
+    say!(
         "origin {} ({}); method {} (wave form {}{gamma}{})",
         r.origin.gpu,
         r.origin.matched,
@@ -46,11 +46,11 @@ fn print_report(r: &ScaleReport) {
     }
     for d in &r.destinations {
         for (note, n) in &d.notes {
-            println!("note ({}): {note} — {n} kernel{}", d.gpu, if *n == 1 { "" } else { "s" });
+            say!("note ({}): {note} — {n} kernel{}", d.gpu, if *n == 1 { "" } else { "s" });
         }
     }
     if r.origin.transfer_ms > 0.0 {
-        println!("memcpy/memset on the origin: {} ms, not included above", table::ms(r.origin.transfer_ms));
+        say!("memcpy/memset on the origin: {} ms, not included above", table::ms(r.origin.transfer_ms));
     }
 }
 
@@ -70,7 +70,7 @@ fn print_classes(r: &ScaleReport) {
     total.extend(r.destinations.iter().map(|d| table::ms(d.per_step_ms)));
     t.add_row(total);
     println!("{t}");
-    println!("times per step: origin measured (sum of kernel durations), others predicted");
+    say!("times per step: origin measured (sum of kernel durations), others predicted");
 }
 
 /// The longest kernels one by one: measured on the origin, predicted on each destination.
@@ -84,7 +84,7 @@ fn print_kernels(r: &ScaleReport) {
         t.add_row(row);
     }
     println!("{t}");
-    println!("per kernel, whole trace: origin measured, others predicted (* through the per-op predictor, else wave-scaled)");
+    say!("per kernel, whole trace: origin measured, others predicted (* through the per-op predictor, else wave-scaled)");
 }
 
 fn print_comparison(r: &ScaleReport) {
@@ -114,5 +114,5 @@ fn print_comparison(r: &ScaleReport) {
         ]);
     }
     println!("{t}");
-    println!("interval: every kernel at the 10th / 90th percentile of its class's held-out scaling error (NeuSight's GPU pairs)");
+    say!("interval: every kernel at the 10th / 90th percentile of its class's held-out scaling error (NeuSight's GPU pairs)");
 }

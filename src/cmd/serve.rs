@@ -20,7 +20,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
 fn print_human(r: &ServeReport) {
     let weights = wavecast_sim::serve::formats_note(r.dtype, r.weights, r.quant, r.moe_quant, r.kv_dtype);
     let tp = if r.tp > 1 { format!("{} × ", r.tp) } else { String::new() };
-    println!(
+    say!(
         "{} ({} params) · serve · batch {} × ({} in + {} out) · {}{weights} on {tp}{} · {} engine · predictor: {}",
         r.model,
         table::si(r.params as f64),
@@ -51,9 +51,9 @@ fn print_human(r: &ServeReport) {
         ]);
     }
     println!("{t}");
-    println!("priced by: {}", table::provenance(&r.provenance));
-    println!("time to first token (prefill): {} ms · {:.0} prompt tokens/s", table::ms(r.prefill_ms), r.prefill_tokens_per_s);
-    println!(
+    say!("priced by: {}", table::provenance(&r.provenance));
+    say!("time to first token (prefill): {} ms · {:.0} prompt tokens/s", table::ms(r.prefill_ms), r.prefill_tokens_per_s);
+    say!(
         "decode step: {} ms median (first {}, last {}; {} steps after the prefill) · {:.0} tokens/s while decoding",
         table::ms(r.decode_ms),
         table::ms(r.decode_first_ms),
@@ -61,11 +61,11 @@ fn print_human(r: &ServeReport) {
         r.output_len - 1,
         r.decode_tokens_per_s
     );
-    println!("total: {} ms for {} generated tokens · {:.0} tokens/s", table::ms(r.total_ms), r.batch * r.output_len, r.tokens_per_s);
+    say!("total: {} ms for {} generated tokens · {:.0} tokens/s", table::ms(r.total_ms), r.batch * r.output_len, r.tokens_per_s);
     if let Some(link) = r.interconnect {
-        println!("communication: {} ms, {} of total (collectives over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
+        say!("communication: {} ms, {} of total (collectives over {link})", table::ms(r.comm_ms), table::pct(100.0 * r.comm_share));
     }
-    println!(
+    say!(
         "memory per GPU: weights {:.1} GB + KV cache {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB = {:.1} GB ({} of the {:.0} GiB)",
         r.weight_gb,
         r.kv_cache_gb,
@@ -77,13 +77,13 @@ fn print_human(r: &ServeReport) {
         r.gpu_memory_gb
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
-        println!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${} per million tokens)", r.tp, per_usd, table::usd(1e6 / per_usd));
+        say!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${} per million tokens)", r.tp, per_usd, table::usd(1e6 / per_usd));
     }
     if let Some(source) = &r.price_source {
-        println!("price: {source}");
+        say!("price: {source}");
     }
     for u in &r.unpriced {
-        println!("unpriced: {u}");
+        say!("unpriced: {u}");
     }
 }
 

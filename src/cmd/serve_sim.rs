@@ -29,7 +29,7 @@ fn print_human(r: &ServeSimReport) {
         (Some(m), q) if Some(m) != q => format!(" · {} experts", m.as_str()),
         _ => String::new(),
     };
-    println!(
+    say!(
         "{} ({} params, {} active) on {} × {} · {} · {}{quant}{moe} · {} KV · {} · {} requests · predictor: {}",
         r.model,
         table::si(r.params_total as f64),
@@ -57,10 +57,10 @@ fn print_human(r: &ServeSimReport) {
     t.add_row(latency_row("end to end", &m.e2e_ms));
     println!("{t}");
     if !decodes {
-        println!("time per output token: none, every request generates one token");
+        say!("time per output token: none, every request generates one token");
     }
     let per_user = if decodes { format!("{:.1} tokens/s per user", m.tokens_per_s_per_user) } else { "no decoding".into() };
-    println!(
+    say!(
         "throughput: {} output tokens/s ({} per GPU) · {per_user} · {} requests/s over {:.1} s",
         table::significant(m.output_tokens_per_s, 0),
         table::significant(m.output_tokens_per_s_per_gpu, 0),
@@ -68,10 +68,10 @@ fn print_human(r: &ServeSimReport) {
         m.duration_s
     );
     if let (Some(g), Some(share)) = (m.goodput_requests_per_s, m.slo_attainment) {
-        println!("goodput: {g:.2} requests/s meet the target ({})", table::pct(100.0 * share));
+        say!("goodput: {g:.2} requests/s meet the target ({})", table::pct(100.0 * share));
     }
     let e = &r.engine;
-    println!(
+    say!(
         "engine: {} iterations · {:.0} tokens and {:.1} decoding sequences per iteration · {} preemption(s) · KV cache peak {}",
         e.iterations,
         e.mean_batch_tokens,
@@ -80,7 +80,7 @@ fn print_human(r: &ServeSimReport) {
         table::pct(100.0 * e.peak_kv_usage)
     );
     let d = &r.decode_step;
-    println!(
+    say!(
         "decode step at {:.0} sequences: {} ms = layers {} + experts {} + attention {} + LM head {} + pipeline {} + engine {}",
         e.mean_decode_seqs.round().max(1.0),
         table::ms(d.total_ms()),
@@ -93,7 +93,7 @@ fn print_human(r: &ServeSimReport) {
     );
     let pools = if r.memory.len() == 2 { vec!["prefill GPU", "decode GPU"] } else { vec!["per GPU"] };
     for (name, w) in pools.iter().zip(&r.memory) {
-        println!(
+        say!(
             "memory {name}: weights {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB; KV cache {:.1} GB = {} tokens per worker",
             w.weights_gb,
             w.activations_gb,

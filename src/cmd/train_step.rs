@@ -22,8 +22,8 @@ pub fn run(a: PredictArgs) -> Result<()> {
 
 fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
     let stack = stack.name();
-    println!(
-        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batches of {} per pipeline · stack: {stack} · predictor: {}",
+    say!(
+        "{} · {} × {} ({} node{} of {}) · {} · {} · global batch {} × seq {} = {} micro-batch{} of {} per pipeline · stack: {stack} · predictor: {}",
         r.model,
         r.gpus,
         r.gpu,
@@ -35,6 +35,7 @@ fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
         r.global_batch,
         r.seq,
         r.micro_batches,
+        if r.micro_batches == 1 { "" } else { "es" },
         r.layout.micro_batch,
         r.predictor
     );
@@ -68,7 +69,7 @@ fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
         println!("{c}");
     }
     let m = &r.memory_gb;
-    println!(
+    say!(
         "memory per GPU (most loaded stage): {:.1} of {:.1} GB ({:.0} GiB){} — weights {:.1}, gradients {:.1}, optimizer {:.1}, master {:.1}, activations {:.1} ({} micro-batch{} in flight), buffers {:.1}",
         m.total,
         m.capacity,
@@ -83,8 +84,8 @@ fn print_human(r: &TrainReport, stack: wavecast::StackChoice) {
         if m.in_flight_micro_batches == 1 { "" } else { "es" },
         m.parts.buffers
     );
-    println!("step time: {} ms · {:.0} tokens/s ({:.0} per GPU) · MFU {:.1}%", table::ms(r.step_ms), r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu);
+    say!("step time: {} ms · {:.0} tokens/s ({:.0} per GPU) · MFU {:.1}%", table::ms(r.step_ms), r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu);
     for u in &r.unpriced {
-        println!("unpriced: {u}");
+        say!("unpriced: {u}");
     }
 }

@@ -149,11 +149,11 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction> {
     // fp32 for NeuSight's FP32 benchmark presets) in every mode, so one GPU and the layout
     // dp = tp = pp = 1 answer alike and inference runs in the format the model was released in.
     let transformer = is_transformer_request(req);
-    if req.dtype.is_none() && transformer {
-        options.dtype = Some(crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref())?.0);
-    }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
+    if req.dtype.is_none() && transformer {
+        options.dtype = Some(crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref(), gpu)?.0);
+    }
     let mut workload = with_source(req.model.as_deref(), req.config.as_ref(), req.onnx.as_deref(), |source| Ok(wavecast_workload::load(source, &options)?))?;
     workload.graph.set_optimizer_implementation(req.optimizer_implementation());
     let predictor = wavecast_predict::by_name_with(req.predictor(), None, req.ops_data.as_deref())?;
@@ -204,7 +204,9 @@ pub fn default_dtype_note(req: &PredictRequest) -> Option<String> {
     if req.dtype.is_some() || !is_transformer_request(req) {
         return None;
     }
-    crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref()).ok().map(|(_, why)| format!("{what} format {why} (--dtype to change)"))
+    let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu)).ok()?;
+    let gpu = catalog.get(&req.gpu).ok()?;
+    crate::train::train_dtype(None, req.model.as_deref(), req.config.as_ref(), gpu).ok().map(|(_, why)| format!("{what} format {why} (--dtype to change)"))
 }
 
 fn load_options(req: &PredictRequest) -> Result<LoadOptions> {

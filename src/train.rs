@@ -21,8 +21,10 @@ fn micro_batch(given: Option<u64>, dp: u64, pp: u64, batch: u64) -> u64 {
 }
 
 /// The compute format a request gives, else the training rule's default for its model
-/// ([`wavecast_workload::presets::default_train_dtype`]), with where it came from.
-pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Option<&ConfigArg>) -> Result<(DType, String)> {
+/// ([`wavecast_workload::presets::default_train_dtype`]) as `gpu` can run it, with where it
+/// came from: a BF16 default runs in FP16 on a part without BF16 units (V100, T4), as PyTorch
+/// and the serving engines run a BF16 checkpoint there.
+pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Option<&ConfigArg>, gpu: &wavecast_gpu::Gpu) -> Result<(DType, String)> {
     if let Some(d) = given {
         return Ok((d.parse()?, format!("{d}: given")));
     }
@@ -33,6 +35,10 @@ pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Opti
     };
     let preset = if config.is_none() { model } else { None };
     let (dtype, why) = wavecast_workload::presets::default_train_dtype(preset, text.as_deref());
+    if dtype == DType::Bf16 && !gpu.supports(DType::Bf16) && gpu.supports(DType::Fp16) {
+        let rule = why.trim_start_matches("bf16: ");
+        return Ok((DType::Fp16, format!("fp16: {rule} is bf16, which {} has no units for", gpu.id)));
+    }
     Ok((dtype, why.to_string()))
 }
 
@@ -70,13 +76,14 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
 pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     req.expect_mode(ModeChoice::Train, "train")?;
     req.check_flags()?;
-    if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some() {
+    // The layout route runs fused attention: `--attention auto`, the default, is what it prices.
+    if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some_and(|a| a != crate::request::AttentionChoice::Auto) {
         return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply"));
     }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?;
+    let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref(), gpu)?;
     let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: req.training_stack(), power_limit_w: req.power_limit };
     let gpus_per_node = req.layout.gpus_per_node();
     let topo = topology(gpus_per_node, req.layout.nic_gbps)?;
@@ -198,7 +205,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         gpus: req.gpus,
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
-        dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref())?.0,
+        dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref(), gpu)?.0,
         optimizer: req.optimizer.into(),
         stack: req.stack.stack(req.fused_optimizer),
         topology: topology(req.gpus_per_node, req.nic_gbps)?,

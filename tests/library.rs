@@ -104,6 +104,33 @@ fn bad_input_is_one_line_naming_the_problem() {
     }
 }
 
+/// A BF16 model on a part without BF16 units (T4, V100) runs in FP16 by default, as PyTorch
+/// and the engines run it there, on the one-GPU route and the layout route alike; asked for
+/// BF16 it is refused.
+#[test]
+fn a_bf16_default_runs_in_fp16_where_the_gpu_has_no_bf16() {
+    let one = wavecast::predict(&PredictRequest::new("llama-3.2-1b", "t4")).unwrap();
+    assert_eq!(one.dtype, wavecast_ir::DType::Fp16);
+    let train = PredictRequest { mode: ModeChoice::Train, batch: 2, seq: Some(256), ..PredictRequest::new("llama-3.2-1b", "v100") };
+    let mut layout = train.clone();
+    layout.layout.dp = Some(1);
+    let step = wavecast::train(&layout).unwrap();
+    assert_eq!(step.dtype, wavecast_ir::DType::Fp16);
+    assert!(step.dtype_source.contains("no units for"), "{}", step.dtype_source);
+    assert_eq!(wavecast::predict(&train).unwrap().dtype, wavecast_ir::DType::Fp16);
+    assert!(wavecast::predict(&PredictRequest { dtype: Some("bf16".into()), ..train }).unwrap_err().to_string().contains("no bf16 units"));
+}
+
+/// `--attention auto` is the default: giving it changes neither route's answer.
+#[test]
+fn attention_auto_given_is_the_default() {
+    let args = ["predict", "--model", "llama-3.2-1b", "--gpu", "h100", "--mode", "train", "--batch", "2", "--seq", "512"];
+    let auto: Vec<&str> = args.iter().copied().chain(["--attention", "auto"]).collect();
+    assert_eq!(cli_json(&args), cli_json(&auto));
+    let dp1: Vec<&str> = auto.iter().copied().chain(["--dp", "1"]).collect();
+    assert_eq!(cli_json(&dp1)["step_ms"], cli_json(&args)["step_ms"]);
+}
+
 #[test]
 fn every_learned_predictor_gives_an_interval_around_its_time() {
     for name in ["wavecast", "li", "neusight", "pm2lat"] {

@@ -54,7 +54,7 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
     // Reasons group with their numbers left out (the full text is in --json).
     let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for u in &out.unpredicted {
-        *reasons.entry(wavecast_sim::serving::reason_key(&u.reason)).or_default() += 1;
+        *reasons.entry(wavecast_sim::reasons::reason_key(&u.reason)).or_default() += 1;
     }
     for (reason, n) in reasons {
         say!("not predicted ({n}): {reason}");

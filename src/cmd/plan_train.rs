@@ -43,7 +43,9 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
             row.cost_usd.map_or("–".into(), |c| format!("${}", table::si(c))),
         ]);
     }
-    println!("{t}");
+    if !r.rows.is_empty() {
+        println!("{t}");
+    }
     if r.rows.iter().any(|row| row.near_memory_limit) {
         say!("! within {:.0} % of the GPU's memory: fits by the model, but close to the limit", 100.0 * wavecast_sim::train::NEAR_LIMIT_FRACTION);
     }
@@ -51,7 +53,11 @@ pub fn run(a: PlanTrainArgs) -> Result<()> {
         say!("set aside {n}: {reason}");
     }
     if r.rows.is_empty() {
-        return Err(format!("no layout of {} GPUs fits {} in memory; try more GPUs, a smaller batch or sequence, or GPUs with more memory", r.gpus, r.model).into());
+        // Memory advice only where memory is what set the layouts aside.
+        if r.rejected.keys().any(|reason| reason.contains("does not fit in memory")) {
+            return Err(format!("no layout of {} GPUs fits {} in memory; try more GPUs, a smaller batch or sequence, or GPUs with more memory", r.gpus, r.model).into());
+        }
+        return Err(format!("no layout of {} GPUs can train {} (see the reasons above)", r.gpus, r.model).into());
     }
     Ok(())
 }

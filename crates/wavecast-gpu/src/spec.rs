@@ -287,7 +287,7 @@ impl Gpu {
             return Ok(());
         }
         let runs: Vec<&str> = self.supported_dtypes().into_iter().map(DType::as_str).collect();
-        Err(format!("{} ({}) has no {dtype} units; it runs {}", self.id, self.name, runs.join(", ")))
+        Err(format!("{} ({}) has no {dtype} units; it runs {} (--dtype to choose one)", self.id, self.name, runs.join(", ")))
     }
 
     /// `Ok` if the GPU can run layers quantized to `quant`: FP8 formats multiply on FP8 units,

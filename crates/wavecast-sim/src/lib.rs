@@ -9,6 +9,7 @@
 //! - [`train`]: a training step over many GPUs (data, tensor, pipeline, context and expert
 //!   parallelism, ZeRO, recomputation) with its collectives and memory per GPU.
 //! - [`plan`]: every layout of a training run on N GPUs, ranked by step time among those that fit.
+//! - [`reasons`]: why layouts were set aside, grouped, with their real figures.
 //!
 //! [`Predictor`]: wavecast_predict::Predictor
 
@@ -17,6 +18,7 @@ pub mod serve;
 pub mod serving;
 pub mod step;
 pub mod plan;
+pub mod reasons;
 pub mod train;
 pub mod train_kernels;
 

@@ -73,7 +73,7 @@ pub struct PlanReport {
     pub evaluated: usize,
     pub fitting: usize,
     /// Why the others were set aside, with counts (first words of the reason).
-    pub rejected: BTreeMap<String, usize>,
+    pub rejected: BTreeMap<String, u64>,
     pub rows: Vec<PlanRow>,
 }
 
@@ -139,23 +139,11 @@ pub fn candidates(spec: &TransformerSpec, req: &PlanRequest) -> Vec<Layout> {
     out
 }
 
-/// An error with its numbers blanked, to group rejected layouts by reason.
-fn reason_key(e: &SimError) -> String {
+/// The head of an error (before its details), without the layout labels it names.
+fn reason_head(e: &SimError) -> String {
     let text = e.to_string();
     let head = text.split([':', ';']).next().unwrap_or("").trim();
-    let mut key = String::new();
-    for w in head.split_whitespace().filter(|w| !w.contains('·')) {
-        let blank: String = if w.chars().any(|c| c.is_ascii_digit()) {
-            "N".into()
-        } else {
-            w.to_string()
-        };
-        if !key.is_empty() {
-            key.push(' ');
-        }
-        key.push_str(&blank);
-    }
-    key
+    head.split_whitespace().filter(|w| !w.contains('·')).collect::<Vec<_>>().join(" ")
 }
 
 /// Prices every candidate layout and ranks those that fit by step time.
@@ -191,13 +179,13 @@ pub fn plan_train(
     let mut cache: HashMap<SectionKey, Sections> = HashMap::new();
     let mut optimizer_times = OptimizerTimes::default();
     let mut fits = Vec::new();
-    let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
+    let mut rejected = crate::reasons::SetAside::default();
     let mut skipped = 0;
     for layout in &all {
         match price(spec, req, layout, gpu, predictor, comm, &mut cache, &mut optimizer_times) {
             Ok(Some(r)) => fits.push(r),
             Ok(None) => skipped += 1,
-            Err(e) => *rejected.entry(reason_key(&e)).or_default() += 1,
+            Err(e) => rejected.add(&reason_head(&e)),
         }
     }
     let fitting = fits.len();
@@ -239,7 +227,7 @@ pub fn plan_train(
         tokens: req.tokens,
         evaluated: all.len() - skipped,
         fitting,
-        rejected,
+        rejected: rejected.into_counts(),
         rows,
     })
 }

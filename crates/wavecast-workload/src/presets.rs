@@ -73,7 +73,10 @@ pub fn default_train_dtype(preset: Option<&str>, config: Option<&str>) -> (wavec
     if preset.and_then(canonical).is_some_and(|p| FP32_BENCHMARK_PRESETS.contains(&p)) {
         return (DType::Fp32, "fp32: a NeuSight FP32 benchmark model");
     }
-    let torch = config.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()).and_then(|v| v.get("torch_dtype").and_then(|d| d.as_str().map(str::to_string)));
+    // transformers 4.56 and later write the key as `dtype`.
+    let torch = config
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .and_then(|v| ["torch_dtype", "dtype"].iter().find_map(|k| v.get(*k).and_then(|d| d.as_str().map(str::to_string))));
     match torch.as_deref() {
         Some("bfloat16") => (DType::Bf16, "bf16: the config's torch_dtype"),
         Some("float16") => (DType::Fp16, "fp16: the config's torch_dtype"),
@@ -238,5 +241,6 @@ mod dtype_rule_tests {
         assert_eq!(rule("llama-2-7b"), DType::Fp16, "its config says float16");
         assert_eq!(default_train_dtype(None, Some(r#"{"model_type":"llama"}"#)).0, DType::Bf16);
         assert_eq!(default_train_dtype(None, Some(r#"{"torch_dtype":"float32"}"#)).0, DType::Fp32);
+        assert_eq!(default_train_dtype(None, Some(r#"{"dtype":"float16"}"#)).0, DType::Fp16, "the key newer transformers write");
     }
 }

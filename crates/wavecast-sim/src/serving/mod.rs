@@ -21,4 +21,4 @@ pub use deploy::{serve_sim, Layout, Pool, Prepared, ServeSimOptions, ServeSimRep
 pub use engine::{simulate, Batch, Chunk, Deployment, EngineConfig, EngineStats, Outcome, Role, StepCost, Timeline};
 pub use load::{benchmark_requests, closed_loop_requests, Arrival, BENCHMARK_ROUNDS, Lengths, Load, Request, MAX_TOKENS};
 pub use metrics::{metrics, Latency, Metrics, Slo};
-pub use plan::{plan_serve, reason_key, PlanPoint, PlanServeReport, PlanServeRequest, DEFAULT_USERS_PER_WORKER};
+pub use plan::{plan_serve, PlanPoint, PlanServeReport, PlanServeRequest, DEFAULT_USERS_PER_WORKER};

@@ -93,7 +93,11 @@ pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
     let backend = backend(req.backend.as_deref())?;
     let ladder = ladder_for(&req.predictor, req.ops_data.as_deref(), backend.name)?;
-    let report = wavecast_sim::compare(&spec, &gpus, &req.tp, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend, req.weights.is_none())?;
+    // A degree named twice is one row.
+    let mut tps = req.tp.clone();
+    let mut seen_tp = std::collections::HashSet::new();
+    tps.retain(|t| seen_tp.insert(*t));
+    let report = wavecast_sim::compare(&spec, &gpus, &tps, pricing(predictor.as_ref(), ladder.as_ref()), &o, backend, req.weights.is_none())?;
     for row in &report.results {
         crate::error::refuse_partial(&row.unpriced, req.allow_partial).map_err(|e| crate::Error::new(format!("{} tp{}: {e}", row.gpu, row.tp)))?;
     }

@@ -96,6 +96,10 @@ fn bad_input_is_one_line_naming_the_problem() {
         // GPT-2 XL trains in 80 GB only with a small batch: at 64 × 1024 tokens its activations
         // alone pass 80 GB.
         (PredictRequest { mode: ModeChoice::Train, batch: 64, seq: Some(1024), ..PredictRequest::new("gpt2-xl", "h100") }, "recompute activations"),
+        // A CNN keeps every convolution's input for its weight gradient: ResNet-50 at 4,096
+        // images needs about 175 GB of them, and one 2,048-pixel layer of 100,000 images far more.
+        (PredictRequest { mode: ModeChoice::Train, batch: 4096, ..PredictRequest::new("resnet50", "t4") }, "activations saved for backward 174"),
+        (PredictRequest { batch: 100_000, image_size: Some(2048), ..PredictRequest::new("resnet50", "p4") }, "the largest layer's input and output"),
     ];
     for (req, needle) in cases {
         let e = wavecast::predict(&req).unwrap_err().to_string();
@@ -119,6 +123,16 @@ fn a_bf16_default_runs_in_fp16_where_the_gpu_has_no_bf16() {
     assert!(step.dtype_source.contains("no units for"), "{}", step.dtype_source);
     assert_eq!(wavecast::predict(&train).unwrap().dtype, wavecast_ir::DType::Fp16);
     assert!(wavecast::predict(&PredictRequest { dtype: Some("bf16".into()), ..train }).unwrap_err().to_string().contains("no bf16 units"));
+}
+
+/// FP8 runs a CNN's linear layers only: its convolutions are priced in BF16, with a note.
+#[test]
+fn fp8_leaves_convolutions_in_bf16() {
+    let train = |dtype: &str| wavecast::predict(&PredictRequest { mode: ModeChoice::Train, batch: 64, dtype: Some(dtype.into()), ..PredictRequest::new("resnet50", "h100") }).unwrap();
+    let (fp8, bf16) = (train("fp8"), train("bf16"));
+    let conv_ms = |p: &wavecast::Prediction| p.classes.iter().filter(|c| c.class.to_string() == "conv").map(|c| c.ms).sum::<f64>();
+    assert!(conv_ms(&bf16) > 0.0 && (conv_ms(&fp8) - conv_ms(&bf16)).abs() < 1e-9 * conv_ms(&bf16));
+    assert!(fp8.notes.iter().any(|n| n.contains("convolutions run in bf16")), "{:?}", fp8.notes);
 }
 
 /// `--attention auto` is the default: giving it changes neither route's answer.

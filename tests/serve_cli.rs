@@ -254,3 +254,21 @@ fn an_sglang_memory_refusal_names_its_reserve_not_activations() {
     assert!(sglang.contains("outside its static share") && !sglang.contains("GB for activations"), "{sglang}");
     assert!(vllm.contains("GB for activations") && vllm.contains("GB for the runtime"), "{vllm}");
 }
+
+/// One request alone: the static batch's time to first token plus what it names as the API
+/// server's time is serve-sim's TTFT of that request, and the decode steps agree.
+#[test]
+fn one_request_static_and_simulated_differ_by_the_api_server_alone() {
+    let common = ["--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1024", "--output-len", "64", "--json"];
+    let mut serve = vec!["predict", "--mode", "serve"];
+    serve.extend(common);
+    let mut sim = vec!["serve-sim", "--concurrency", "1", "--requests", "1"];
+    sim.extend(common);
+    let (s, m) = (json_of(&serve), json_of(&sim));
+    let static_ttft = s["prefill_ms"].as_f64().unwrap() + s["api_server_ms"].as_f64().unwrap();
+    let sim_ttft = m["metrics"]["ttft_ms"]["mean"].as_f64().unwrap();
+    assert!(s["api_server_ms"].as_f64().unwrap() > 0.0);
+    assert!((static_ttft - sim_ttft).abs() < 1e-6 * sim_ttft, "{static_ttft} vs {sim_ttft}");
+    let sim_tpot = m["metrics"]["tpot_ms"]["mean"].as_f64().unwrap();
+    assert!((s["decode_ms"].as_f64().unwrap() - sim_tpot).abs() < 0.01 * sim_tpot);
+}

@@ -143,6 +143,7 @@ class ServeReport(Report):
     backend: str
     dtype: str
     weights: str
+    weight_dtype: str
     tp: int
     batch: int
     input_len: int
@@ -222,6 +223,7 @@ class CompareResult(_Displayable, List[ServeReport]):
     output_len: int
     dtype: str
     weights: str
+    weight_dtype: str
     skipped: List[Report]
 
     def __init__(self, report: Dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 
 pub fn run(a: PlanServeArgs) -> Result<()> {
     check_html(&a.html)?;
+    wavecast_ir::dim("--top", a.top as u64)?;
     let tty = std::io::stderr().is_terminal() && !a.json;
     let progress = |done: usize, total: usize| {
         if tty {

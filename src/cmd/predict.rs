@@ -88,13 +88,13 @@ fn print_human(p: &Prediction, gpu: &wavecast::Gpu) {
         Some(rate) => {
             say!("step time: {} ms{interval} · {rate:.1} samples/s", table::ms(p.total_ms));
             if let Some(usd) = price {
-                say!("cost: ${usd:.2}/GPU-hour → ${:.2} per million samples", usd / 3600.0 / rate * 1e6);
+                say!("cost: ${}/GPU-hour → ${} per million samples", table::usd(usd), table::usd(usd / 3600.0 / rate * 1e6));
             }
         }
         None => {
             say!("step time: {} ms{interval} · {:.0} tokens/s", table::ms(p.total_ms), p.tokens_per_s);
             if let Some(usd) = price {
-                say!("cost: ${usd:.2}/GPU-hour → ${} per million tokens", table::usd(usd / 3600.0 / p.tokens_per_s * 1e6));
+                say!("cost: ${}/GPU-hour → ${} per million tokens", table::usd(usd), table::usd(usd / 3600.0 / p.tokens_per_s * 1e6));
             }
         }
     }

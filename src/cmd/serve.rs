@@ -52,7 +52,12 @@ fn print_human(r: &ServeReport) {
     }
     println!("{t}");
     say!("priced by: {}", table::provenance(&r.provenance));
-    say!("time to first token (prefill): {} ms · {:.0} prompt tokens/s", table::ms(r.prefill_ms), r.prefill_tokens_per_s);
+    say!(
+        "time to first token (prefill, in the engine): {} ms · {:.0} prompt tokens/s · through the API server {} ms more (serve-sim counts it)",
+        table::ms(r.prefill_ms),
+        r.prefill_tokens_per_s,
+        table::ms(r.api_server_ms)
+    );
     say!(
         "decode step: {} ms median (first {}, last {}; {} steps after the prefill) · {:.0} tokens/s while decoding",
         table::ms(r.decode_ms),
@@ -77,7 +82,7 @@ fn print_human(r: &ServeReport) {
         r.gpu_memory_gb
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
-        say!("cost: ${usd:.2}/hour for {} GPU(s) → {:.0} tokens per $ (${} per million tokens)", r.tp, per_usd, table::usd(1e6 / per_usd));
+        say!("cost: ${}/hour for {} GPU(s) → {} tokens per $ (${} per million tokens)", table::usd(usd), r.tp, table::significant(per_usd, 0), table::usd(1e6 / per_usd));
     }
     if let Some(source) = &r.price_source {
         say!("price: {source}");

@@ -152,7 +152,9 @@ impl Price {
     /// Where the figure comes from, for reports: tier, source and date.
     pub fn describe(&self) -> String {
         let date = if self.date.is_empty() { String::new() } else { format!(" ({})", self.date) };
-        format!("{}, ${:.2} per GPU-hour: {}{date}", self.tier.as_str(), self.usd_per_hour, self.source)
+        // Cents, unless the price is below one (a user's tiny price must not print as $0.00).
+        let usd = if self.usd_per_hour >= 0.01 { format!("{:.2}", self.usd_per_hour) } else { format!("{}", self.usd_per_hour) };
+        format!("{}, ${usd} per GPU-hour: {}{date}", self.tier.as_str(), self.source)
     }
 }
 

@@ -49,19 +49,21 @@ impl ResidentFloor {
     }
 }
 
-/// The input a linear layer's weight gradient is computed from (autograd saves it in the
-/// forward pass), in bytes; `None` for other ops.
-fn linear_input_bytes(op: &Op) -> Option<f64> {
+/// The input a linear or convolution layer's weight gradient is computed from (autograd saves
+/// it in the forward pass), in bytes; `None` for other ops.
+fn saved_input_bytes(op: &Op) -> Option<f64> {
     match op {
         Op::Gemm(g) if g.kind == crate::ops::GemmKind::Linear && !g.shared_weight => Some(g.batch as f64 * g.m as f64 * g.k as f64 * g.dtype.size_bytes() as f64),
+        Op::Conv(c) if c.pass == crate::ops::ConvPass::Forward => Some(c.input_elements() * c.dtype.size_bytes() as f64),
         _ => None,
     }
 }
 
-/// A linear layer's input and output together, in bytes; `None` for other ops.
-fn linear_working_bytes(op: &Op) -> Option<f64> {
+/// A linear or convolution layer's input and output together, in bytes; `None` for other ops.
+fn layer_working_bytes(op: &Op) -> Option<f64> {
     match op {
         Op::Gemm(g) if g.kind == crate::ops::GemmKind::Linear => Some(g.batch as f64 * g.m as f64 * (g.k + g.n) as f64 * g.dtype.size_bytes() as f64),
+        Op::Conv(c) if c.pass == crate::ops::ConvPass::Forward => Some((c.input_elements() + c.output_elements()) * c.dtype.size_bytes() as f64),
         _ => None,
     }
 }
@@ -210,9 +212,9 @@ impl Graph {
         let params = self.params() as f64;
         let mut floor = ResidentFloor { weights, gradients: if training { weights } else { 0.0 }, ..ResidentFloor::default() };
         if training {
-            floor.saved_activations = self.forward().filter_map(|n| linear_input_bytes(&n.op).map(|b| b * n.repeat as f64)).sum();
+            floor.saved_activations = self.forward().filter_map(|n| saved_input_bytes(&n.op).map(|b| b * n.repeat as f64)).sum();
         } else {
-            floor.working_activations = self.forward().filter_map(|n| linear_working_bytes(&n.op)).fold(0.0, f64::max);
+            floor.working_activations = self.forward().filter_map(|n| layer_working_bytes(&n.op)).fold(0.0, f64::max);
         }
         for n in &self.nodes {
             if let Op::Optimizer(o) = &n.op {

@@ -26,6 +26,10 @@ pub struct CompareReport {
     pub input_len: u64,
     pub output_len: u64,
     pub dtype: DType,
+    /// The format the layers' weights are stored in (see [`crate::ServeReport`]).
+    #[serde(rename = "weights")]
+    pub weight_format: String,
+    #[serde(rename = "weight_dtype")]
     pub weights: DType,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quant: Option<wavecast_ir::Quant>,
@@ -70,6 +74,7 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
         input_len: base.input_len,
         output_len: base.output_len,
         dtype: base.dtype,
+        weight_format: crate::serve::weight_format_name(base.weights, base.quant),
         weights: base.weights,
         quant: base.quant,
         // As the engines run them (every result runs the same checkpoint the same way).

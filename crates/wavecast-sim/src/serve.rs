@@ -24,6 +24,12 @@ pub struct ServeReport {
     /// The engine whose scheduler limits, memory share and time per iteration the batch runs with.
     pub backend: &'static str,
     pub dtype: DType,
+    /// The format the layers' weights are stored in (`--weights`): the quantized format where
+    /// there is one, else the 16-bit or FP8 type.
+    #[serde(rename = "weights")]
+    pub weight_format: String,
+    /// The type unquantized weights (and dequantized ones) compute in.
+    #[serde(rename = "weight_dtype")]
     pub weights: DType,
     /// Quantized format of the linear layers (`--weights fp8_block | nvfp4 | …`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,6 +47,10 @@ pub struct ServeReport {
     pub params: u64,
     /// Time to first token of the whole batch: the iteration prefilling B × I tokens.
     pub prefill_ms: f64,
+    /// What the engine's API server adds to one request's time to first token (HTTP,
+    /// tokenizer, scheduling the request in): the static batch is the engine's own time, so
+    /// `serve-sim`'s TTFT of the same single request is this much longer.
+    pub api_server_ms: f64,
     /// Median decode iteration (one token for every sequence); O − 1 follow the prefill.
     pub decode_ms: f64,
     pub decode_first_ms: f64,
@@ -147,6 +157,11 @@ pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimErro
 /// What the header line adds after the activations' type: the weights' format, the routed
 /// experts' where it differs, and the KV cache's when they differ from it (" · nvfp4 weights ·
 /// fp8 KV cache", " · mxfp4 experts").
+/// The name of the format weights are stored in: the quantized format, else the type.
+pub fn weight_format_name(weights: DType, quant: Option<Quant>) -> String {
+    quant.map_or_else(|| weights.as_str().to_string(), |q| q.as_str().to_string())
+}
+
 pub fn formats_note(dtype: DType, weights: DType, quant: Option<Quant>, moe_quant: Option<Quant>, kv_dtype: Option<DType>) -> String {
     let mut note = match quant {
         Some(q) => format!(" · {q} weights"),
@@ -281,6 +296,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         mode: "serve",
         backend: options.backend.name,
         dtype: o.dtype,
+        weight_format: weight_format_name(o.weights, o.quant),
         weights: o.weights,
         quant: o.quant,
         // As the engine runs them: a block-FP8 checkpoint's experts stay block-scaled.
@@ -292,6 +308,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         output_len: o.output_len,
         params: spec_params(spec, o)?,
         prefill_ms,
+        api_server_ms: options.backend.frontend_ms + options.backend.server_time_ms(o.input_len),
         decode_ms,
         decode_first_ms: per_step[0],
         decode_last_ms: *per_step.last().expect("at least one decode step"),

@@ -108,7 +108,33 @@ pub fn load(source: Source, o: &LoadOptions) -> Result<LoadedWorkload, WorkloadE
         Source::OpGraph { path, layers } => load_opgraph(path, layers, o),
         _ => load_transformer(transformer_spec(source)?, o),
     }?;
+    let mut w = w;
+    run_convolutions_in_bf16(&mut w);
     require_priceable(w)
+}
+
+/// FP8 runs linear layers (Transformer Engine, torchao); PyTorch has no FP8 convolution or
+/// recurrent kernels, so those layers run in BF16 (as Transformer Engine leaves them), never at
+/// an FP8 rate no stack reaches.
+fn run_convolutions_in_bf16(w: &mut LoadedWorkload) {
+    let mut kinds = std::collections::BTreeSet::new();
+    for n in &mut w.graph.nodes {
+        match &mut n.op {
+            wavecast_ir::Op::Conv(c) if c.dtype == DType::Fp8 => {
+                c.dtype = DType::Bf16;
+                kinds.insert("convolutions");
+            }
+            wavecast_ir::Op::Rnn(r) if r.dtype == DType::Fp8 => {
+                r.dtype = DType::Bf16;
+                kinds.insert("recurrent layers");
+            }
+            _ => {}
+        }
+    }
+    if !kinds.is_empty() {
+        let kinds: Vec<&str> = kinds.into_iter().collect();
+        w.notes.push(format!("fp8 runs the linear layers; {}'s {} run in bf16 (PyTorch has no fp8 kernels for them)", w.name, kinds.join(" and ")));
+    }
 }
 
 /// A workload with no operator to price would report a zero time and infinite throughput.

@@ -93,6 +93,14 @@ impl Backend {
         self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64 + self.seq_overhead_ms * seqs as f64
     }
 
+    /// `Ok` if the engine runs on `gpu`: TensorRT-LLM is built for NVIDIA GPUs only.
+    pub fn check_gpu(&self, gpu: &wavecast_gpu::Gpu) -> Result<(), String> {
+        if self.engine() == Engine::Trtllm && gpu.vendor != wavecast_gpu::Vendor::Nvidia {
+            return Err(format!("TensorRT-LLM runs on NVIDIA GPUs only, not on {} ({}); use --backend vllm or sglang", gpu.id, gpu.name));
+        }
+        Ok(())
+    }
+
     /// Milliseconds of API-server time a request with `input_len` prompt tokens takes.
     pub fn server_time_ms(&self, input_len: u64) -> f64 {
         self.server_ms + self.server_us_per_token * input_len as f64 / 1e3

@@ -280,7 +280,7 @@ fn smaller_formats(gpu: &Gpu, formats: &Formats) -> String {
 /// What the engine gives itself of a GPU's memory, in words for a refusal.
 fn engine_share(backend: &Backend, capacity: f64, limits: &Limits, par: &Parallel) -> String {
     match backend.kv_rule {
-        KvRule::ShareOfMemory(share) => format!("{} gives its engine {:.0} %", backend.name, 100.0 * share),
+        KvRule::ShareOfMemory(share) => format!("{} gives its engine {:.0} %, {:.1} GB", backend.name, 100.0 * share, share * capacity / 1e9),
         KvRule::ShareOfFree(share) => format!("{} gives its cache {:.0} % of what is free", backend.name, 100.0 * share),
         KvRule::StaticReserve => format!("{} keeps {:.1} GB outside its static share for activations and the runtime", backend.name, static_reserve(capacity, limits, par) / 1e9),
     }
@@ -342,6 +342,7 @@ impl Prepared {
         for q in [o.formats.quant, o.formats.moe_quant].into_iter().flatten() {
             gpu.check_quant(q).map_err(SimError::Invalid)?;
         }
+        o.backend.check_gpu(gpu).map_err(SimError::Invalid)?;
         let mut o = o.clone();
         o.formats.moe_quant = spec.experts_run_in(o.formats.moe_quant);
         let o = &o;

@@ -203,6 +203,25 @@ impl LadderOps {
     }
 }
 
+impl LadderOps {
+    /// [`LadderOps::price_shape`], with an FP16 matrix or attention shape that only physics
+    /// prices taken from its BF16 twin where the GPU runs both at one rate (every part with
+    /// BF16 units): the same tensor cores, the same operand width, and the tables measure BF16.
+    fn price_sixteen_bit(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
+        let own = self.price_shape(shape.clone(), precision, gpu);
+        let physics = own.as_ref().map_or(true, |p| p.provenance.rung == crate::provenance::Rung::Physics);
+        let tensor_shape = matches!(shape, Shape::Gemm { .. } | Shape::AttentionPrefill { .. } | Shape::AttentionDecode { .. });
+        let same_rate = matches!((gpu.peak_tflops.fp16, gpu.peak_tflops.bf16), (Some(h), Some(b)) if (h - b).abs() <= 0.01 * b);
+        if precision != Precision::Fp16 || !physics || !tensor_shape || !same_rate {
+            return own;
+        }
+        match self.price_shape(shape, Precision::Bf16, gpu) {
+            Ok(twin) if twin.provenance.rung != crate::provenance::Rung::Physics => Ok(twin),
+            _ => own,
+        }
+    }
+}
+
 impl Predictor for LadderOps {
     fn name(&self) -> &str {
         "ladder"
@@ -222,7 +241,7 @@ impl Predictor for LadderOps {
         // Attention's 16-bit math runs in FP16 on a part without BF16 units (an FP8 cache on a
         // T4 is dequantized to FP16 there).
         let precision = if matches!(op, Op::Attention(_)) && precision == Precision::Bf16 && !gpu.supports(DType::Bf16) { Precision::Fp16 } else { precision };
-        match (self.price_shape(shape, precision, gpu), op) {
+        match (self.price_sixteen_bit(shape, precision, gpu), op) {
             // A measured kernel can beat the floor's achievable bandwidth (a cache hit); the
             // prediction for the op in a model never does.
             (Ok(p), _) => Estimate::Time(crate::bounds::at_least(OpTime { seconds: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance }, crate::bounds::floor_seconds(op, gpu))),
@@ -261,6 +280,20 @@ mod tests {
 
     /// A TF32 GEMM runs on the tensor cores at half BF16's rate: twice the BF16 price, far
     /// below the FP32 one, and refused on a part without TF32 units.
+    /// An FP16 GEMM no table measures takes its BF16 twin's measured price where the GPU runs
+    /// both at one rate; a T4, which has no BF16 units, keeps its own FP16 answer.
+    #[test]
+    fn an_fp16_gemm_takes_its_measured_bf16_twin() {
+        let rows = [timing("h100-sxm", Shape::Gemm { m: 2048, n: 4096, k: 4096 }, 0.1)];
+        let p = ladder(&rows, None);
+        let op = |dtype| Op::Gemm(Gemm::linear(2048, 4096, 4096, false, dtype).unwrap());
+        let (fp16, bf16) = (time(&p, &op(DType::Fp16), "h100-sxm"), time(&p, &op(DType::Bf16), "h100-sxm"));
+        assert_eq!(bf16.provenance.rung, Rung::Measured);
+        assert_eq!((fp16.seconds, fp16.provenance.rung), (bf16.seconds, Rung::Measured));
+        let t4 = time(&p, &op(DType::Fp16), "t4");
+        assert!(t4.seconds > 0.0 && t4.provenance.rung != Rung::Measured, "{t4:?}");
+    }
+
     #[test]
     fn a_tf32_gemm_is_the_bf16_gemm_at_the_tf32_rate() {
         let p = ladder(&[], None);

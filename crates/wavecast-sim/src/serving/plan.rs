@@ -89,12 +89,23 @@ fn divisors_up_to(n: u64, most: u64) -> Vec<u64> {
     (1..=n.min(most)).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
+/// Worker sizes an aggregated deployment of `n` GPUs is searched with: every divisor of `n` in
+/// a node, and every power of two in a node below `n`, whose copies leave the remainder idle
+/// (7 GPUs serve a model that needs four as one TP4 worker, "4 of 7 GPUs").
+fn worker_sizes(n: u64) -> Vec<u64> {
+    let mut sizes = divisors_up_to(n, NODE_GPUS);
+    sizes.extend([2, 4, 8].into_iter().filter(|&g| g < n && g <= NODE_GPUS));
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
 /// The parallel layouts of a worker of `g` GPUs: tensor parallel everywhere; two pipeline
 /// stages of g/2 GPUs; and for a mixture of experts also expert parallel under tensor-parallel
 /// attention, and under data-parallel attention.
 fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     let mut v = vec![Parallel::tp(g)];
-    if g > 1 {
+    if g > 1 && g.is_multiple_of(2) {
         v.push(Parallel { pp: 2, ..Parallel::tp(g / 2) });
     }
     if spec.moe.is_some() && g > 1 {
@@ -133,7 +144,7 @@ fn candidates(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Candid
     let mut out = Vec::new();
     let wide_ep = WIDE_EP_GPUS.into_iter().filter(|&g| spec.moe.is_some() && g > NODE_GPUS && n.is_multiple_of(g));
     let wide_ep = wide_ep.map(|g| (g, Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g, pp: 1 }));
-    let in_node = divisors_up_to(n, NODE_GPUS).into_iter().flat_map(|g| worker_layouts(spec, g).into_iter().map(move |p| (g, p)));
+    let in_node = worker_sizes(n).into_iter().flat_map(|g| worker_layouts(spec, g).into_iter().map(move |p| (g, p)));
     for (g, parallel) in in_node.chain(wide_ep) {
         out.push(Candidate { full: Layout::Agg { pool: pool(n / g, parallel) }, unit: Layout::Agg { pool: pool(1, parallel) }, copies: n / g });
     }
@@ -289,6 +300,17 @@ mod tests {
         };
         assert_eq!(widest("deepseek-v3"), [16, 32]);
         assert!(widest("llama-3.1-70b").is_empty());
+    }
+
+    /// Seven GPUs are searched as workers of 1, 2, 4 (leaving GPUs idle) and 7, so a model
+    /// that needs four GPUs finds a deployment on seven as it does on four, five or eight.
+    #[test]
+    fn worker_sizes_leave_a_remainder_idle_rather_than_skip_a_size() {
+        assert_eq!(worker_sizes(7), [1, 2, 4, 7]);
+        assert_eq!(worker_sizes(8), [1, 2, 4, 8]);
+        assert_eq!(worker_sizes(6), [1, 2, 3, 4, 6]);
+        assert_eq!(worker_sizes(1), [1]);
+        assert_eq!(worker_sizes(16), [1, 2, 4, 8]);
     }
 
     #[test]

@@ -360,7 +360,7 @@ pub struct PredictRequest {
     #[serde(default)]
     pub mode: ModeChoice,
     /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
-    /// bf16, and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
+    /// bf16 (fp16 on a GPU without bf16), and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
     /// switch-base-8); bf16 in serve mode; fp32 for vision models and ONNX graphs; reports say
     /// which].
     #[arg(long)]
@@ -773,7 +773,7 @@ pub struct PlanTrainRequest {
     #[arg(long, default_value_t = defaults::SEQ)]
     #[serde(default = "defaults::seq")]
     pub seq: u64,
-    /// fp32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16; fp32 for the
+    /// fp32, tf32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16 (fp16 on a GPU without bf16); fp32 for the
     /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
     #[arg(long)]
     #[serde(default)]

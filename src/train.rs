@@ -87,8 +87,12 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     let o = TrainOptions { global_batch: req.batch, seq: req.seq(), dtype, optimizer: req.optimizer().into(), layout: layout(&req.layout, req.tp, req.batch), stack: req.training_stack(), power_limit_w: req.power_limit };
     let gpus_per_node = req.layout.gpus_per_node();
     let topo = topology(gpus_per_node, req.layout.nic_gbps)?;
+    // The nodes a layout fills: its GPUs over whole nodes, the last one possibly part-used
+    // (12 GPUs are 2 nodes of 8, whether --nodes says so or not).
+    let used = o.layout.gpus();
     let given = match req.layout.nodes {
         Some(0) => return Err(Error::new("--nodes must be at least 1")),
+        Some(n) if used.div_ceil(gpus_per_node.max(1)) == n => Some(used),
         Some(n) => Some(n.checked_mul(gpus_per_node).ok_or_else(|| Error::new("nodes × GPUs per node overflows"))?),
         None => None,
     };
@@ -195,8 +199,9 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    if !(req.tokens.is_finite() && req.tokens > 0.0) {
-        return Err(Error::new(format!("--tokens must be a positive number, got {}", req.tokens)));
+    // A quintillion tokens is ten thousand times the largest training runs published.
+    if !(req.tokens.is_finite() && req.tokens > 0.0 && req.tokens <= 1e18) {
+        return Err(Error::new(format!("--tokens must be a positive number of at most 1e18, got {}", req.tokens)));
     }
     if req.gpus == 0 || req.gpus > wavecast_workload::train::MAX_TRAINING_GPUS {
         return Err(Error::new(format!("--gpus must be between 1 and {}, got {}", wavecast_workload::train::MAX_TRAINING_GPUS, req.gpus)));

@@ -170,3 +170,17 @@ fn listings_name_every_gpu_model_and_predictor() {
     let names: Vec<&str> = Predictors::list().into_iter().map(|(n, _)| n).collect();
     assert!(names.contains(&Predictors::DEFAULT) && names.contains(&"roofline"), "{names:?}");
 }
+
+/// Twelve GPUs fill two nodes of eight whether `--nodes 2` is said or not; three nodes are
+/// refused.
+#[test]
+fn a_layout_fills_the_nodes_it_needs_said_or_not() {
+    let mut req = PredictRequest { mode: ModeChoice::Train, batch: 12, seq: Some(256), ..PredictRequest::new("llama-3.2-1b", "h100") };
+    req.layout.dp = Some(12);
+    let implicit = wavecast::train(&req).unwrap();
+    req.layout.nodes = Some(2);
+    let explicit = wavecast::train(&req).unwrap();
+    assert_eq!((implicit.nodes, implicit.step_ms), (explicit.nodes, explicit.step_ms));
+    req.layout.nodes = Some(3);
+    assert!(wavecast::train(&req).unwrap_err().to_string().contains("12 GPUs but 24"));
+}

@@ -256,7 +256,7 @@ impl TrainOptions {
     /// does not fit together. `gpus` is the count the user has, when given.
     pub fn validate(&self, spec: &TransformerSpec, gpus: Option<u64>) -> Result<Shard, WorkloadError> {
         let l = &self.layout;
-        for (what, v) in [("data-parallel degree", l.dp), ("pipeline-parallel degree", l.pp), ("micro-batch", l.micro_batch), ("interleave", l.interleave)] {
+        for (what, v) in [("data-parallel degree", l.dp), ("pipeline-parallel degree", l.pp), ("context-parallel degree", l.cp), ("expert-parallel degree", l.ep), ("micro-batch", l.micro_batch), ("interleave", l.interleave)] {
             dim(what, v)?;
         }
         dim("global batch", self.global_batch)?;

@@ -118,6 +118,19 @@ fn origin<'c>(from: Option<&str>, trace: &Trace, cat: &'c Catalog) -> Result<(&'
     match (from, recorded) {
         (Some(name), rec) => {
             let g = cat.get(name)?;
+            // The kernels a trace records are one vendor's libraries: another vendor's GPU
+            // cannot be where they ran.
+            if let Some(Ok(m)) = &rec {
+                let recorded = cat.get(&m.gpu)?;
+                if recorded.vendor != g.vendor {
+                    return Err(Error::new(format!(
+                        "--from {name} runs {}, but the trace was recorded on {}, which runs {}: its kernels ran there",
+                        g.vendor.runtime(),
+                        recorded.id,
+                        recorded.vendor.runtime()
+                    )));
+                }
+            }
             let note = match rec {
                 Some(Ok(m)) if m.gpu != g.id => format!("--from {name} (the trace records {})", m.gpu),
                 _ => format!("--from {name}"),
@@ -190,6 +203,8 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
     let predictor: Option<Box<dyn Predictor>> = match req.method {
         ScaleMethodChoice::Hybrid => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(crate::defaults::PREDICTOR))?),
+        // Every flag that does not apply is refused, never ignored.
+        ScaleMethodChoice::Wave if req.predictor.is_some() => return Err(Error::new("--predictor applies to --method hybrid only: --method wave scales every kernel by waves")),
         ScaleMethodChoice::Wave => None,
     };
     let gamma = match req.gamma {

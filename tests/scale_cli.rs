@@ -166,3 +166,12 @@ fn a_rocm_trace_is_carried_kernel_by_kernel() {
     let plain = json(&wavecast(&["scale", "--trace", &trace, "--to", "mi300x", "--json"]));
     assert!(plain.get("kernel_rows").is_none(), "no per-kernel rows unless asked");
 }
+
+/// A CUDA trace's kernels cannot have run on an AMD GPU: `--from` naming one is refused.
+#[test]
+fn an_origin_of_another_vendor_than_the_trace_is_refused() {
+    let Some(trace) = kineto("a100_alexnet_train.json.gz") else { return };
+    fails_with(&["scale", "--trace", &trace, "--from", "mi250", "--to", "h100"], "runs rocm, but the trace was recorded on a100-sxm-40gb");
+    json(&wavecast(&["scale", "--trace", &trace, "--from", "a100-sxm-80gb", "--to", "h100", "--json"]));
+    fails_with(&["scale", "--trace", &trace, "--to", "h100", "--method", "wave", "--predictor", "roofline"], "--predictor applies to --method hybrid only");
+}

@@ -115,6 +115,11 @@ pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError>
 pub fn weight_format(flag: Option<&str>, dtype: DType) -> Result<(DType, Option<Quant>), SimError> {
     match flag.map(str::parse::<Quant>) {
         Some(Ok(q)) if q != Quant::Fp8 => Ok((dtype, Some(q))),
+        Some(Err(_)) if flag.is_some_and(|f| f.parse::<DType>().is_err()) => Err(SimError::Invalid(format!(
+            "unknown weight format '{}' (expected bf16, fp16, or a quantized format: {})",
+            flag.unwrap_or_default(),
+            Quant::ALL.iter().map(|q| q.as_str()).collect::<Vec<_>>().join(", ")
+        ))),
         _ => Ok((weight_dtype(flag, dtype)?, None)),
     }
 }

@@ -472,11 +472,35 @@ pub fn hf_quant_config(text: &str, origin: &str) -> Result<HfQuant, WorkloadErro
     Ok(HfQuant { weights, kv_cache })
 }
 
+/// JSON as Python's `json` module writes it: a config saved from a float that is infinite or
+/// not a number holds the bare words `Infinity`, `-Infinity` or `NaN`, which strict JSON
+/// refuses. Outside strings they are read as the largest finite number (its sign kept) and
+/// null.
+fn parse_python_json(text: &str) -> serde_json::Result<Value> {
+    serde_json::from_str(text).or_else(|strict| {
+        let (mut out, mut in_string, mut escaped) = (String::with_capacity(text.len()), false, false);
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            if in_string {
+                (escaped, in_string) = (c == '\\' && !escaped, !(c == '"' && !escaped));
+            } else if c == '"' {
+                in_string = true;
+            } else if let Some((word, value)) = [("Infinity", "1.7976931348623157e308"), ("NaN", "null")].into_iter().find(|(w, _)| rest.starts_with(w)) {
+                out.push_str(value);
+                rest = &rest[word.len()..];
+                continue;
+            }
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        serde_json::from_str(&out).map_err(|_| strict)
+    })
+}
+
 impl TransformerSpec {
     /// Parses a Hugging Face config (as JSON text).
     pub fn from_json(text: &str, origin: &str) -> Result<TransformerSpec, WorkloadError> {
-        let top: Value = serde_json::from_str(text)
-            .map_err(|e| WorkloadError::Config { origin: origin.into(), reason: e.to_string() })?;
+        let top: Value = parse_python_json(text).map_err(|e| WorkloadError::Config { origin: origin.into(), reason: e.to_string() })?;
         if !top.is_object() {
             return Err(WorkloadError::Config { origin: origin.into(), reason: "expected a JSON object".into() });
         }
@@ -1209,6 +1233,10 @@ mod tests {
         // A hybrid architecture is a known gap, not a broken file: the message names the layers.
         let e = TransformerSpec::from_json(r#"{"model_type":"nemotron_h"}"#, "x").unwrap_err().to_string();
         assert!(!e.contains("malformed") && e.contains("Mamba-2"), "{e}");
+        // Python's json writes an infinite float as a bare Infinity: read, not called malformed.
+        let e = TransformerSpec::from_json(r#"{"model_type":"nemotron_h","time_step_limit":[0.0,Infinity],"x":NaN,"s":"Infinity"}"#, "x").unwrap_err().to_string();
+        assert!(!e.contains("malformed") && e.contains("Mamba-2"), "{e}");
+        assert_eq!(parse_python_json(r#"{"a":-Infinity,"s":"NaN \" Infinity"}"#).unwrap(), serde_json::json!({"a": -f64::MAX, "s": "NaN \" Infinity"}));
         let e = TransformerSpec::from_json(r#"{"model_type":"gpt2","n_embd":"big"}"#, "x").unwrap_err().to_string();
         assert!(e.starts_with("malformed model config x:"), "{e}");
         assert!(e.contains("'n_embd' must be a positive integer"), "{e}");

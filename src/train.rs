@@ -80,6 +80,10 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some_and(|a| a != crate::request::AttentionChoice::Auto) {
         return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply"));
     }
+    // Every flag that does not apply is refused, never ignored.
+    if req.layout.sequence_parallel && req.tp <= 1 {
+        return Err(Error::new("--sequence-parallel splits activations over tensor parallelism: it needs --tp 2 or more"));
+    }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, std::slice::from_ref(&req.gpu))?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;

@@ -109,9 +109,11 @@ fn nonsense_layouts_get_one_line_and_exit_2() {
         &with(&["--pp", "39"]),
         "need at least 37 layers (the embedding and the loss count as one each); the model has 36",
     );
+    assert_clear_error(&with(&["--sequence-parallel"]), "it needs --tp 2 or more");
+    // Four GPUs fill one node (part-used, as without --nodes), not two.
     assert_clear_error(
-        &with(&["--dp", "4", "--nodes", "1"]),
-        "= 4 GPUs but 8 are given",
+        &with(&["--dp", "4", "--nodes", "2"]),
+        "= 4 GPUs but 16 are given",
     );
     assert_clear_error(&with(&["--dp", "3"]), "global batch 16 is not a multiple");
     assert_clear_error(

@@ -482,7 +482,7 @@ fn parse_python_json(text: &str) -> serde_json::Result<Value> {
         let mut rest = text;
         while let Some(c) = rest.chars().next() {
             if in_string {
-                (escaped, in_string) = (c == '\\' && !escaped, !(c == '"' && !escaped));
+                (escaped, in_string) = (c == '\\' && !escaped, c != '"' || escaped);
             } else if c == '"' {
                 in_string = true;
             } else if let Some((word, value)) = [("Infinity", "1.7976931348623157e308"), ("NaN", "null")].into_iter().find(|(w, _)| rest.starts_with(w)) {

@@ -272,3 +272,17 @@ fn one_request_static_and_simulated_differ_by_the_api_server_alone() {
     let sim_tpot = m["metrics"]["tpot_ms"]["mean"].as_f64().unwrap();
     assert!((s["decode_ms"].as_f64().unwrap() - sim_tpot).abs() < 0.01 * sim_tpot);
 }
+
+/// Fifty users sending one request each are one burst: the same TTFT as fifty requests at an
+/// unbounded rate, and longer than the steady state of fifty users sending several rounds.
+#[test]
+fn one_request_per_user_is_a_burst() {
+    let sim = |extra: &[&str]| {
+        let mut args = vec!["serve-sim", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1024", "--output-len", "128", "--json"];
+        args.extend_from_slice(extra);
+        json_of(&args)["metrics"]["ttft_ms"]["mean"].as_f64().unwrap()
+    };
+    let (closed, burst, steady) = (sim(&["--concurrency", "50", "--requests", "50"]), sim(&["--rate", "1e9", "--requests", "50"]), sim(&["--concurrency", "50"]));
+    assert!((closed - burst).abs() < 0.01 * burst, "{closed} vs {burst}");
+    assert!(steady < closed, "{steady} vs {closed}");
+}

@@ -51,12 +51,13 @@ pub fn run(a: EvalServingArgs) -> Result<()> {
         ]);
     }
     println!("{t}");
-    // Reasons group with their numbers left out (the full text is in --json).
-    let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    // Reasons that differ only in their numbers are one line, with the numbers' range (each
+    // row's own text is in --json).
+    let mut reasons = wavecast_sim::reasons::SetAside::default();
     for u in &out.unpredicted {
-        *reasons.entry(wavecast_sim::reasons::reason_key(&u.reason)).or_default() += 1;
+        reasons.add(&u.reason);
     }
-    for (reason, n) in reasons {
+    for (reason, n) in reasons.into_counts() {
         say!("not predicted ({n}): {reason}");
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// The message with every number (`123`, `99.1`) written as `N`, so reasons group; digits
 /// inside names (`h200`, `fp8`) stay.
-pub fn reason_key(message: &str) -> String {
+fn reason_key(message: &str) -> String {
     split_numbers(message).0.join("N")
 }
 
@@ -72,9 +72,10 @@ pub struct SetAside {
 
 impl SetAside {
     pub fn add(&mut self, message: &str) {
+        let key = reason_key(message);
         let (pieces, numbers) = split_numbers(message);
         let parsed: Vec<(f64, String)> = numbers.into_iter().map(|n| (n.parse().unwrap_or(f64::NAN), n)).collect();
-        let group = self.groups.entry(pieces.join("N")).or_insert_with(|| Group { count: 0, pieces, ranges: parsed.iter().map(|v| Range { lo: v.clone(), hi: v.clone() }).collect() });
+        let group = self.groups.entry(key).or_insert_with(|| Group { count: 0, pieces, ranges: parsed.iter().map(|v| Range { lo: v.clone(), hi: v.clone() }).collect() });
         group.count += 1;
         for (range, value) in group.ranges.iter_mut().zip(parsed) {
             if value.0 < range.lo.0 {

@@ -48,6 +48,18 @@ pub fn quantile_sorted(sorted_values: &[f64], p: f64) -> Option<f64> {
     sorted_values.get(rank.min(last)).copied()
 }
 
+/// The `p` quantile of `sorted_values` interpolated linearly between the two values around
+/// rank (n − 1)·p (numpy's default), `p` clamped to [0, 1]; `None` for no values. A latency
+/// percentile of a few requests then lies between them instead of on the smaller one, so a
+/// p99 is never below the mean.
+pub fn quantile_interpolated(sorted_values: &[f64], p: f64) -> Option<f64> {
+    let last = sorted_values.len().checked_sub(1)?;
+    let rank = last as f64 * p.clamp(0.0, 1.0);
+    let (lo, hi) = (rank.floor() as usize, (rank.ceil() as usize).min(last));
+    let t = rank - lo as f64;
+    Some(sorted_values[lo] + t * (sorted_values[hi] - sorted_values[lo]))
+}
+
 /// The value at index ⌊n·p⌋ of `sorted_values` (the upper middle for p = ½), `None` for no
 /// values. Kept apart from [`quantile_sorted`] because published figures were made with it.
 pub fn rank_sorted(sorted_values: &[f64], p: f64) -> Option<f64> {

@@ -382,9 +382,15 @@ impl Prepared {
     /// re-bunch partly every round, and their mean TTFT grows with the users as a wave's does.
     /// The reported latencies are the independent run's moved the engine's `client_sync` of
     /// the way toward the wave's on a log scale (throughput and engine counters are the
-    /// independent run's). Open-loop loads run as they are.
+    /// independent run's). Open-loop loads, and a closed loop of one request per client (the
+    /// first round alone), run as they are.
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
         if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
+            return self.run(load);
+        }
+        // One request per user is the first round alone: every user released together, with
+        // no later round to drift out of step in (a burst, as an unbounded rate sends it).
+        if load.first_round().requests.len() == load.requests.len() {
             return self.run(load);
         }
         let wave = self.run(&load.first_round())?;

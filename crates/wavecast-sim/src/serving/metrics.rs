@@ -4,7 +4,7 @@
 
 use super::engine::Timeline;
 use serde::Serialize;
-use wavecast_stats::{mean, quantile_sorted, sorted};
+use wavecast_stats::{mean, quantile_interpolated, sorted};
 
 /// Mean and percentiles of one latency, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -18,7 +18,7 @@ pub struct Latency {
 impl Latency {
     pub fn of(values_ms: &[f64]) -> Latency {
         let s = sorted(values_ms);
-        let q = |p| quantile_sorted(&s, p).unwrap_or(0.0);
+        let q = |p| quantile_interpolated(&s, p).unwrap_or(0.0);
         Latency { mean: mean(values_ms), p50: q(0.5), p90: q(0.9), p99: q(0.99) }
     }
 }
@@ -136,6 +136,15 @@ mod tests {
         assert_eq!(independent.toward(&lockstep, 7.0), lockstep, "weights are clamped to 0..=1");
     }
 
+    /// Two requests, one short and one long: every percentile lies between them, p99 near the
+    /// longer one and above the mean.
+    #[test]
+    fn percentiles_of_a_few_requests_interpolate() {
+        let l = Latency::of(&[87.3, 6529.7]);
+        assert!((l.p50 - l.mean).abs() < 1e-9 && l.p99 > l.mean && l.p99 < 6529.7 && l.p90 < l.p99, "{l:?}");
+        assert_eq!(Latency::of(&[5.0]), Latency { mean: 5.0, p50: 5.0, p90: 5.0, p99: 5.0 });
+    }
+
     #[test]
     fn latencies_throughput_and_goodput_from_timelines() {
         let t = |arrival_s: f64, first_token_s: f64, finish_s: f64, output_len: u64| Timeline { arrival_s, first_token_s, finish_s, input_len: 10, output_len };
@@ -143,7 +152,7 @@ mod tests {
         let m = metrics(&runs, 2, Some(Slo { ttft_ms: Some(200.0), tpot_ms: Some(150.0) }));
         assert!((m.ttft_ms.mean - 200.0).abs() < 1e-9);
         // TPOT: 100 ms and 200 ms (the one-token request has none).
-        assert!((m.tpot_ms.mean - 150.0).abs() < 1e-9 && m.tpot_ms.p50 == 100.0 && m.tpot_ms.p99 == 100.0, "{:?}", m.tpot_ms);
+        assert!((m.tpot_ms.mean - 150.0).abs() < 1e-9 && (m.tpot_ms.p50 - 150.0).abs() < 1e-9 && (m.tpot_ms.p99 - 199.0).abs() < 1e-9, "{:?}", m.tpot_ms);
         assert!((m.duration_s - 2.3).abs() < 1e-12);
         assert!((m.output_tokens_per_s_per_gpu - 23.0 / 2.3 / 2.0).abs() < 1e-9);
         // Requests 1 (100 ms, 100 ms/token) and 3 (200 ms, no TPOT) meet it; request 2 does not.

@@ -152,4 +152,7 @@ fn an_fp32_peak_that_its_lanes_cannot_reach_is_refused() {
     let scaled = gpu_file("half.toml", "[[gpu]]\nid = \"h100-half\"\nbase = \"h100-sxm\"\nsm_count = 66\n[gpu.peak_tflops]\nfp32 = 33.45\nbf16 = 494.7\nfp16 = 494.7\nfp8 = 989.4\ntf32 = 247.4\n");
     let o = wavecast(&["gpus", "--gpu-file", scaled.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // One SM at its own FP32 rate keeps the H100's tensor peaks unless they are given too.
+    let err = refused_file("one-sm-tensor.toml", "[[gpu]]\nid = \"sm1t\"\nbase = \"h100-sxm\"\nsm_count = 1\n[gpu.peak_tflops]\nfp32 = 0.5\n");
+    assert!(err.contains("is over 128× the FP32 peak 0.5"), "{err}");
 }

@@ -219,6 +219,11 @@ pub const PLAUSIBLE: (f64, f64) = (1e-3, 1e7);
 /// (H20's datasheet peak is 11 % above), 2 on dual-issuing CDNA3 and later.
 const FP32_PEAK_OVER_LANES: (f64, f64) = (0.8, 2.5);
 
+/// Most a matrix-unit peak may be over the FP32 peak, by operand width: four times the largest
+/// ratio of any built-in part (Jetson Thor's 32× for 16 bits and 64× for FP8, GB300's 188× for
+/// FP4). Beyond it the entry's peaks describe different chips (an H100's tensor peak on one SM).
+const TENSOR_OVER_FP32: [(&str, f64); 7] = [("tf32", 128.0), ("fp16", 128.0), ("bf16", 128.0), ("fp8", 256.0), ("int8", 256.0), ("fp4", 768.0), ("fp32_matrix", 128.0)];
+
 impl Gpu {
     /// Device memory in bytes. Vendors' capacities (80 GB, 141 GB, 180 GB) are binary
     /// gigabytes: an H100's 80 GB shows as 81,559 MiB in `nvidia-smi`.
@@ -418,6 +423,10 @@ impl Gpu {
         for (field, v) in optional {
             if let Some(v) = v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v))) {
                 problems.push(format!("peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}"));
+            } else if let (Some(v), Some((_, most))) = (v, TENSOR_OVER_FP32.iter().find(|(f, _)| *f == field)) {
+                if problems.is_empty() && v > most * p.fp32 {
+                    problems.push(format!("peak_tflops.{field} {v} is over {most}× the FP32 peak {}, which no GPU's matrix units reach: correct one of them", p.fp32));
+                }
             }
         }
         let non_negative = [

@@ -222,7 +222,9 @@ const FP32_PEAK_OVER_LANES: (f64, f64) = (0.8, 2.5);
 /// Most a matrix-unit peak may be over the FP32 peak, by operand width: four times the largest
 /// ratio of any built-in part (Jetson Thor's 32× for 16 bits and 64× for FP8, GB300's 188× for
 /// FP4). Beyond it the entry's peaks describe different chips (an H100's tensor peak on one SM).
-const TENSOR_OVER_FP32: [(&str, f64); 7] = [("tf32", 128.0), ("fp16", 128.0), ("bf16", 128.0), ("fp8", 256.0), ("int8", 256.0), ("fp4", 768.0), ("fp32_matrix", 128.0)];
+const MATRIX_16_OVER_FP32: f64 = 128.0;
+const MATRIX_8_OVER_FP32: f64 = 256.0;
+const MATRIX_4_OVER_FP32: f64 = 768.0;
 
 impl Gpu {
     /// Device memory in bytes. Vendors' capacities (80 GB, 141 GB, 180 GB) are binary
@@ -419,14 +421,23 @@ impl Gpu {
             ));
         }
         let p = &self.peak_tflops;
-        let optional = [("fp64", p.fp64), ("tf32", p.tf32), ("fp16", p.fp16), ("bf16", p.bf16), ("fp8", p.fp8), ("fp4", p.fp4), ("int8", p.int8), ("fp32_matrix", p.fp32_matrix)];
-        for (field, v) in optional {
-            if let Some(v) = v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v))) {
+        // Each optional peak, and the most it may be over the FP32 peak (none for FP64).
+        let optional = [
+            ("fp64", p.fp64, f64::INFINITY),
+            ("tf32", p.tf32, MATRIX_16_OVER_FP32),
+            ("fp16", p.fp16, MATRIX_16_OVER_FP32),
+            ("bf16", p.bf16, MATRIX_16_OVER_FP32),
+            ("fp8", p.fp8, MATRIX_8_OVER_FP32),
+            ("fp4", p.fp4, MATRIX_4_OVER_FP32),
+            ("int8", p.int8, MATRIX_8_OVER_FP32),
+            ("fp32_matrix", p.fp32_matrix, MATRIX_16_OVER_FP32),
+        ];
+        for (field, v, most) in optional {
+            let Some(v) = v else { continue };
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
                 problems.push(format!("peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}"));
-            } else if let (Some(v), Some((_, most))) = (v, TENSOR_OVER_FP32.iter().find(|(f, _)| *f == field)) {
-                if problems.is_empty() && v > most * p.fp32 {
-                    problems.push(format!("peak_tflops.{field} {v} is over {most}× the FP32 peak {}, which no GPU's matrix units reach: correct one of them", p.fp32));
-                }
+            } else if problems.is_empty() && v > most * p.fp32 {
+                problems.push(format!("peak_tflops.{field} {v} is over {most}× the FP32 peak {}, which no GPU's matrix units reach: correct one of them", p.fp32));
             }
         }
         let non_negative = [

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-/// The message with every number (`123`, `99.1`) written as `N`, so reasons group; digits
-/// inside names (`h200`, `fp8`) stay.
-fn reason_key(message: &str) -> String {
-    split_numbers(message).0.join("N")
+/// A message's key, its text between numbers ([`split_numbers`]) joined by `N`, so reasons
+/// group regardless of their numbers; digits inside names (`h200`, `fp8`) stay.
+fn reason_key(pieces: &[String]) -> String {
+    pieces.join("N")
 }
 
 /// The message cut at its numbers: the text between them (one more piece than numbers) and the
@@ -72,8 +72,8 @@ pub struct SetAside {
 
 impl SetAside {
     pub fn add(&mut self, message: &str) {
-        let key = reason_key(message);
         let (pieces, numbers) = split_numbers(message);
+        let key = reason_key(&pieces);
         let parsed: Vec<(f64, String)> = numbers.into_iter().map(|n| (n.parse().unwrap_or(f64::NAN), n)).collect();
         let group = self.groups.entry(key).or_insert_with(|| Group { count: 0, pieces, ranges: parsed.iter().map(|v| Range { lo: v.clone(), hi: v.clone() }).collect() });
         group.count += 1;
@@ -107,8 +107,8 @@ mod tests {
 
     #[test]
     fn reasons_group_regardless_of_numbers() {
-        let a = reason_key("h200 needs 123.4 GB of 80 GB with fp8.");
-        let b = reason_key("h200 needs 99.1 GB of 141 GB with fp8.");
+        let a = reason_key(&split_numbers("h200 needs 123.4 GB of 80 GB with fp8.").0);
+        let b = reason_key(&split_numbers("h200 needs 99.1 GB of 141 GB with fp8.").0);
         assert_eq!(a, b);
         assert_eq!(a, "h200 needs N GB of N GB with fp8.");
     }

@@ -113,14 +113,14 @@ pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError>
 /// (`fp8` among them), or a quantized format (`fp8_block`, `nvfp4`, `mxfp4`, `int4`) with its
 /// scales, which then prices every linear layer in that format.
 pub fn weight_format(flag: Option<&str>, dtype: DType) -> Result<(DType, Option<Quant>), SimError> {
-    match flag.map(str::parse::<Quant>) {
-        Some(Ok(q)) if q != Quant::Fp8 => Ok((dtype, Some(q))),
-        Some(Err(_)) if flag.is_some_and(|f| f.parse::<DType>().is_err()) => Err(SimError::Invalid(format!(
-            "unknown weight format '{}' (expected bf16, fp16, or a quantized format: {})",
-            flag.unwrap_or_default(),
+    let Some(f) = flag else { return Ok((dtype, None)) };
+    match f.parse::<Quant>() {
+        Ok(q) if q != Quant::Fp8 => Ok((dtype, Some(q))),
+        Err(_) if f.parse::<DType>().is_err() => Err(SimError::Invalid(format!(
+            "unknown weight format '{f}' (expected bf16, fp16, or a quantized format: {})",
             Quant::ALL.iter().map(|q| q.as_str()).collect::<Vec<_>>().join(", ")
         ))),
-        _ => Ok((weight_dtype(flag, dtype)?, None)),
+        _ => Ok((weight_dtype(Some(f), dtype)?, None)),
     }
 }
 

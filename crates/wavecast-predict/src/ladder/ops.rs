@@ -201,9 +201,7 @@ impl LadderOps {
             unpriced => unpriced,
         })
     }
-}
 
-impl LadderOps {
     /// [`LadderOps::price_shape`], with an FP16 matrix or attention shape that only physics
     /// prices taken from its BF16 twin where the GPU runs both at one rate (every part with
     /// BF16 units): the same tensor cores, the same operand width, and the tables measure BF16.

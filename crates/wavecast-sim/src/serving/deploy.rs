@@ -385,12 +385,10 @@ impl Prepared {
     /// independent run's). Open-loop loads, and a closed loop of one request per client (the
     /// first round alone), run as they are.
     pub fn run_steady(&self, load: &Load) -> Result<ServeSimReport, SimError> {
-        if !matches!(load.arrival, super::load::Arrival::Concurrency { clients } if clients > 1) {
-            return self.run(load);
-        }
         // One request per user is the first round alone: every user released together, with
         // no later round to drift out of step in (a burst, as an unbounded rate sends it).
-        if load.first_round().requests.len() == load.requests.len() {
+        let super::load::Arrival::Concurrency { clients } = load.arrival else { return self.run(load) };
+        if clients <= 1 || load.requests.len() as u64 <= clients {
             return self.run(load);
         }
         let wave = self.run(&load.first_round())?;

@@ -34,7 +34,7 @@ pub mod defaults {
     pub const INPUT_LEN: u64 = 1024;
     pub const OUTPUT_LEN: u64 = 256;
     /// Activations of LLM serving.
-    pub const SERVE_DTYPE: &str = "bf16";
+    pub const SERVE_DTYPE: &str = wavecast_sim::serve::AUTO_DTYPE;
     pub const BACKEND: &str = wavecast_ir::Engine::DEFAULT.name();
     pub const GPUS_PER_NODE: u64 = 8;
     /// Tokens of a training run (`plan train`'s days and cost columns).
@@ -361,7 +361,7 @@ pub struct PredictRequest {
     pub mode: ModeChoice,
     /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
     /// bf16 (fp16 on a GPU without bf16), and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
-    /// switch-base-8); bf16 in serve mode; fp32 for vision models and ONNX graphs; reports say
+    /// switch-base-8); in serve mode bf16 or fp16 as serve-sim's auto; fp32 for vision models and ONNX graphs; reports say
     /// which].
     #[arg(long)]
     #[serde(default)]
@@ -655,7 +655,8 @@ pub struct CompareRequest {
     /// Generated tokens per request.
     #[arg(long, value_name = "O", visible_alias = "output")]
     pub output_len: u64,
-    /// Activations: bf16 or fp16.
+    /// Activations: bf16, fp16 or auto (bf16, or fp16 on a GPU without bf16 units, as the
+    /// engines' own auto runs a bf16 checkpoint).
     #[arg(long, default_value = defaults::SERVE_DTYPE)]
     #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,
@@ -830,7 +831,8 @@ pub struct PlanTrainRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ServingFormatArgs {
-    /// Activations: bf16 or fp16.
+    /// Activations: bf16, fp16 or auto (bf16, or fp16 on a GPU without bf16 units, as the
+    /// engines' own auto runs a bf16 checkpoint).
     #[arg(long, default_value = defaults::SERVE_DTYPE)]
     #[serde(default = "defaults::serve_dtype")]
     pub dtype: String,

@@ -4,6 +4,7 @@
 use crate::request::{transformer_spec, CompareRequest, ModeChoice, PredictRequest};
 use crate::{Error, Result};
 use wavecast_gpu::Gpu;
+use wavecast_ir::DType;
 use wavecast_predict::ladder::LadderOps;
 use wavecast_sim::serve::{kv_cache_dtype, weight_format};
 use wavecast_sim::serving::Pricing;
@@ -14,8 +15,11 @@ use wavecast_workload::{ServeOptions, TransformerSpec};
 /// The static batch's options; without `--weights` the checkpoint's own formats, as the
 /// engines load it (see [`TransformerSpec::served_quants`]).
 fn options(spec: &TransformerSpec, batch: u64, input_len: u64, output_len: u64, dtype: &str, weights: Option<&str>, kv_dtype: Option<&str>) -> Result<ServeOptions> {
-    let dtype = wavecast_sim::serve::activation_dtype(dtype)?;
+    // Left to `auto`, BF16 here; the simulator runs FP16 on a GPU without BF16 units.
+    let given = wavecast_sim::serve::activation_dtype(dtype)?;
+    let dtype = given.unwrap_or(DType::Bf16);
     let mut o = ServeOptions::new(batch, input_len, output_len, dtype);
+    o.dtype_auto = given.is_none();
     match weights {
         Some(_) => (o.weights, o.quant) = weight_format(weights, dtype)?,
         None => {

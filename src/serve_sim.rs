@@ -17,8 +17,11 @@ fn quant(name: &Option<String>) -> Result<Option<Quant>> {
 
 /// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
 /// as the engines load it (see [`TransformerSpec::served_quants`]).
-fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend)> {
-    let dtype = wavecast_sim::serve::activation_dtype(&a.dtype)?;
+fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend, Option<String>)> {
+    let (dtype, note) = match wavecast_sim::serve::activation_dtype(&a.dtype)? {
+        Some(d) => (d, None),
+        None => wavecast_sim::serve::auto_dtype(gpu),
+    };
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
     if a.moe_quant.is_some() && spec.moe.is_none() {
         return Err(Error::new(format!("--moe-quant sets the routed experts' weights, and {} has none: give --quant", spec.name)));
@@ -35,7 +38,7 @@ fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArg
         }
     };
     let backend: Backend = a.backend.parse().map_err(Error::new)?;
-    Ok((Formats { dtype, quant: q, moe_quant: moe, kv }, backend))
+    Ok((Formats { dtype, quant: q, moe_quant: moe, kv }, backend, note))
 }
 
 fn slo(ttft: Option<f64>, tpot: Option<f64>) -> Result<Option<Slo>> {
@@ -95,7 +98,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    let (formats, backend) = formats(&spec, gpu, &req.formats)?;
+    let (formats, backend, dtype_note) = formats(&spec, gpu, &req.formats)?;
     // Without prefix caching every prompt is prefilled whole: a shared prefix would change nothing.
     if req.shared_prefix > 0 && !req.prefix_caching {
         return Err(Error::new("a shared prefix (--shared-prefix) is reused only with prefix caching (--prefix-caching)"));
@@ -112,7 +115,9 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
         slo: slo(req.slo_ttft_ms, req.slo_tpot_ms)?,
         ops_data: req.ops_data.clone(),
     };
-    Ok(serving::serve_sim(&spec, gpu, &load(req)?, &options)?)
+    let mut report = serving::serve_sim(&spec, gpu, &load(req)?, &options)?;
+    report.notes.extend(dtype_note);
+    Ok(report)
 }
 
 /// Answers a [`PlanServeRequest`]; `progress(done, total)` after each layout.
@@ -120,8 +125,10 @@ pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Re
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    let (formats, backend) = formats(&spec, gpu, &req.formats)?;
+    let (formats, backend, dtype_note) = formats(&spec, gpu, &req.formats)?;
     let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
     let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated, ops_data: req.ops_data.clone() };
-    Ok(serving::plan_serve(&spec, gpu, &plan, progress)?)
+    let mut report = serving::plan_serve(&spec, gpu, &plan, progress)?;
+    report.notes.extend(dtype_note);
+    Ok(report)
 }

@@ -299,7 +299,7 @@ fn a_billion_gpus_is_refused_with_the_limit() {
 /// `--dtype fp8` with its parameters counted at half).
 #[test]
 fn every_serving_route_takes_the_same_activation_types() {
-    let why = "serving activations must be bf16 or fp16, got fp8";
+    let why = "serving activations must be bf16, fp16 or auto, got fp8";
     assert_clear_error(&["predict", "--model", "llama-3-8b", "--gpu", "h100", "--mode", "serve", "--input-len", "1024", "--output-len", "256", "--dtype", "fp8"], why);
     assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--input-len", "1024", "--output-len", "256", "--dtype", "fp8"], why);
     assert_clear_error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--input", "1024", "--output", "256", "--rate", "1", "--dtype", "fp8"], why);

@@ -3,7 +3,7 @@
 //! with one line.
 
 use std::process::Command;
-use wavecast::{estimate, CompareRequest, ConfigArg, Gpu, LoadOptions, Mode, ModeChoice, PredictRequest, Predictors, Source, Workload};
+use wavecast::{estimate, CompareRequest, ConfigArg, DType, Gpu, LoadOptions, Mode, ModeChoice, PredictRequest, Predictors, Source, Workload};
 
 fn cli_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(args).arg("--json").output().unwrap();
@@ -156,10 +156,32 @@ fn every_learned_predictor_gives_an_interval_around_its_time() {
 
 #[test]
 fn compare_skips_gpus_without_units_for_the_dtype() {
-    let req: CompareRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpus": ["h100", "t4"], "input_len": 128, "output_len": 8}"#).unwrap();
+    let req: CompareRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpus": ["h100", "t4"], "input_len": 128, "output_len": 8, "dtype": "bf16"}"#).unwrap();
     let r = wavecast::compare(&req).unwrap();
     assert!(!r.results.is_empty() && r.results.iter().all(|row| row.gpu == "h100-sxm"), "only the H100 runs bf16");
     assert!(r.skipped.iter().any(|s| s.gpu == "t4" && s.reason.contains("no bf16 units")), "{:?}", r.skipped);
+}
+
+/// Left to its default, the activations' type is the GPU's: a T4 runs a bf16 checkpoint in
+/// fp16, as the engines' auto does, with a note, and the same as asking for fp16.
+#[test]
+fn a_gpu_without_bf16_units_serves_in_fp16_by_default() {
+    let req: CompareRequest = serde_json::from_str(r#"{"model": "llama-3.2-1b", "gpus": ["h100", "t4"], "input_len": 128, "output_len": 8}"#).unwrap();
+    let r = wavecast::compare(&req).unwrap();
+    let t4 = r.results.iter().find(|row| row.gpu == "t4").expect("the T4 serves");
+    let h100 = r.results.iter().find(|row| row.gpu == "h100-sxm").expect("the H100 serves");
+    assert_eq!((t4.dtype, h100.dtype), (DType::Fp16, DType::Bf16));
+    assert!(t4.notes.iter().any(|n| n.contains("t4 has no bf16 units")) && h100.notes.is_empty(), "{:?}", t4.notes);
+    assert!(r.notes.len() == 1 && r.dtype == DType::Bf16, "the GPUs differ: the report keeps bf16 and notes the T4");
+    let fp16 = CompareRequest { dtype: "fp16".into(), gpus: vec!["t4".into()], ..req.clone() };
+    let asked = wavecast::compare(&fp16).unwrap();
+    assert_eq!(asked.results[0].total_ms, t4.total_ms);
+    assert!(asked.results[0].notes.is_empty(), "a type asked for needs no note");
+    let sim = |gpu: &str| serde_json::from_str::<wavecast::ServeSimRequest>(&format!(r#"{{"model": "llama-3.2-1b", "gpu": "{gpu}", "input": "128", "output": "8", "requests": 4}}"#)).unwrap();
+    let t4_sim = wavecast::serve_sim(&sim("t4")).unwrap();
+    assert_eq!(t4_sim.formats.dtype, DType::Fp16);
+    assert_eq!(t4_sim.notes, t4.notes);
+    assert!(wavecast::serve_sim(&sim("h100")).unwrap().notes.is_empty());
 }
 
 #[test]

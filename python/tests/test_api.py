@@ -280,6 +280,15 @@ def test_report_objects_behave_like_dicts(wavecast):
     assert pickle.loads(pickle.dumps(rows)).to_dict() == rows.to_dict()
 
 
+def test_serving_on_a_gpu_without_bf16_runs_fp16_by_default(wavecast):
+    asked = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8, dtype="fp16")
+    default = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8)
+    assert default[0].dtype == "fp16" and default[0].total_ms == asked[0].total_ms
+    assert "t4 has no bf16 units" in default.notes[0] and asked.notes == []
+    with pytest.raises(wavecast.WavecastError, match="no bf16 units"):
+        wavecast.serve_sim("gpt2", gpu="t4", input=64, output=8, dtype="bf16")
+
+
 def test_predict_releases_the_gil(wavecast):
     import threading
 

@@ -280,7 +280,7 @@ def serve(
     ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
     included), and ``kv_dtype="fp8"`` halves the KV cache; activations are ``dtype`` (default
-    bf16). Kernels are priced by the
+    ``"auto"``: bf16, or fp16 on a GPU without bf16 units, as the engines run a bf16 checkpoint). Kernels are priced by the
     ``"ladder"`` predictor unless ``predictor`` names another: measured tables of the GPU from
     ``ops_data`` (or ``$WAVECAST_OPS_DATA``) first, then a measured sibling's, then physics.
     ``quant`` is another name for ``weights`` (as :func:`serve_sim` spells it). ``backend``
@@ -320,7 +320,7 @@ def compare(
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     tp: Union[int, Iterable[int]] = 1,
     batch: int = 1,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     weights: Optional[str] = None,
     kv_dtype: Optional[str] = None,
     predictor: Optional[str] = None,
@@ -566,7 +566,7 @@ def plan_train(
     })
 
 
-def _formats(dtype: str, quant: Optional[str], moe_quant: Optional[str], kv_dtype: Optional[str], backend: str) -> Dict[str, Any]:
+def _formats(dtype: Optional[str], quant: Optional[str], moe_quant: Optional[str], kv_dtype: Optional[str], backend: str) -> Dict[str, Any]:
     fields = {"dtype": _str("dtype", dtype), "quant": _str("quant", quant), "moe_quant": _str("moe_quant", moe_quant),
               "kv_dtype": _str("kv_dtype", kv_dtype), "backend": _str("backend", backend)}
     return {k: v for k, v in fields.items() if v is not None}
@@ -587,7 +587,7 @@ def serve_sim(
     input: Union[int, str, None] = None,
     output: Union[int, str, None] = None,
     requests: Optional[int] = None,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     quant: Optional[str] = None,
     moe_quant: Optional[str] = None,
     kv_dtype: Optional[str] = None,
@@ -670,7 +670,7 @@ def plan_serve(
     slo_tpot_ms: Optional[float] = None,
     concurrency: Optional[Iterable[int]] = None,
     disaggregated: bool = True,
-    dtype: str = "bf16",
+    dtype: Optional[str] = None,
     quant: Optional[str] = None,
     moe_quant: Optional[str] = None,
     kv_dtype: Optional[str] = None,

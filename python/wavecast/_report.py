@@ -212,7 +212,8 @@ class CompareResult(_Displayable, List[ServeReport]):
 
     The combinations that cannot run are in :attr:`skipped` (``gpu, tp, reason`` each); the
     workload's description in :attr:`model`, :attr:`predictor`, :attr:`batch`,
-    :attr:`input_len`, :attr:`output_len`, :attr:`dtype`, :attr:`weights`. :meth:`to_dict`
+    :attr:`input_len`, :attr:`output_len`, :attr:`dtype`, :attr:`weights`, and what it settled
+    that the request left open in :attr:`notes`. :meth:`to_dict`
     gives the CLI's ``compare --json`` object (``results`` and ``skipped``).
     """
 
@@ -225,6 +226,7 @@ class CompareResult(_Displayable, List[ServeReport]):
     weights: str
     weight_dtype: str
     skipped: List[Report]
+    notes: List[str]
 
     def __init__(self, report: Dict[str, Any]) -> None:
         super().__init__(ServeReport(r) for r in report.get("results", []))
@@ -232,6 +234,8 @@ class CompareResult(_Displayable, List[ServeReport]):
         for key, value in self._report.items():
             setattr(self, key, value)
         self.skipped = list(report.get("skipped", []))
+        # What the answer settled that the request left open (fp16 on a GPU without bf16).
+        self.notes = list(report.get("notes", []))
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's ``compare --json`` object, as plain dicts and lists."""

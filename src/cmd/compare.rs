@@ -1,7 +1,7 @@
 //! `wavecast compare`: one LLM serving workload on several GPUs and tensor-parallel degrees,
 //! in one table (latency, throughput, tokens per dollar) and optionally an SVG bar chart.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::CompareArgs;
 use crate::{plot, table};
 use wavecast::CompareReport;
@@ -10,6 +10,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     check_html(&a.html)?;
     let request = &a.req;
     let out = wavecast::compare(request)?;
+    print_notes(&out.notes);
     write_html(&a.html, wavecast::html::Kind::Compare, Some(request), &out)?;
     if let Some(path) = &a.plot {
         plot::compare(&out, path)?;

@@ -91,6 +91,13 @@ pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// What an answer settled that the request left open, on stderr (so `--json` stays one object).
+pub fn print_notes<'a>(notes: impl IntoIterator<Item = &'a String>) {
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+}
+
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     println!("{}", wavecast::to_json_pretty(v)?);
     Ok(())

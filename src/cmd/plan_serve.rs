@@ -1,7 +1,7 @@
 //! `wavecast plan serve`: serving deployments on N GPUs ranked by tokens/s per GPU within a
 //! latency target, with the Pareto chart.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::PlanServeArgs;
 use crate::{plot, table};
 use std::io::IsTerminal;
@@ -20,6 +20,7 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
     };
     let request = &a.req;
     let r = wavecast::plan_serve(request, &progress)?;
+    print_notes(&r.notes);
     write_html(&a.html, wavecast::html::Kind::PlanServe, Some(request), &r)?;
     if let Some(path) = &a.svg {
         plot::pareto(&r, path)?;

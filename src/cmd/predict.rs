@@ -1,6 +1,6 @@
 //! `wavecast predict`: one workload on one GPU, as a per-class table or `--json`.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::{ClassRow, Prediction};
@@ -9,9 +9,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
     let request = &a.req;
     let p = wavecast::predict(request)?;
-    for note in wavecast::default_dtype_note(request).iter().chain(&p.notes) {
-        eprintln!("note: {note}");
-    }
+    print_notes(wavecast::default_dtype_note(request).iter().chain(&p.notes));
     // A transformer's training step answers (JSON, page) with the layout route's report and
     // the per-op detail: one training route.
     if wavecast::trains_as_layout(request) && (a.json || a.html.html.is_some()) {

@@ -1,7 +1,7 @@
 //! `wavecast predict --mode serve`: an LLM serving a batch of requests on one GPU or a
 //! tensor-parallel group, as a report or `--json`.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::ServeReport;
@@ -9,6 +9,7 @@ use wavecast::ServeReport;
 pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
     let r = wavecast::serve(&a.req)?;
+    print_notes(&r.notes);
     write_html(&a.html, wavecast::html::Kind::Serve, Some(&a.req), &r)?;
     if a.json {
         return print_json(&r);

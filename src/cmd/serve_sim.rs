@@ -1,6 +1,6 @@
 //! `wavecast serve-sim`: LLM serving under load, simulated iteration by iteration.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::ServeSimArgs;
 use crate::table;
 use wavecast::ServeSimReport;
@@ -10,6 +10,7 @@ pub fn run(a: ServeSimArgs) -> Result<()> {
     check_html(&a.html)?;
     let request = &a.req;
     let r = wavecast::serve_sim(request)?;
+    print_notes(&r.notes);
     write_html(&a.html, wavecast::html::Kind::ServeSim, Some(request), &r)?;
     if a.json {
         return print_json(&r);

@@ -1,7 +1,7 @@
 //! `wavecast predict --mode train` with layout flags: one multi-GPU training step, where its
 //! time goes, its collectives and the memory of the most loaded GPU.
 
-use super::{check_html, print_json, write_html, Result};
+use super::{check_html, print_json, print_notes, write_html, Result};
 use crate::cli::PredictArgs;
 use crate::table;
 use wavecast::TrainReport;
@@ -9,9 +9,7 @@ use wavecast::TrainReport;
 pub fn run(a: PredictArgs) -> Result<()> {
     check_html(&a.html)?;
     let step = wavecast::train_step(&a.req)?;
-    for note in &step.notes {
-        eprintln!("note: {note}");
-    }
+    print_notes(&step.notes);
     write_html(&a.html, wavecast::html::Kind::Train, Some(&a.req), &step.report)?;
     if a.json {
         return print_json(&step);

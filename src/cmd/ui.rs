@@ -121,13 +121,13 @@ const SEQ: Field = f("seq", "sequence length", Ty::Int, "1024");
 const REQUESTS_BATCH: Field = f("batch", "batch (requests)", Ty::Int, "8");
 const INPUT_LEN: Field = f("input_len", "prompt tokens", Ty::Int, "1024");
 const OUTPUT_LEN: Field = f("output_len", "generated tokens", Ty::Int, "256");
-const HALF_DTYPE: Ty = Ty::Choice(&["bf16", "fp16"]);
-const SERVE_DTYPE: Field = f("dtype", "precision", HALF_DTYPE, "bf16");
+const HALF_DTYPE: Ty = Ty::Choice(&[wavecast::defaults::SERVE_DTYPE, "bf16", "fp16"]);
+const SERVE_DTYPE: Field = f("dtype", "precision", HALF_DTYPE, wavecast::defaults::SERVE_DTYPE);
 // Empty: the request's own default (a training run's format rule, FP32 for inference), as the
 // CLI without --dtype; a pre-filled bf16 would override the rule.
 const DTYPE: Field = f("dtype", "precision (fp32, tf32, fp16, bf16, fp8)", Ty::Text, "");
 const SLO_TTFT: Field = f("slo_ttft_ms", "TTFT target, ms", Ty::Float, "");
-const FORMATS_DTYPE: Field = f("formats.dtype", "precision", HALF_DTYPE, "bf16");
+const FORMATS_DTYPE: Field = f("formats.dtype", "precision", HALF_DTYPE, wavecast::defaults::SERVE_DTYPE);
 const WEIGHTS: Field = f("weights", "weight format (fp8, fp8_block, nvfp4, mxfp4, int4)", Ty::Text, "");
 const FORMATS_QUANT: Field = f("formats.quant", "weight format (fp8, nvfp4, …)", Ty::Text, "");
 const ENGINES: Ty = Ty::Choice(&wavecast_ir::Engine::NAMES);

@@ -39,6 +39,9 @@ pub struct CompareReport {
     pub kv_dtype: Option<DType>,
     pub results: Vec<ServeReport>,
     pub skipped: Vec<Skipped>,
+    /// The results' notes, each once (a GPU without BF16 units runs FP16 activations).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Serves `base` (its `tp` is ignored) on every GPU of `gpus` at every degree of `tps`. A
@@ -67,20 +70,37 @@ pub fn compare(spec: &TransformerSpec, gpus: &[&Gpu], tps: &[u64], pricing: Pric
         let reasons: Vec<String> = skipped.iter().map(|s| format!("{} TP {}: {}", s.gpu, s.tp, s.reason)).collect();
         return Err(SimError::Invalid(format!("no GPU/TP combination can serve this workload: {}", reasons.join("; "))));
     }
+    // The formats every GPU runs, where they agree; else the ones asked for, and the notes say
+    // which GPUs run others (FP16 where there are no BF16 units).
+    let first = &results[0];
+    let agreed = results.iter().all(|r| (r.dtype, r.weights, r.kv_dtype) == (first.dtype, first.weights, first.kv_dtype));
+    let (dtype, weights, kv_dtype) = if agreed { (first.dtype, first.weights, first.kv_dtype) } else { (base.dtype, base.weights, base.kv_dtype.filter(|k| *k != base.dtype)) };
     Ok(CompareReport {
         model: spec.name.clone(),
         predictor: pricing.ops.name().to_string(),
         batch: base.batch,
         input_len: base.input_len,
         output_len: base.output_len,
-        dtype: base.dtype,
-        weight_format: crate::serve::weight_format_name(base.weights, base.quant),
-        weights: base.weights,
+        dtype,
+        weight_format: crate::serve::weight_format_name(weights, base.quant),
+        weights,
         quant: base.quant,
         // As the engines run them (every result runs the same checkpoint the same way).
-        moe_quant: results[0].moe_quant,
-        kv_dtype: base.kv_dtype.filter(|k| *k != base.dtype),
+        moe_quant: first.moe_quant,
+        kv_dtype,
+        notes: distinct_notes(&results),
         results,
         skipped,
     })
+}
+
+/// Every note of `results`, once each, in the order they first appear.
+fn distinct_notes(results: &[ServeReport]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for note in results.iter().flat_map(|r| &r.notes) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    notes
 }

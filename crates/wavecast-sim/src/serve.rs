@@ -68,6 +68,10 @@ pub struct ServeReport {
     /// "nvlink" or "pcie" for TP > 1; absent on one GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interconnect: Option<&'static str>,
+    /// What the answer settled that the request left open (the activations' type on a GPU
+    /// without BF16 units); absent when nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub weight_gb: f64,
     pub kv_cache_gb: f64,
     pub activation_gb: f64,
@@ -134,15 +138,44 @@ pub fn check_served_quants(spec: &TransformerSpec, gpu: &Gpu) -> Result<(), SimE
     Ok(())
 }
 
+/// `--dtype`'s default for serving: the type the GPU runs a BF16 checkpoint in ([`auto_dtype`]).
+pub const AUTO_DTYPE: &str = "auto";
+
 /// The activations' type a serving deployment runs in (`--dtype`): BF16 or FP16, as the
-/// engines run them. Narrower formats are weight formats (`--weights`/`--quant`, and the KV
-/// cache's `--kv-dtype`), and FP32/TF32 activations are not a serving configuration.
-pub fn activation_dtype(name: &str) -> Result<DType, SimError> {
-    let dtype: DType = name.parse().map_err(SimError::Invalid)?;
-    if !matches!(dtype, DType::Bf16 | DType::Fp16) {
-        return Err(SimError::Invalid(format!("serving activations must be bf16 or fp16, got {dtype} (quantize weights with --quant)")));
+/// engines run them; `None` for [`AUTO_DTYPE`], which each GPU settles ([`auto_dtype`]).
+/// Narrower formats are weight formats (`--weights`/`--quant`, and the KV cache's
+/// `--kv-dtype`), and FP32/TF32 activations are not a serving configuration.
+pub fn activation_dtype(name: &str) -> Result<Option<DType>, SimError> {
+    if name == AUTO_DTYPE {
+        return Ok(None);
     }
-    Ok(dtype)
+    let dtype: DType = name.parse().map_err(|e: String| SimError::Invalid(format!("{e}, or {AUTO_DTYPE}")))?;
+    if !matches!(dtype, DType::Bf16 | DType::Fp16) {
+        return Err(SimError::Invalid(format!("serving activations must be bf16, fp16 or {AUTO_DTYPE}, got {dtype} (quantize weights with --quant)")));
+    }
+    Ok(Some(dtype))
+}
+
+/// What [`AUTO_DTYPE`] runs on `gpu`: BF16, or FP16 on a part without BF16 units (V100, T4),
+/// as the engines' own `auto` runs a BF16 checkpoint there; the note says why when it is FP16.
+pub fn auto_dtype(gpu: &Gpu) -> (DType, Option<String>) {
+    if !gpu.supports(DType::Bf16) && gpu.supports(DType::Fp16) {
+        let note = format!("activations in fp16: {} has no bf16 units, so the engines run a bf16 checkpoint in fp16 (--dtype to change)", gpu.id);
+        return (DType::Fp16, Some(note));
+    }
+    (DType::Bf16, None)
+}
+
+/// `o` as it runs on `gpu`: with the activations' type left to [`AUTO_DTYPE`], a GPU without
+/// BF16 units runs FP16 activations, and 16-bit weights and KV cache with them.
+fn on_gpu(o: &ServeOptions, gpu: &Gpu) -> (ServeOptions, Option<String>) {
+    let (dtype, note) = auto_dtype(gpu);
+    if !o.dtype_auto || dtype == o.dtype {
+        return (o.clone(), None);
+    }
+    let sixteen = |d: DType| if d == o.dtype { dtype } else { d };
+    let resolved = ServeOptions { dtype, weights: sixteen(o.weights), kv_dtype: o.kv_dtype.map(sixteen), ..o.clone() };
+    (resolved, note)
 }
 
 /// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
@@ -268,6 +301,8 @@ pub fn default_backend() -> Backend {
 /// ([`Prepared::run_batch`]), or says why it cannot run (bad TP, too large for memory, zero
 /// lengths).
 pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions, backend: Backend) -> Result<ServeReport, SimError> {
+    let (o, dtype_note) = on_gpu(o, gpu);
+    let o = &o;
     o.validate(spec)?;
     // The op graphs of the prefill and a middle decode step: the GPU must have units for every
     // format, and they say where the prices come from and which ops nothing prices.
@@ -324,6 +359,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
         interconnect: (o.tp > 1).then(|| comm.server_link(gpu, o.tp).kind.as_str()),
+        notes: dtype_note.into_iter().collect(),
         weight_gb: m.weights_gb,
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,
@@ -363,6 +399,31 @@ mod tests {
     use wavecast_workload::presets::preset;
 
     const ROOFLINE: Pricing = Pricing { ops: &Roofline, ladder: None, cache: None };
+
+    /// The default type settles per GPU: 16-bit weights and KV cache follow the activations to
+    /// FP16 where there are no BF16 units; FP8 storage and a type asked for stay as they are.
+    #[test]
+    fn the_default_dtype_runs_fp16_where_there_are_no_bf16_units() {
+        let c = Catalog::builtin();
+        let (v100, a100) = (c.get("v100-sxm2").unwrap(), c.get("a100-sxm-80gb").unwrap());
+        assert_eq!(auto_dtype(a100), (DType::Bf16, None));
+        let (fp16, note) = auto_dtype(v100);
+        assert!(fp16 == DType::Fp16 && note.is_some_and(|n| n.contains("v100-sxm2 has no bf16 units")));
+        let mut o = ServeOptions::new(4, 128, 8, DType::Bf16);
+        o.dtype_auto = true;
+        o.kv_dtype = Some(DType::Bf16);
+        let (run, note) = on_gpu(&o, v100);
+        assert_eq!((run.dtype, run.weights, run.kv_dtype), (DType::Fp16, DType::Fp16, Some(DType::Fp16)));
+        assert!(note.is_some());
+        o.kv_dtype = Some(DType::Fp8);
+        assert_eq!(on_gpu(&o, v100).0.kv_dtype, Some(DType::Fp8));
+        assert_eq!(on_gpu(&o, a100), (o.clone(), None));
+        o.dtype_auto = false;
+        assert_eq!(on_gpu(&o, v100), (o.clone(), None), "a type asked for is kept, and refused later");
+        assert_eq!(activation_dtype(AUTO_DTYPE).unwrap(), None);
+        assert_eq!(activation_dtype("fp16").unwrap(), Some(DType::Fp16));
+        assert!(activation_dtype("fp32").unwrap_err().to_string().contains("bf16, fp16 or auto"));
+    }
 
     #[test]
     fn serving_json_has_the_documented_fields() {

@@ -31,6 +31,9 @@ pub struct ServeOptions {
     pub output_len: u64,
     /// Activation and KV-cache type.
     pub dtype: DType,
+    /// Whether `dtype` is the default rather than asked for: a GPU without BF16 units then
+    /// runs FP16 (the serving engines' `auto`), which the simulator settles per GPU.
+    pub dtype_auto: bool,
     /// Weight storage of the transformer layers (e.g. FP8 weights with BF16 activations).
     pub weights: DType,
     /// Tensor-parallel degree (of attention, and of dense MLPs).
@@ -62,6 +65,7 @@ impl ServeOptions {
             input_len,
             output_len,
             dtype,
+            dtype_auto: false,
             weights: dtype,
             tp: 1,
             quant: None,

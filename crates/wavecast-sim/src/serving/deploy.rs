@@ -153,6 +153,10 @@ pub struct ServeSimReport {
     /// One decode iteration at the run's mean batch (decoding sequences at their mean cache
     /// length), part by part, on a worker that decodes.
     pub decode_step: StepParts,
+    /// What the answer settled that the request left open (the activations' type on a GPU
+    /// without BF16 units); absent when nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One pool's engine limits and iteration model, shared by its identical workers.
@@ -429,6 +433,7 @@ impl Prepared {
             metrics: metrics(&outcome.timelines, gpus, o.slo),
             engine: outcome.stats,
             decode_step: self.typical_decode(load, &outcome.stats),
+            notes: Vec::new(),
         })
     }
 

@@ -83,6 +83,9 @@ pub struct PlanServeReport {
     /// Layouts set aside, grouped by reason (where numbers differ within a group, their range),
     /// with how many.
     pub rejected: BTreeMap<String, u64>,
+    /// What the answer settled that the request left open (see the serve-sim report's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn divisors_up_to(n: u64, most: u64) -> Vec<u64> {
@@ -273,6 +276,7 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
         ranked,
         points,
         rejected: rejected.into_counts(),
+        notes: Vec::new(),
     })
 }
 

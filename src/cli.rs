@@ -317,7 +317,8 @@ pub struct EvalOpsArgs {
     #[arg(long, default_value = wavecast::Predictors::DEFAULT, help = wavecast_predict::registry::help())]
     pub predictor: String,
     /// Also write every predicted measurement (op, kernel, measured and predicted ms) to FILE
-    /// as CSV.
+    /// as CSV; with --predictor ladder also each answer's interval and provenance, and the
+    /// baselines (copy the sibling, roofline ratio, physics) on the same row.
     #[arg(long, value_name = "FILE")]
     pub rows: Option<std::path::PathBuf>,
     /// NeuSight's data: use the learned predictor's all-GPU model even if it was trained on the

@@ -246,6 +246,39 @@ fn eval_ops_ladder_with_nothing_priced_says_so_instead_of_a_zero_mean() {
     assert!(stderr(&o).contains("rows not priced"), "{}", stderr(&o));
 }
 
+/// `--rows` with the ladder writes every priced row of the left-out GPU: its measurement, the
+/// ladder's answer inside its interval with where it came from, and the baselines beside it;
+/// the rows' mean APE per family is the report's.
+#[test]
+fn eval_ops_ladder_rows_are_the_report_row_by_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.csv");
+    let o = wavecast(&["eval", "ops", "--data", "tests/fixtures/modern", "--test-gpu", "h100", "--predictor", "ladder", "--rows", path.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut r = csv::Reader::from_path(&path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name} column in {header:?}"));
+    let mut apes: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let num = |name: &str| rec[col(name)].parse::<f64>().unwrap();
+        assert_eq!(&rec[col("gpu")], "h100-sxm");
+        assert!(num("lo_ms") <= num("predicted_ms") && num("predicted_ms") <= num("hi_ms"), "{rec:?}");
+        assert!(["physics", "transfer from"].iter().any(|p| rec[col("provenance")].starts_with(p)), "{rec:?}");
+        assert!(num("copy_sibling_ms") > 0.0 && num("physics_ms") > 0.0);
+        apes.entry((rec[col("family")].to_string(), rec[col("dtype")].to_string())).or_default().push(num("ape"));
+    }
+    let families = v["families"].as_array().unwrap();
+    assert_eq!(apes.len(), families.len());
+    for f in families {
+        let rows = &apes[&(f["family"].as_str().unwrap().to_string(), f["dtype"].as_str().unwrap().to_string())];
+        assert_eq!(rows.len() as u64, f["rows"].as_u64().unwrap());
+        let mean = rows.iter().sum::<f64>() / rows.len() as f64;
+        assert!((mean - f["ladder"]["mean_ape"].as_f64().unwrap()).abs() < 0.01, "{mean} vs {f}");
+    }
+}
+
 #[test]
 fn the_measured_h200_gemm_tables_load_as_an_aiconfigurator_system() {
     // data/measurements/h200/aiconfigurator (tools/collect/aic_gemm.py on one H200): read as it

@@ -76,14 +76,18 @@ fn modern_gpus(a: &EvalOpsArgs, cat: &Catalog, gpu: &str) -> Result<()> {
 
 /// The price ladder with `gpu` left out of everything, beside the naive baselines.
 fn ladder(a: &EvalOpsArgs, rows: &[wavecast_data::Timing], cat: &Catalog, gpu: &str) -> Result<()> {
-    if a.rows.is_some() {
-        return Err("--rows is not available for --predictor ladder yet".into());
-    }
     if let Some(dir) = &a.against {
+        if a.rows.is_some() {
+            return Err("--rows writes the rows of the left-out GPU; with --against the answer is the two collections' comparison: drop one of them".into());
+        }
         return against(a, dir, rows, cat, gpu);
     }
     let other_engines = other_engines_rows(&a.data, cat, gpu)?;
-    let out = wavecast::eval::ladder::evaluate(rows, &other_engines, cat, gpu, &|line| eprintln!("{line}"))?;
+    let (out, priced) = wavecast::eval::ladder::evaluate(rows, &other_engines, cat, gpu, &|line| eprintln!("{line}"))?;
+    if let Some(path) = &a.rows {
+        wavecast::eval::ladder::write_rows_csv(path, &priced)?;
+        eprintln!("wrote {} priced rows to {}", priced.len(), path.display());
+    }
     write_html(&a.html, wavecast::html::Kind::EvalOps, None, &out)?;
     if a.json {
         return print_json(&out);

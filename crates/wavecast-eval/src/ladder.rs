@@ -100,23 +100,45 @@ pub fn held_out_tenth(t: &Timing) -> bool {
     h % 10 == 0
 }
 
-struct Row<'a> {
-    t: &'a Timing,
-    ladder: f64,
-    lo: f64,
-    hi: f64,
-    shipped: wavecast_predict::ladder::Priced,
-    copy: f64,
-    roofline: f64,
-    physics: f64,
-    across: Option<wavecast_predict::ladder::Priced>,
-    from: String,
+/// One measured row of the left-out GPU, priced by the ladder and by each baseline (seconds).
+pub struct Row<'a> {
+    pub t: &'a Timing,
+    pub ladder: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// Where the ladder's answer came from (`transfer from b200`, `physics`).
+    pub provenance: wavecast_predict::Provenance,
+    pub shipped: wavecast_predict::ladder::Priced,
+    pub copy: f64,
+    pub roofline: f64,
+    pub physics: f64,
+    pub across: Option<wavecast_predict::ladder::Priced>,
+    /// The most similar measured GPU the baselines copy.
+    pub from: String,
+}
+
+/// Writes every priced row of the left-out GPU as one CSV row: the measurement, the ladder's
+/// answer with its interval and provenance, and the baselines on the same row.
+pub fn write_rows_csv(path: &std::path::Path, rows: &[Row]) -> Result<(), EvalError> {
+    let cannot = |e: csv::Error| EvalError::Invalid(format!("cannot write {}: {e}", path.display()));
+    let mut w = csv::Writer::from_path(path).map_err(cannot)?;
+    let header = ["set", "family", "dtype", "shape", "gpu", "kernel", "measured_ms", "predicted_ms", "lo_ms", "hi_ms", "provenance", "ape", "sibling", "copy_sibling_ms", "roofline_ratio_ms", "physics_ms", "shipped_ms"];
+    w.write_record(header).map_err(cannot)?;
+    let ms = |s: f64| format!("{:.6}", s * 1e3);
+    for r in rows {
+        let t = r.t;
+        let (source, family, dtype) = family_of(t);
+        let record = [source, family, dtype, t.shape.to_string(), t.gpu.clone(), t.kernel_source.clone(), format!("{:.6}", t.latency_ms), ms(r.ladder), ms(r.lo), ms(r.hi), r.provenance.to_string(), format!("{:.2}", ape(r.ladder, t.latency_ms * 1e-3)), r.from.clone(), ms(r.copy), ms(r.roofline), ms(r.physics), ms(r.shipped.seconds)];
+        w.write_record(record).map_err(cannot)?;
+    }
+    w.flush().map_err(|e| EvalError::Invalid(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Evaluates the ladder on `test_gpu` (see the module comment); `say` hears progress.
 /// `other_engines`: rows of engines' collections that `rows` does not hold (only the test GPU's
 /// are read), for how far two engines' timings of one shape lie apart; may be empty.
-pub fn evaluate(rows: &[Timing], other_engines: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn(&str)) -> Result<LadderEval, EvalError> {
+/// Also gives every priced row ([`write_rows_csv`] writes them).
+pub fn evaluate<'a>(rows: &'a [Timing], other_engines: &[Timing], catalog: &Catalog, test_gpu: &str, say: &dyn Fn(&str)) -> Result<(LadderEval, Vec<Row<'a>>), EvalError> {
     let gpu = catalog.get(test_gpu)?.clone();
     let test_rows: Vec<&Timing> = rows.iter().filter(|t| t.gpu == gpu.id).collect();
     if test_rows.is_empty() {
@@ -132,7 +154,7 @@ pub fn evaluate(rows: &[Timing], other_engines: &[Timing], catalog: &Catalog, te
         let q = Query::of(t);
         let physics = model.predict(t, &gpu);
         match (ladder.price(&q, &gpu).and_then(|p| Ok((p, shipped.price(&q, &gpu)?))), ladder.baselines(&q, &gpu), physics) {
-            (Ok((p, from_surfaces)), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, shipped: from_surfaces, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, across: ladder.across(&q, &gpu), from: b.from }),
+            (Ok((p, from_surfaces)), Some(b), Ok(physics)) => priced.push(Row { t, ladder: p.seconds, lo: p.lo, hi: p.hi, provenance: p.provenance, shipped: from_surfaces, copy: b.copy, roofline: b.roofline_ratio.unwrap_or(b.copy), physics, across: ladder.across(&q, &gpu), from: b.from }),
             (Err(e), _, _) | (_, _, Err(e)) => *unpriced.entry(e).or_default() += 1,
             (Ok(_), None, Ok(_)) => *unpriced.entry(format!("no other GPU measured {}", t.shape.family())).or_default() += 1,
         }
@@ -140,7 +162,7 @@ pub fn evaluate(rows: &[Timing], other_engines: &[Timing], catalog: &Catalog, te
     let families = summarize(&priced);
     let measured = measured_rung(rows, other_engines, &model, catalog, &gpu);
     let family_mean = |f: fn(&LadderFamily) -> f64| mean(&families.iter().map(f).collect::<Vec<_>>());
-    Ok(LadderEval {
+    let eval = LadderEval {
         test_gpu: gpu.id.clone(),
         measured_gpus: ladder.tables().gpus().into_iter().map(str::to_string).collect(),
         mean_ladder: family_mean(|f| f.ladder.mean_ape),
@@ -151,7 +173,8 @@ pub fn evaluate(rows: &[Timing], other_engines: &[Timing], catalog: &Catalog, te
         families,
         measured,
         unpriced,
-    })
+    };
+    Ok((eval, priced))
 }
 
 /// Source, family and format: what reports group rows by.

@@ -406,7 +406,10 @@ impl Ladder {
                 break;
             }
             let (Some(there), Some(physics_there)) = (self.measured(q, from), self.physics(q, &q.shape, from)) else { continue };
-            let seconds = there.seconds * physics_here / physics_there;
+            // As within an architecture, the table's floor is launch and host work, which no
+            // GPU figure scales: only the time above it follows the physics ratio.
+            let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
+            let seconds = overhead + (there.seconds - overhead) * physics_here / physics_there;
             if seconds.is_finite() && seconds > 0.0 {
                 carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), from, there));
             }
@@ -495,7 +498,8 @@ mod tests {
     }
 
     /// With no measured GPU of its architecture, a GPU is priced from other architectures'
-    /// measurements of the same shape times the physics model's ratio of the two GPUs; never
+    /// measurements of the same shape, the part above the table's floor times the physics
+    /// model's ratio of the two GPUs; never
     /// from its own rows when left out (they are poisoned here: 50× the truth), and with no
     /// other GPU measured, nothing is carried.
     #[test]
@@ -513,7 +517,9 @@ mod tests {
         assert_eq!(clean.provenance.to_string(), "transfer from b200");
         let ratio = model.predict(&q.timing(&q.shape, &h100), &h100).unwrap() / model.predict(&q.timing(&q.shape, &b200), &b200).unwrap();
         assert!(ratio > 1.2, "H100 is the slower GPU for a 4096x8192x8192 GEMM: {ratio}");
-        assert!((clean.seconds / (0.3e-3 * ratio) - 1.0).abs() < 1e-9, "{clean:?} ratio {ratio}");
+        // B200's table spans 15×: its fastest time (20 µs) is launch and host work, carried
+        // as is; only the time above it follows the physics ratio.
+        assert!((clean.seconds / (0.02e-3 + 0.28e-3 * ratio) - 1.0).abs() < 1e-9, "{clean:?} ratio {ratio}");
         assert!(clean.lo < clean.seconds && clean.seconds < clean.hi);
         // Kept, its own rows answer (measured); with B200 left out too, no one is carried.
         let kept = Ladder::from_rows(model.clone(), &poisoned, &Catalog::builtin(), None);
@@ -537,6 +543,17 @@ mod tests {
         assert_eq!(carried.provenance.to_string(), "transfer from b200");
         assert!(ladder.across(&ask(&gemm), &h100).is_some(), "a BF16 GEMM could be carried");
         assert_eq!(ladder.price(&ask(&gemm), &h100).unwrap().provenance, Provenance::PHYSICS);
+        // The streaming kernel is carried too, its floor as is: 2 µs of launch on B200 stays
+        // 2 µs, and the 64 MB pass above it follows the physics ratio.
+        let stream = |bytes: f64, ms: f64| Timing { shape: Shape::stream(bytes), precision: Precision::Fp16, ..timing("b200", 1, ms) };
+        let rows = [stream(4e3, 0.002), stream(64e6, 0.022)];
+        let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
+        let p = ladder.price(&ask(&rows[1]), &h100).unwrap();
+        assert_eq!(p.provenance.to_string(), "transfer from b200");
+        let q = ask(&rows[1]);
+        let ratio = ladder.physics(&q, &q.shape, &h100).unwrap() / ladder.physics(&q, &q.shape, &Gpu::find("b200").unwrap()).unwrap();
+        let expected = (0.002e-3 + 0.020e-3 * ratio).max(Work::of(&q.shape, q.precision, &h100).unwrap().bound_seconds());
+        assert!((p.seconds / expected - 1.0).abs() < 1e-9, "{p:?}, ratio {ratio}");
     }
 
     /// A fused MoE's floor is GPU work, scaled with the rest: its transfer is the sibling's

@@ -86,6 +86,10 @@ fn backend(name: Option<&str>) -> Result<wavecast_sim::serving::Backend> {
 
 /// Answers a [`CompareRequest`]: every GPU × TP combination that runs, and why the others don't.
 pub fn compare(req: &CompareRequest) -> Result<CompareReport> {
+    // Sizes are the request's, not one GPU's: a zero is bad input, not a row to skip.
+    for (name, value) in [("--batch", req.batch), ("--input-len", req.input_len), ("--output-len", req.output_len)].into_iter().chain(req.tp.iter().map(|t| ("--tp", *t))) {
+        wavecast_ir::dim(name, value).map_err(|e| Error::new(e.to_string()))?;
+    }
     let catalog = crate::price::catalog(req.gpu_file.as_deref(), &req.price, &req.gpus)?;
     // Unknown GPU names are input errors, not rows to skip.
     let mut gpus = req.gpus.iter().map(|g| catalog.get(g)).collect::<std::result::Result<Vec<&Gpu>, _>>()?;

@@ -18,10 +18,7 @@ fn quant(name: &Option<String>) -> Result<Option<Quant>> {
 /// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
 /// as the engines load it (see [`TransformerSpec::served_quants`]).
 fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend, Option<String>)> {
-    let (dtype, note) = match wavecast_sim::serve::activation_dtype(&a.dtype)? {
-        Some(d) => (d, None),
-        None => wavecast_sim::serve::auto_dtype(gpu),
-    };
+    let (dtype, note) = wavecast_sim::serve::settle_dtype(wavecast_sim::serve::activation_dtype(&a.dtype)?, gpu)?;
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
     if a.moe_quant.is_some() && spec.moe.is_none() {
         return Err(Error::new(format!("--moe-quant sets the routed experts' weights, and {} has none: give --quant", spec.name)));

@@ -30,7 +30,9 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
         // `ranked` lists what the table would; `points` keeps every simulated point.
         let mut r = r;
         r.ranked.truncate(a.top);
-        return print_json(&r);
+        print_json(&r)?;
+        // The object says why (`rejected`); the exit status says what the text answer does.
+        return nothing_ranked(&r).map_or(Ok(()), |why| Err(why.into()));
     }
     let slo = |v: Option<f64>| v.map_or("none".to_string(), |x| format!("{x} ms"));
     say!(
@@ -69,14 +71,20 @@ pub fn run(a: PlanServeArgs) -> Result<()> {
     for (reason, n) in &r.rejected {
         say!("set aside {n}: {reason}");
     }
+    if let Some(why) = nothing_ranked(&r) {
+        return Err(why.into());
+    }
+    Ok(())
+}
+
+/// Why no deployment is ranked (none serves the model, or none meets the target); `None` when
+/// some is.
+fn nothing_ranked(r: &wavecast::PlanServeReport) -> Option<String> {
     if r.points.is_empty() {
         // Memory advice only where memory is what set the layouts aside.
         let memory = r.rejected.iter().any(|(reason, _)| reason.contains("does not fit in memory") || reason.contains("KV cache holds"));
         let remedy = if memory { "; use more GPUs, a smaller format or a GPU with more memory" } else { "" };
-        return Err(format!("no deployment of {} GPUs can serve {} (see the reasons above){remedy}", r.gpus, r.model).into());
+        return Some(format!("no deployment of {} GPUs can serve {} (see the reasons set aside){remedy}", r.gpus, r.model));
     }
-    if r.ranked.is_empty() {
-        return Err(format!("no deployment of {} GPUs meets the target; relax --slo-ttft/--slo-tpot or use more GPUs", r.gpus).into());
-    }
-    Ok(())
+    r.ranked.is_empty().then(|| format!("no deployment of {} GPUs meets the target; relax --slo-ttft/--slo-tpot or use more GPUs", r.gpus))
 }

@@ -103,10 +103,16 @@ pub struct ServeReport {
 }
 
 /// Weight storage for activations of `dtype`: the activation type unless `flag` names another
-/// (FP8 is the one serving engines offer for weights).
+/// (FP8 is the one serving engines offer for weights). 16-bit weights of either kind are the
+/// activations' 16-bit type, as the engines cast a checkpoint to the `--dtype` they run
+/// (`serve-sim --quant` takes them so too).
 pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
     let Some(w) = flag else { return Ok(dtype) };
     let w: DType = w.parse().map_err(SimError::Invalid)?;
+    let sixteen = |d: DType| matches!(d, DType::Bf16 | DType::Fp16);
+    if sixteen(w) && sixteen(dtype) {
+        return Ok(dtype);
+    }
     if w != dtype && w != DType::Fp8 {
         return Err(SimError::Invalid(format!("--weights {w} with --dtype {dtype} is not supported (use --weights fp8, or change --dtype)")));
     }
@@ -156,40 +162,49 @@ pub fn activation_dtype(name: &str) -> Result<Option<DType>, SimError> {
     Ok(Some(dtype))
 }
 
-/// What [`AUTO_DTYPE`] runs on `gpu`: BF16, or FP16 on a part without BF16 units (V100, T4),
-/// as the engines' own `auto` runs a BF16 checkpoint there; the note says why when it is FP16.
-pub fn auto_dtype(gpu: &Gpu) -> (DType, Option<String>) {
-    if !gpu.supports(DType::Bf16) && gpu.supports(DType::Fp16) {
-        let note = format!("activations in fp16: {} has no bf16 units, so the engines run a bf16 checkpoint in fp16 (--dtype to change)", gpu.id);
-        return (DType::Fp16, Some(note));
+/// The activations' type `gpu` serves in: the one asked for (`given`), else [`AUTO_DTYPE`]'s —
+/// BF16, or FP16 on a part without BF16 units (V100, T4), as the engines' own `auto` runs a
+/// BF16 checkpoint there, with a note saying so. `Err`: one line naming what the GPU lacks and
+/// what it can serve in instead (never FP32, which serving does not run).
+pub fn settle_dtype(given: Option<DType>, gpu: &Gpu) -> Result<(DType, Option<String>), SimError> {
+    let sixteen_bit = [DType::Bf16, DType::Fp16].into_iter().find(|d| gpu.supports(*d));
+    match (given, sixteen_bit) {
+        (Some(d), _) if gpu.supports(d) => Ok((d, None)),
+        (Some(d), Some(other)) => Err(SimError::Invalid(format!("{} has no {d} units; serve it in {other} (--dtype {other}, or the default {AUTO_DTYPE})", gpu.id))),
+        (None, Some(DType::Bf16)) => Ok((DType::Bf16, None)),
+        (None, Some(d)) => Ok((d, Some(format!("activations in {d}: {} has no bf16 units, so the engines run a bf16 checkpoint in {d} (--dtype to change)", gpu.id)))),
+        (_, None) => Err(SimError::Invalid(format!("{} has no bf16 or fp16 units, and serving runs its activations in one of them: choose another GPU", gpu.id))),
     }
-    (DType::Bf16, None)
 }
 
-/// `o` as it runs on `gpu`: with the activations' type left to [`AUTO_DTYPE`], a GPU without
-/// BF16 units runs FP16 activations, and 16-bit weights and KV cache with them.
-fn on_gpu(o: &ServeOptions, gpu: &Gpu) -> (ServeOptions, Option<String>) {
-    let (dtype, note) = auto_dtype(gpu);
-    if !o.dtype_auto || dtype == o.dtype {
-        return (o.clone(), None);
+/// `o` as it runs on `gpu` ([`settle_dtype`]): with the activations' type left to
+/// [`AUTO_DTYPE`], a GPU without BF16 units runs FP16 activations, and 16-bit weights and KV
+/// cache with them; the note says so.
+fn on_gpu(o: &ServeOptions, gpu: &Gpu) -> Result<(ServeOptions, Option<String>), SimError> {
+    let (dtype, note) = settle_dtype((!o.dtype_auto).then_some(o.dtype), gpu)?;
+    if dtype == o.dtype {
+        return Ok((o.clone(), note));
     }
     let sixteen = |d: DType| if d == o.dtype { dtype } else { d };
-    let resolved = ServeOptions { dtype, weights: sixteen(o.weights), kv_dtype: o.kv_dtype.map(sixteen), ..o.clone() };
-    (resolved, note)
+    Ok((ServeOptions { dtype, weights: sixteen(o.weights), kv_dtype: o.kv_dtype.map(sixteen), ..o.clone() }, note))
 }
 
 /// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
 /// fp8 (half the bytes of a 16-bit cache).
 pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
-    let refuse = |got: &str| SimError::Invalid(format!("the KV cache must be bf16, fp16 or fp8, got {got}"));
+    let refuse = |got: &str| SimError::Invalid(format!("the KV cache must be bf16, fp16, fp8 or auto (vLLM's fp8_e4m3 and fp8_e5m2 are fp8), got {got}"));
     let kv: DType = match flag {
+        // vLLM's own names: `auto` is the activations' type, both FP8 encodings one byte.
+        None | Some("auto") => dtype,
+        Some("fp8_e4m3" | "fp8_e5m2") => DType::Fp8,
         Some(name) => name.parse().map_err(|_| refuse(name))?,
-        None => dtype,
     };
-    if !matches!(kv, DType::Bf16 | DType::Fp16 | DType::Fp8) {
-        return Err(refuse(kv.as_str()));
+    match kv {
+        // A 16-bit cache holds the activations' 16-bit type, as the engines write it.
+        DType::Bf16 | DType::Fp16 if matches!(dtype, DType::Bf16 | DType::Fp16) => Ok(dtype),
+        DType::Bf16 | DType::Fp16 | DType::Fp8 => Ok(kv),
+        _ => Err(refuse(kv.as_str())),
     }
-    Ok(kv)
 }
 
 /// What the header line adds after the activations' type: the weights' format, the routed
@@ -301,7 +316,7 @@ pub fn default_backend() -> Backend {
 /// ([`Prepared::run_batch`]), or says why it cannot run (bad TP, too large for memory, zero
 /// lengths).
 pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions, backend: Backend) -> Result<ServeReport, SimError> {
-    let (o, dtype_note) = on_gpu(o, gpu);
+    let (o, dtype_note) = on_gpu(o, gpu)?;
     let o = &o;
     o.validate(spec)?;
     // The op graphs of the prefill and a middle decode step: the GPU must have units for every
@@ -405,21 +420,31 @@ mod tests {
     #[test]
     fn the_default_dtype_runs_fp16_where_there_are_no_bf16_units() {
         let c = Catalog::builtin();
-        let (v100, a100) = (c.get("v100-sxm2").unwrap(), c.get("a100-sxm-80gb").unwrap());
-        assert_eq!(auto_dtype(a100), (DType::Bf16, None));
-        let (fp16, note) = auto_dtype(v100);
+        let (v100, a100, p4) = (c.get("v100-sxm2").unwrap(), c.get("a100-sxm-80gb").unwrap(), c.get("p4").unwrap());
+        assert_eq!(settle_dtype(None, a100).unwrap(), (DType::Bf16, None));
+        let (fp16, note) = settle_dtype(None, v100).unwrap();
         assert!(fp16 == DType::Fp16 && note.is_some_and(|n| n.contains("v100-sxm2 has no bf16 units")));
+        let asked = settle_dtype(Some(DType::Bf16), v100).unwrap_err().to_string();
+        assert!(asked.contains("v100-sxm2 has no bf16 units; serve it in fp16") && !asked.contains("fp32"), "{asked}");
+        let none = settle_dtype(None, p4).unwrap_err().to_string();
+        assert!(none.contains("p4 has no bf16 or fp16 units"), "{none}");
         let mut o = ServeOptions::new(4, 128, 8, DType::Bf16);
         o.dtype_auto = true;
         o.kv_dtype = Some(DType::Bf16);
-        let (run, note) = on_gpu(&o, v100);
+        let (run, note) = on_gpu(&o, v100).unwrap();
         assert_eq!((run.dtype, run.weights, run.kv_dtype), (DType::Fp16, DType::Fp16, Some(DType::Fp16)));
         assert!(note.is_some());
         o.kv_dtype = Some(DType::Fp8);
-        assert_eq!(on_gpu(&o, v100).0.kv_dtype, Some(DType::Fp8));
-        assert_eq!(on_gpu(&o, a100), (o.clone(), None));
+        assert_eq!(on_gpu(&o, v100).unwrap().0.kv_dtype, Some(DType::Fp8));
+        assert_eq!(on_gpu(&o, a100).unwrap(), (o.clone(), None));
         o.dtype_auto = false;
-        assert_eq!(on_gpu(&o, v100), (o.clone(), None), "a type asked for is kept, and refused later");
+        assert!(on_gpu(&o, v100).is_err(), "a type asked for is kept, and refused");
+        // 16-bit weights of either kind are the activations' type.
+        assert_eq!(weight_dtype(Some("bf16"), DType::Fp16).unwrap(), DType::Fp16);
+        assert_eq!(weight_dtype(Some("fp16"), DType::Bf16).unwrap(), DType::Bf16);
+        assert_eq!(kv_cache_dtype(Some("bf16"), DType::Fp16).unwrap(), DType::Fp16);
+        assert_eq!(kv_cache_dtype(Some("auto"), DType::Fp16).unwrap(), DType::Fp16);
+        assert_eq!(kv_cache_dtype(Some("fp8_e5m2"), DType::Bf16).unwrap(), DType::Fp8);
         assert_eq!(activation_dtype(AUTO_DTYPE).unwrap(), None);
         assert_eq!(activation_dtype("fp16").unwrap(), Some(DType::Fp16));
         assert!(activation_dtype("fp32").unwrap_err().to_string().contains("bf16, fp16 or auto"));

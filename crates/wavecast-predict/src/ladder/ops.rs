@@ -205,6 +205,8 @@ impl LadderOps {
     /// [`LadderOps::price_shape`], with an FP16 matrix or attention shape that only physics
     /// prices taken from its BF16 twin where the GPU runs both at one rate (every part with
     /// BF16 units): the same tensor cores, the same operand width, and the tables measure BF16.
+    /// The twin answers even from physics: FP16's own fitted numbers come from older engines'
+    /// kernels, and one GPU must not price the same work 10–25 % apart by the format's name.
     fn price_sixteen_bit(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
         let own = self.price_shape(shape.clone(), precision, gpu);
         let physics = own.as_ref().map_or(true, |p| p.provenance.rung == crate::provenance::Rung::Physics);
@@ -213,10 +215,17 @@ impl LadderOps {
         if precision != Precision::Fp16 || !physics || !tensor_shape || !same_rate {
             return own;
         }
-        match self.price_shape(shape, Precision::Bf16, gpu) {
-            Ok(twin) if twin.provenance.rung != crate::provenance::Rung::Physics => Ok(twin),
-            _ => own,
-        }
+        self.price_shape(bf16_twin(shape), Precision::Bf16, gpu).or(own)
+    }
+}
+
+/// The same shape with a 16-bit KV cache in BF16 (an FP8 cache stays FP8).
+fn bf16_twin(shape: Shape) -> Shape {
+    let sixteen = |p: Precision| if p == Precision::Fp16 { Precision::Bf16 } else { p };
+    match shape {
+        Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision } => Shape::AttentionPrefill { batch, isl, past, heads, kv_heads, head_dim, window, kv_precision: sixteen(kv_precision) },
+        Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision } => Shape::AttentionDecode { batch, kv_len, heads, kv_heads, head_dim, window, kv_precision: sixteen(kv_precision) },
+        other => other,
     }
 }
 

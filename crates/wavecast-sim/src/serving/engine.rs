@@ -863,7 +863,7 @@ fn check(load: &Load, workers: &[Worker]) -> Result<(), SimError> {
         }
         if !c.chunked_prefill && longest > c.max_batched_tokens {
             return Err(SimError::Invalid(format!(
-                "without chunked prefill a prompt (plus recomputed output) of up to {longest} tokens must fit the {} batched tokens of an iteration",
+                "without chunked prefill a prompt (plus recomputed output) of up to {longest} tokens must fit the {} batched tokens of an iteration: raise --max-batched-tokens to {longest} or more, or keep chunked prefill",
                 c.max_batched_tokens
             )));
         }

@@ -76,7 +76,7 @@ fn print_human(r: &ServeReport) {
         r.weight_gb,
         r.kv_cache_gb,
         r.activation_gb,
-        linear_state(r.linear_state_gb),
+        linear_state(r.linear_state_gb, 0),
         r.runtime_gb,
         r.memory_gb,
         table::pct(100.0 * r.memory_fraction),
@@ -93,7 +93,12 @@ fn print_human(r: &ServeReport) {
     }
 }
 
-/// The linear-attention state's term of a memory line, empty for models without it.
-pub(crate) fn linear_state(gb: f64) -> String {
-    if gb > 0.0 { format!(" + linear-attention state {gb:.1} GB") } else { String::new() }
+/// The linear-attention state's term of a memory line (for `seqs` sequences, where known),
+/// empty for models without it.
+pub(crate) fn linear_state(gb: f64, seqs: u64) -> String {
+    match (gb > 0.0, seqs) {
+        (false, _) => String::new(),
+        (true, 0) => format!(" + linear-attention state {gb:.1} GB"),
+        (true, n) => format!(" + linear-attention state {gb:.1} GB ({n} sequences)"),
+    }
 }

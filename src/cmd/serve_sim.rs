@@ -98,7 +98,7 @@ fn print_human(r: &ServeSimReport) {
             "memory {name}: weights {:.1} GB + activations {:.1} GB{} + runtime {:.1} GB; KV cache {:.1} GB = {} tokens per worker",
             w.weights_gb,
             w.activations_gb,
-            super::serve::linear_state(w.linear_state_gb),
+            super::serve::linear_state(w.linear_state_gb, w.linear_state_seqs),
             w.runtime_gb,
             w.kv_cache_gb,
             table::si(w.kv_tokens as f64)

@@ -115,6 +115,10 @@ pub(crate) fn is_zero(gb: &f64) -> bool {
     *gb == 0.0
 }
 
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Memory of one GPU of a worker, GB.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WorkerMemory {
@@ -125,6 +129,10 @@ pub struct WorkerMemory {
     /// the engine may run at once (hybrid models such as Qwen3.5; absent for others).
     #[serde(skip_serializing_if = "is_zero")]
     pub linear_state_gb: f64,
+    /// Sequences one GPU keeps that state for: the engine's limit on running sequences, lower
+    /// than its default where the default's state would not fit (see [`STATE_SHARE`]).
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub linear_state_seqs: u64,
     pub kv_cache_gb: f64,
     /// Tokens of KV cache the whole worker holds (all its pipeline stages' virtual engines).
     pub kv_tokens: u64,
@@ -195,7 +203,11 @@ fn worker(spec: &TransformerSpec, gpu: &Gpu, role: Role, pool: &Pool, o: &ServeS
     let max_tokens = o.max_batched_tokens.unwrap_or(o.backend.max_batched_tokens) * par.attention_dp.max(1);
     let max_seqs = pool.max_seqs.unwrap_or(o.backend.max_seqs).div_ceil(par.pp);
     let chunk_tokens = o.chunk_tokens.map_or(max_tokens, |c| c * par.attention_dp.max(1));
-    let limits = Limits { max_tokens, max_seqs, max_context, chunk_tokens };
+    let mut limits = Limits { max_tokens, max_seqs, max_context, chunk_tokens };
+    if pool.max_seqs.is_none() {
+        limits.max_seqs = state_capped_seqs(spec, gpu, &par, &o.formats, &o.backend, &limits);
+    }
+    let max_seqs = limits.max_seqs;
     let memory = worker_memory(spec, gpu, &par, &o.formats, &o.backend, &limits)?;
     let cost = IterationModel::new(spec, gpu, &par, &o.formats, &limits, o.backend, pricing)?;
     let config = EngineConfig {
@@ -228,6 +240,51 @@ fn activation_bytes(spec: &TransformerSpec, par: &Parallel, tokens: u64, seqs: u
     (t * (3.0 * h + 2.0 * dense_ffn) + routed) * 2.0 + seqs as f64 * spec.vocab as f64 * 4.0
 }
 
+/// Largest share of the memory left for the cache that a hybrid model's linear-attention
+/// states take when the engine's default sequence limit is more than they fit: the engines run
+/// fewer sequences rather than refuse (vLLM takes each running sequence's state from the cache
+/// pool; SGLang caps its running requests so that the state pool is 0.9 of the attention
+/// cache's, about half of the two).
+const STATE_SHARE: f64 = 0.5;
+
+/// The default sequence limit of `limits`, lowered for a hybrid model to the sequences whose
+/// linear-attention state fits in [`STATE_SHARE`] of the memory left for the cache (at least one
+/// per rank). Models without such layers, and a limit the state fits, keep the limit.
+fn state_capped_seqs(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, backend: &Backend, limits: &Limits) -> u64 {
+    let dp = par.attention_dp.max(1);
+    let per_rank_seq = linear_state_bytes(spec, formats, par, &Limits { max_seqs: dp, ..*limits });
+    if per_rank_seq <= 0.0 {
+        return limits.max_seqs;
+    }
+    let pool = cache_bytes(spec, gpu, par, formats, backend, limits, 0.0);
+    let fit = ((STATE_SHARE * pool / per_rank_seq).floor().max(1.0) as u64).saturating_mul(dp);
+    limits.max_seqs.min(fit)
+}
+
+/// Bytes of one GPU the cache may hold beside `states` of linear-attention state, by the
+/// engine's rule (≤ 0: nothing).
+fn cache_bytes(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, backend: &Backend, limits: &Limits, states: f64) -> f64 {
+    let stages = par.pp.max(1) as f64;
+    let Ok(weights) = weight_bytes(spec, formats, par) else { return 0.0 };
+    let weights = weights / stages;
+    let dp = par.attention_dp.max(1);
+    let activations = activation_bytes(spec, par, limits.max_tokens.div_ceil(dp), limits.max_seqs.div_ceil(dp));
+    usable_bytes(gpu.memory_bytes(), weights, activations, states, backend, limits, par)
+}
+
+/// What the engine's rule leaves the cache of `capacity` beside the rest (≤ 0: nothing).
+fn usable_bytes(capacity: f64, weights: f64, activations: f64, states: f64, backend: &Backend, limits: &Limits, par: &Parallel) -> f64 {
+    let fixed = weights + activations + states + RUNTIME_BYTES;
+    match backend.kv_rule {
+        KvRule::ShareOfMemory(share) => capacity * share - fixed,
+        KvRule::ShareOfFree(share) => share * (capacity - fixed),
+        // Activations, CUDA graphs and the runtime live in the reserve, which SGLang sizes for
+        // its chunk and graphs: an activation estimate above it is this model's, not a refusal
+        // (a run SGLang made must not be refused).
+        KvRule::StaticReserve => capacity - static_reserve(capacity, limits, par) - weights - states,
+    }
+}
+
 /// Weights, activations and runtime of one GPU of a worker, and the KV cache the rest holds.
 pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats, backend: &Backend, limits: &Limits) -> Result<WorkerMemory, SimError> {
     // A pipeline stage holds its share of the layers' weights and cache.
@@ -239,16 +296,8 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     // Linear-attention layers keep a fixed state per sequence (no KV cache): the engine
     // reserves it for every sequence it may run at once.
     let states = linear_state_bytes(spec, formats, par, limits);
-    let fixed = weights + activations + states + RUNTIME_BYTES;
     let gb = |b: f64| b / 1e9;
-    let usable = match backend.kv_rule {
-        KvRule::ShareOfMemory(share) => capacity * share - fixed,
-        KvRule::ShareOfFree(share) => share * (capacity - fixed),
-        // Activations, CUDA graphs and the runtime live in the reserve, which SGLang sizes for
-        // its chunk and graphs: an activation estimate above it is this model's, not a refusal
-        // (a run SGLang made must not be refused).
-        KvRule::StaticReserve => capacity - static_reserve(capacity, limits, par) - weights - states,
-    };
+    let usable = usable_bytes(capacity, weights, activations, states, backend, limits, par);
     if usable <= 0.0 {
         let state = if states > 0.0 { format!(", {:.1} GB for the linear-attention state of {} sequences", gb(states), limits.max_seqs.div_ceil(dp)) } else { String::new() };
         // Under SGLang's rule the activations and runtime live in its reserve, which the share
@@ -268,7 +317,8 @@ pub fn worker_memory(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats:
     }
     // Every attention-data-parallel rank holds the cache of its own sequences.
     let kv_tokens = (usable * stages / kv_bytes_per_token(spec, formats, par, limits.max_context)?).floor() as u64 * dp;
-    Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), linear_state_gb: gb(states), kv_cache_gb: gb(usable), kv_tokens })
+    let linear_state_seqs = if states > 0.0 { limits.max_seqs.div_ceil(dp) } else { 0 };
+    Ok(WorkerMemory { weights_gb: gb(weights), activations_gb: gb(activations), runtime_gb: gb(RUNTIME_BYTES), linear_state_gb: gb(states), linear_state_seqs, kv_cache_gb: gb(usable), kv_tokens })
 }
 
 /// The weight formats a refusal may suggest: only those `gpu` has units for ("fp8, fp8_block,
@@ -610,5 +660,26 @@ mod tests {
         assert_eq!(linear_state_bytes(&qwen3, &f, &par, &limits(64)), 0.0);
         let plain = worker_memory(&qwen3, &gpu, &par, &f, &backend, &limits(64)).unwrap();
         assert!(serde_json::to_value(plain).unwrap().get("linear_state_gb").is_none());
+        assert_eq!(state_capped_seqs(&qwen3, &gpu, &par, &f, &backend, &limits(1024)), 1024);
+    }
+
+    /// Qwen3.5-27B on one H200: the state of vLLM's default 1,024 sequences (~158 GB) does not
+    /// fit beside the weights, so the engine runs fewer — those whose state takes half the
+    /// memory left for the cache — instead of refusing a model the engines serve.
+    #[test]
+    fn a_default_sequence_limit_is_lowered_to_the_states_that_fit() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wavecast-workload/tests/fixtures/Qwen--Qwen3.5-27B_config.json");
+        let spec = TransformerSpec::from_json(&std::fs::read_to_string(path).unwrap(), "qwen3.5-27b").unwrap();
+        let f = Formats { dtype: DType::Bf16, quant: None, moe_quant: None, kv: DType::Bf16 };
+        let (par, backend) = (Parallel::tp(1), "vllm".parse::<Backend>().unwrap());
+        let gpu = wavecast_gpu::Catalog::shipped().get("h200").unwrap().clone();
+        let limits = Limits { max_tokens: 8192, max_seqs: 1024, max_context: 1024, chunk_tokens: 8192 };
+        assert!(worker_memory(&spec, &gpu, &par, &f, &backend, &limits).is_err(), "1,024 sequences' state does not fit");
+        let seqs = state_capped_seqs(&spec, &gpu, &par, &f, &backend, &limits);
+        assert!(seqs > 1 && seqs < 1024, "{seqs}");
+        let m = worker_memory(&spec, &gpu, &par, &f, &backend, &Limits { max_seqs: seqs, ..limits }).unwrap();
+        assert_eq!(m.linear_state_seqs, seqs);
+        let pool = cache_bytes(&spec, &gpu, &par, &f, &backend, &Limits { max_seqs: seqs, ..limits }, 0.0);
+        assert!(m.linear_state_gb * 1e9 <= STATE_SHARE * pool * 1.001 && m.kv_cache_gb > 0.0, "{m:?}");
     }
 }

@@ -145,7 +145,7 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     // A contradiction or nothing at all is refused, not read as its last part or as tp1.
     assert!(error(&with(&["--layout", "tp2,tp4"])).contains("gives tp twice"));
     assert!(error(&with(&["--layout", ""])).contains("names no parallelism"));
-    assert!(error(&with(&["--kv-dtype", "fp4"])).contains("the KV cache must be bf16, fp16 or fp8, got fp4"));
+    assert!(error(&with(&["--kv-dtype", "fp4"])).contains("the KV cache must be bf16, fp16, fp8 or auto (vLLM's fp8_e4m3 and fp8_e5m2 are fp8), got fp4"));
     assert!(error(&with(&["--layout", "tp4", "--shared-prefix", "2000"])).contains("only with prefix caching"));
     assert!(error(&with(&["--concurrency", "0"])).contains("at least 1"));
     assert!(error(&with(&["--input", "uniform:9:3"])).contains("wrong way round"));

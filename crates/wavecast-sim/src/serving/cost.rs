@@ -405,12 +405,15 @@ impl IterationModel {
 
 /// Fixed ms and ms per token of the (pp − 1) stage-to-stage sends of an iteration: each
 /// GPU of a stage sends its tokens' hidden states (16-bit) to its peer in the next stage over
-/// NVLink (the α–β link model of `wavecast-predict::comm`).
+/// NVLink, or through its NIC where the worker spans servers (the α–β link model of
+/// `wavecast-predict::comm`).
 fn pipeline_hop_ms(spec: &TransformerSpec, gpu: &Gpu, par: &Parallel, formats: &Formats) -> (f64, f64) {
     if par.pp <= 1 {
         return (0.0, 0.0);
     }
-    let link = wavecast_predict::comm::CommModel::default().link(gpu, 2);
+    let comm = wavecast_predict::comm::CommModel::default();
+    let spans_servers = par.gpus() > wavecast_predict::comm::SERVER_GPUS.max(gpu.interconnect.nvlink_domain);
+    let link = if spans_servers { comm.network_link(gpu, 2, None) } else { comm.link(gpu, 2) };
     let hops = (par.pp - 1) as f64;
     let bytes_per_token = spec.hidden as f64 * formats.dtype.size_bytes() as f64 / par.attention_dp.max(1) as f64;
     (hops * link.alpha * 1e3, hops * bytes_per_token / link.bandwidth * 1e3)

@@ -118,6 +118,16 @@ fn worker_layouts(spec: &TransformerSpec, g: u64) -> Vec<Parallel> {
     v
 }
 
+/// Pipeline stages a worker may span servers with: a model too large for one server's GPUs
+/// runs as a server's GPUs in tensor parallel per stage, the stages on servers of their own.
+const SERVER_STAGES: [u64; 2] = [2, 4];
+
+/// Workers of `n` GPUs that span servers ([`SERVER_STAGES`]): each whole, so `n` must be a
+/// multiple of their size.
+fn across_servers(n: u64) -> impl Iterator<Item = (u64, Parallel)> {
+    SERVER_STAGES.into_iter().map(|pp| (NODE_GPUS * pp, pp)).filter(move |&(g, _)| n.is_multiple_of(g)).map(|(g, pp)| (g, Parallel { pp, ..Parallel::tp(NODE_GPUS) }))
+}
+
 /// A deployment of all N GPUs and the smallest unit of it, which is what is simulated, with the
 /// users divided by `copies`: the copies are taken to serve their shares independently (as
 /// routers that pin a client to one copy do), which a search over every layout and load can
@@ -148,7 +158,7 @@ fn candidates(spec: &TransformerSpec, n: u64, disaggregated: bool) -> Vec<Candid
     let wide_ep = WIDE_EP_GPUS.into_iter().filter(|&g| spec.moe.is_some() && g > NODE_GPUS && n.is_multiple_of(g));
     let wide_ep = wide_ep.map(|g| (g, Parallel { tp: 1, attention_dp: g, moe_tp: 1, ep: g, pp: 1 }));
     let in_node = worker_sizes(n).into_iter().flat_map(|g| worker_layouts(spec, g).into_iter().map(move |p| (g, p)));
-    for (g, parallel) in in_node.chain(wide_ep) {
+    for (g, parallel) in in_node.chain(wide_ep).chain(across_servers(n)) {
         out.push(Candidate { full: Layout::Agg { pool: pool(n / g, parallel) }, unit: Layout::Agg { pool: pool(1, parallel) }, copies: n / g });
     }
     if !disaggregated {
@@ -297,13 +307,33 @@ mod tests {
             candidates(&spec, 32, false)
                 .iter()
                 .filter_map(|c| match c.unit {
-                    Layout::Agg { pool } if pool.parallel.gpus() > NODE_GPUS => Some(pool.parallel.ep),
+                    Layout::Agg { pool } if pool.parallel.gpus() > NODE_GPUS && pool.parallel.pp == 1 => Some(pool.parallel.ep),
                     _ => None,
                 })
                 .collect()
         };
         assert_eq!(widest("deepseek-v3"), [16, 32]);
         assert!(widest("llama-3.1-70b").is_empty());
+    }
+
+    /// On 16 and 32 GPUs any model is also tried as a server's GPUs in tensor parallel per
+    /// pipeline stage, the stages on servers of their own (Llama-3.1-70B on 16 T4s fits no
+    /// server); on 12 no whole worker of two servers fits.
+    #[test]
+    fn workers_span_servers_by_pipeline_stages() {
+        let spec = wavecast_workload::presets::preset("llama-3.1-70b").unwrap();
+        let spanning = |n| -> Vec<(u64, u64)> {
+            candidates(&spec, n, false)
+                .iter()
+                .filter_map(|c| match c.unit {
+                    Layout::Agg { pool } if pool.parallel.gpus() > NODE_GPUS => Some((pool.parallel.tp, pool.parallel.pp)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(spanning(16), [(8, 2)]);
+        assert_eq!(spanning(32), [(8, 2), (8, 4)]);
+        assert!(spanning(12).is_empty());
     }
 
     /// Seven GPUs are searched as workers of 1, 2, 4 (leaving GPUs idle) and 7, so a model

@@ -80,7 +80,7 @@ fn print_human(r: &ServeReport) {
         r.runtime_gb,
         r.memory_gb,
         table::pct(100.0 * r.memory_fraction),
-        r.gpu_memory_gb
+        r.gpu_memory_gb * 1e9 / (1u64 << 30) as f64
     );
     if let (Some(usd), Some(per_usd)) = (r.usd_per_hour, r.tokens_per_usd) {
         say!("cost: ${}/hour for {} GPU(s) → {} tokens per $ (${} per million tokens)", table::usd(usd), r.tp, table::significant(per_usd, 0), table::usd(1e6 / per_usd));

@@ -81,6 +81,8 @@ pub struct ServeReport {
     #[serde(skip_serializing_if = "crate::serving::deploy::is_zero")]
     pub linear_state_gb: f64,
     pub memory_gb: f64,
+    /// The GPU's memory in GB (1e9 bytes), as `memory_gb` (the catalog lists GiB: an 80 GB
+    /// H100 holds 85.9 GB).
     pub gpu_memory_gb: f64,
     pub memory_fraction: f64,
     /// Price of all TP GPUs per hour, and generated tokens per dollar at that price.
@@ -381,7 +383,8 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         runtime_gb: m.runtime_gb,
         linear_state_gb: m.linear_state_gb,
         memory_gb,
-        gpu_memory_gb: gpu.memory_gb,
+        // In GB (1e9 bytes) like every other memory figure here; the catalog's size is GiB.
+        gpu_memory_gb: gpu.memory_bytes() / 1e9,
         memory_fraction: memory_gb * 1e9 / gpu.memory_bytes(),
         usd_per_hour,
         tokens_per_usd: usd_per_hour.map(|usd| tokens_per_s * 3600.0 / usd),

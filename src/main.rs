@@ -7,7 +7,7 @@ mod cmd;
 mod plot;
 mod table;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 /// Output into a closed pipe (`wavecast gpus | head -1`) ends the process quietly, as it does
@@ -48,9 +48,22 @@ fn warn_of_deprecated_names() {
     }
 }
 
+/// The command line's parser, every option taking a value that starts with a minus sign: `--batch
+/// -1` is then refused for its value ("invalid digit"), not read as an unknown flag `-1`.
+fn parser() -> clap::Command {
+    fn negatives_are_values(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| a.allow_negative_numbers(true)).mut_subcommands(negatives_are_values)
+    }
+    negatives_are_values(cli::Cli::command())
+}
+
+fn parse() -> Result<cli::Cli, clap::Error> {
+    parser().try_get_matches().and_then(|m| cli::Cli::from_arg_matches(&m))
+}
+
 fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
-    let cli = match cli::Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         // --help and --version (exit 0), and a bare `wavecast` (the help, exit 2): clap's own.
         Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),

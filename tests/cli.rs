@@ -338,6 +338,15 @@ fn every_serving_route_takes_the_same_activation_types() {
     assert_clear_error(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--input", "1024", "--output", "256", "--rate", "1", "--dtype", "fp8"], why);
 }
 
+/// A negative number is refused for its value, naming the option, not read as a flag `-1`;
+/// zero sizes of a comparison are bad input, not a skipped row.
+#[test]
+fn a_negative_or_zero_size_names_its_option() {
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "h100", "--batch", "-1"], "invalid value '-1' for '--batch <BATCH>'");
+    assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--tp", "0,1", "--input-len", "100", "--output-len", "10"], "--tp must be at least 1");
+    assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--batch", "0", "--input-len", "100", "--output-len", "10"], "--batch must be at least 1");
+}
+
 /// Two names of one GPU are one column of `compare`.
 #[test]
 fn compare_counts_a_gpu_named_twice_once() {

@@ -497,6 +497,16 @@ fn parse_python_json(text: &str) -> serde_json::Result<Value> {
     })
 }
 
+/// The model's name from a config's `_name_or_path`: a hub id (`meta-llama/Llama-3.1-70B`) as
+/// is, a local checkpoint folder (`/opt/ckpts/Llama-3.1-70B-Instruct/`) by its last part;
+/// `None` when empty.
+fn model_name(name_or_path: &str) -> Option<&str> {
+    let trimmed = name_or_path.trim_end_matches(['/', '\\']);
+    let local = trimmed.starts_with(['/', '.', '~', '\\']) || trimmed.contains('\\') || trimmed.matches('/').count() > 1;
+    let name = if local { trimmed.rsplit(['/', '\\']).next().unwrap_or(trimmed) } else { trimmed };
+    (!name.is_empty()).then_some(name)
+}
+
 impl TransformerSpec {
     /// Parses a Hugging Face config (as JSON text).
     pub fn from_json(text: &str, origin: &str) -> Result<TransformerSpec, WorkloadError> {
@@ -504,12 +514,7 @@ impl TransformerSpec {
         if !top.is_object() {
             return Err(WorkloadError::Config { origin: origin.into(), reason: "expected a JSON object".into() });
         }
-        let name = top
-            .get("_name_or_path")
-            .and_then(|v| v.as_str())
-            .filter(|s| !s.is_empty())
-            .unwrap_or(origin)
-            .to_string();
+        let name = top.get("_name_or_path").and_then(|v| v.as_str()).and_then(model_name).unwrap_or(origin).to_string();
         // Multimodal wrappers (Kimi-K2.5, Qwen3.5, Llama-4) nest the language model under
         // `text_config`; the text model is what is built.
         let top_type = top.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
@@ -1223,6 +1228,18 @@ impl TransformerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hub id names the model as is; a local checkpoint folder by its last part.
+    #[test]
+    fn a_local_checkpoint_path_names_the_model_by_its_folder() {
+        assert_eq!(model_name("meta-llama/Llama-3.1-70B"), Some("meta-llama/Llama-3.1-70B"));
+        assert_eq!(model_name("/opt/ckpts/Llama-3.1-70B-Instruct/"), Some("Llama-3.1-70B-Instruct"));
+        assert_eq!(model_name("./llama"), Some("llama"));
+        assert_eq!(model_name("C:\\models\\qwen"), Some("qwen"));
+        assert_eq!(model_name("gpt2"), Some("gpt2"));
+        assert_eq!(model_name(""), None);
+        assert_eq!(model_name("/"), None);
+    }
 
     #[test]
     fn malformed_and_unsupported_configs_are_named() {

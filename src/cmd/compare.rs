@@ -25,11 +25,31 @@ pub fn run(a: CompareArgs) -> Result<()> {
     Ok(())
 }
 
+/// The GPUs that run another activation type than the header's, as " (fp16 on t4, v100-sxm2)";
+/// empty when every GPU runs the header's.
+fn other_types(c: &CompareReport) -> String {
+    let mut by_type: Vec<(wavecast::DType, Vec<&str>)> = Vec::new();
+    for r in c.results.iter().filter(|r| r.dtype != c.dtype) {
+        match by_type.iter_mut().find(|(d, _)| *d == r.dtype) {
+            Some((_, gpus)) if gpus.contains(&r.gpu.as_str()) => {}
+            Some((_, gpus)) => gpus.push(&r.gpu),
+            None => by_type.push((r.dtype, vec![&r.gpu])),
+        }
+    }
+    by_type.iter().map(|(d, gpus)| format!(" ({d} on {})", gpus.join(", "))).collect()
+}
+
 fn print_human(c: &CompareReport) {
     let weights = wavecast_sim::serve::formats_note(c.dtype, c.weights, c.quant, c.moe_quant, c.kv_dtype);
     say!(
-        "{} · serve · batch {} × ({} in + {} out) · {}{weights} · predictor: {}",
-        c.model, c.batch, c.input_len, c.output_len, c.dtype, c.predictor
+        "{} · serve · batch {} × ({} in + {} out) · {}{}{weights} · predictor: {}",
+        c.model,
+        c.batch,
+        c.input_len,
+        c.output_len,
+        c.dtype,
+        other_types(c),
+        c.predictor
     );
     let mut t = table::new(&["GPU", "TP", "TTFT ms", "decode ms", "total ms", "tokens/s", "$/hour", "tokens/$", "mem/GPU", "comm"]);
     for r in &c.results {

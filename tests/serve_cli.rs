@@ -47,7 +47,8 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--tp", "3"], "does not divide"),
         (&["--gpu", "h1000"], "unknown GPU"),
         (&["--input-len", "0"], "input length"),
-        (&["--weights", "fp16"], "--weights"),
+        // 16-bit weights of either kind are the activations' type; 32-bit ones no engine serves.
+        (&["--weights", "fp32"], "--weights"),
         (&["--kv-dtype", "fp32"], "KV cache must be"),
         (&["--weights", "nvfp4"], "no fp4"),
         // AMD's FP4 units take MX blocks, not NVIDIA's NVFP4.

@@ -512,7 +512,7 @@ mod tests {
                         }
                         Err(e) => {
                             let e = e.to_string();
-                            let why = ["does not fit", "does not divide", "has no bf16 units", "has no link to another GPU"];
+                            let why = ["does not fit", "does not divide", "has no bf16 units", "has no bf16 or fp16 units", "has no link to another GPU"];
                             assert!(why.iter().any(|w| e.contains(w)), "{name} {} {tp}: {e}", gpu.id);
                         }
                     }

@@ -78,7 +78,7 @@ pub fn train(req: &PredictRequest) -> Result<TrainReport> {
     req.check_flags()?;
     // The layout route runs fused attention: `--attention auto`, the default, is what it prices.
     if req.onnx.is_some() || req.image_size.is_some() || req.attention.is_some_and(|a| a != crate::request::AttentionChoice::Auto) {
-        return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config; --onnx, --image-size and --attention do not apply"));
+        return Err(Error::new("a multi-GPU training step (layout flags) models transformers from --model or --config with fused attention; --onnx, --image-size and --attention apply to a one-GPU step without layout flags"));
     }
     // Every flag that does not apply is refused, never ignored.
     if req.layout.sequence_parallel && req.tp <= 1 {

@@ -347,6 +347,16 @@ fn a_negative_or_zero_size_names_its_option() {
     assert_clear_error(&["compare", "--model", "llama-3-8b", "--gpus", "h100", "--batch", "0", "--input-len", "100", "--output-len", "10"], "--batch must be at least 1");
 }
 
+/// What cannot run is said before what does not fit: BF16 on a T4 is refused for its units,
+/// whatever the memory; a measured-data folder that does not exist is refused whichever
+/// predictor would have read it; a batch no arithmetic holds names its likely cause.
+#[test]
+fn the_first_thing_wrong_is_the_one_named() {
+    assert_clear_error(&["predict", "--model", "llama-3-8b", "--gpu", "t4", "--dtype", "bf16"], "has no bf16 units");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "a100", "--ops-data", "/nonexistent/ops"], "--ops-data /nonexistent/ops: no such folder");
+    assert_clear_error(&["predict", "--model", "gpt2", "--gpu", "a100", "--batch", "1000000000"], "is the batch or sequence length a typo?");
+}
+
 /// Two names of one GPU are one column of `compare`.
 #[test]
 fn compare_counts_a_gpu_named_twice_once() {

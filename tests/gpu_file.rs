@@ -143,6 +143,13 @@ fn a_measured_gpus_id_keeps_its_figures() {
     assert_eq!(h100["memory_gb"], 94.0);
 }
 
+/// Two entries with one id would leave the last silently winning; the file is refused.
+#[test]
+fn two_entries_with_one_id_are_refused() {
+    let err = refused_file("twice.toml", "[[gpu]]\nid = \"mygpu\"\nbase = \"h100-sxm\"\n[[gpu]]\nid = \"mygpu\"\nbase = \"a100-sxm-80gb\"\n");
+    assert!(err.contains("two entries have the id 'mygpu'"), "{err}");
+}
+
 /// An entry whose FP32 peak and SM count disagree (an H100 with one SM and its full peak) is
 /// refused: each model reads one figure against the other, and 1 SM came out faster than 132.
 #[test]

@@ -160,7 +160,12 @@ impl Catalog {
 
     fn check_unique_names(&self, origin: &str) -> Result<(), CatalogError> {
         let mut seen = std::collections::HashMap::new();
+        let mut ids = std::collections::HashSet::new();
         for g in &self.gpus {
+            // Two entries with one id would leave the later one silently winning.
+            if !ids.insert(g.id.as_str()) {
+                return Err(CatalogError::Invalid(format!("{origin}: two entries have the id '{}'; give each GPU its own", g.id)));
+            }
             for n in g.names() {
                 if let Some(other) = seen.insert(normalize(n), g.id.clone()) {
                     if other != g.id {

@@ -21,7 +21,7 @@ pub enum DimError {
     Zero { name: String },
     #[error("{name} = {value} is larger than the supported maximum {max}")]
     TooLarge { name: String, value: u64, max: u64 },
-    #[error("shape arithmetic overflowed computing {what}")]
+    #[error("the workload is too large to price: {what} exceeds 64-bit arithmetic (is the batch or sequence length a typo?)")]
     Overflow { what: String },
     /// A shape that is not zero or too large but still impossible (e.g. groups that do not
     /// divide the channels, a kernel larger than its input).

@@ -153,6 +153,11 @@ pub fn by_name_unbounded(name: &str, holdout: Option<&str>) -> Result<Box<dyn Pr
 fn unbounded_with(name: &str, holdout: Option<&str>, ops_data: Option<&std::path::Path>) -> Result<Box<dyn Predictor>, PredictError> {
     let entry = registry::entry(name)
         .ok_or_else(|| PredictError::UnknownPredictor(name.to_string(), registry::names().collect::<Vec<_>>().join(", ")))?;
+    // Predictors other than the ladder do not read the folder, but a mistyped one must still
+    // say so rather than answer as if it had been read.
+    if let Some(dir) = ops_data.filter(|d| !d.is_dir()) {
+        return Err(PredictError::Load { name: name.to_string(), reason: format!("--ops-data {}: no such folder", dir.display()) });
+    }
     let predictor = entry.with_fallbacks(holdout, ops_data)?;
     let predictor = if entry.prices_measured_shapes() { predictor } else { Box::new(unmodelled::Unmodelled(predictor)) };
     Ok(interval::WithInterval::wrap(predictor))

@@ -88,6 +88,8 @@ fn check_dtypes(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
 /// the weight gradients; in inference the largest layer's input and output) exceeds the GPU's
 /// usable memory.
 pub fn check_fits(graph: &Graph, gpu: &Gpu) -> Result<(), PredictError> {
+    // A dtype the GPU has no units for is the first thing wrong, whatever the memory says.
+    check_dtypes(graph, gpu)?;
     let floor = graph.resident_floor();
     let usable = USABLE_MEMORY_FRACTION * gpu.memory_bytes();
     if floor.total() <= usable {

@@ -665,6 +665,24 @@ pub(crate) fn assemble(
         let calls = spec.layers * m;
         collectives.push(fabric.row(Axis::Data, CommKind::AllGather, 2 * calls, bytes, 2.0 * calls as f64 * ag));
         collectives.push(fabric.row(Axis::Data, CommKind::ReduceScatter, calls, bytes, calls as f64 * rs));
+        // The embedding and the head are sharded too, gathered once per micro-batch (the root
+        // unit stays gathered through backward). The embedding's gather opens the forward and its
+        // reduce-scatter closes the backward with nothing to hide under; the head's hide under
+        // the last layer's forward and the first layer's backward.
+        let ends = [(sec.prologue_params, true), (sec.epilogue_params, false)];
+        for (params, opens) in ends.into_iter().filter(|(p, _)| *p > 0.0) {
+            let bytes = params * d;
+            let ag = fabric.ms(CommKind::AllGather, bytes, Axis::Data);
+            let rs = fabric.ms(CommKind::ReduceScatter, bytes, Axis::Data);
+            let stage = if opens { stages.first_mut() } else { stages.last_mut() };
+            if let Some(st) = stage {
+                let (cover_fw, cover_bw) = if opens { (0.0, 0.0) } else { sec.layer };
+                st.0 += (ag - cover_fw).max(0.0);
+                st.1 += (rs - cover_bw).max(0.0);
+            }
+            collectives.push(fabric.row(Axis::Data, CommKind::AllGather, m, bytes, m as f64 * ag));
+            collectives.push(fabric.row(Axis::Data, CommKind::ReduceScatter, m, bytes, m as f64 * rs));
+        }
     }
     let (busy, bubble) = pipeline(&stages, m, l.interleave);
     let slowest_layers = layers.iter().copied().max().unwrap_or(0) as f64;
@@ -901,10 +919,9 @@ fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
     let states = p.gradients + p.optimizer_states + p.master_weights;
     let remedy = if p.activations >= states.max(p.weights) {
         match l.recompute {
-            Recompute::None => "recompute activations (--recompute selective or full), a smaller --micro-batch, or more --tp/--pp",
-            Recompute::Selective => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
-            Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
-            Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
+            Recompute::None => "recompute activations (--recompute full or selective-op), a smaller --micro-batch, or more --tp/--pp",
+                        Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
+            Recompute::Selective | Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
         }
     } else if l.zero < 3 && l.dp > 1 {
         "a higher ZeRO stage (--zero) to shard model states over the data-parallel GPUs, or more --tp/--pp"

@@ -93,6 +93,14 @@ fn zero_stages_add_their_collectives_and_shrink_memory_as_the_paper_says() {
     // ZeRO-3 gathers each layer's weights forward and backward, per micro-batch.
     let m = z[3].micro_batches;
     assert_eq!(rows(&z[3], Axis::Data, CommKind::AllGather)[0].calls, 2 * LAYERS * m);
+    // Every parameter is sharded, the embeddings and the final norm too: each micro-batch
+    // reduce-scatters all of their gradients and gathers each weight at least once.
+    let layer = 12 * H * H + 13 * H;
+    let params = (LAYERS * layer + VOCAB * H + POSITIONS * H + 2 * H) as f64;
+    let moved = |kind| rows(&z[3], Axis::Data, kind).iter().map(|c| c.calls as f64 * c.bytes_each).sum::<f64>();
+    let per_micro_batch = 2.0 * params * m as f64;
+    assert!((moved(CommKind::ReduceScatter) - per_micro_batch).abs() < 1e-9 * per_micro_batch, "{} vs {per_micro_batch}", moved(CommKind::ReduceScatter));
+    assert!(moved(CommKind::AllGather) >= per_micro_batch, "{}", moved(CommKind::AllGather));
 }
 
 #[test]

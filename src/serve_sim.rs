@@ -11,8 +11,9 @@ use wavecast_workload::TransformerSpec;
 pub use wavecast_sim::serving::{PlanServeReport, ServeSimReport};
 
 
-fn quant(name: &Option<String>) -> Result<Option<Quant>> {
-    Ok(name.as_deref().map(Quant::parse_optional).transpose().map_err(Error::new)?.flatten())
+/// The format `flag` names, `None` for 16-bit weights.
+fn quant(flag: &str, name: &Option<String>) -> Result<Option<Quant>> {
+    Ok(name.as_deref().map(Quant::parse_optional).transpose().map_err(|e| Error::new(format!("{flag} {}: {e}", name.as_deref().unwrap_or_default())))?.flatten())
 }
 
 /// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
@@ -30,8 +31,8 @@ fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArg
             (served.layers, served.experts)
         }
         _ => {
-            let q = quant(&a.quant)?;
-            (q, quant(&a.moe_quant)?.or(q))
+            let q = quant("--weights", &a.quant)?;
+            (q, quant("--moe-quant", &a.moe_quant)?.or(q))
         }
     };
     let backend: Backend = a.backend.parse().map_err(Error::new)?;

@@ -48,7 +48,7 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--gpu", "h1000"], "unknown GPU"),
         (&["--input-len", "0"], "input length"),
         // 16-bit weights of either kind are the activations' type; 32-bit ones no engine serves.
-        (&["--weights", "fp32"], "--weights"),
+        (&["--weights", "fp32"], "--weights fp32: fp32 weights are not a serving format"),
         (&["--kv-dtype", "fp32"], "KV cache must be"),
         (&["--weights", "nvfp4"], "no fp4"),
         // AMD's FP4 units take MX blocks, not NVIDIA's NVFP4.
@@ -59,6 +59,7 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         (&["--gpu", "a100-sxm-80gb", "--weights", "fp8", "--predictor", "wavecast"], "no fp8 units"),
         (&["--model", "llama-3.1-70b", "--gpu", "l40"], "does not fit in memory"),
         (&["--backend", "tgi"], "unknown serving backend 'tgi'"),
+        (&["--gpu", "v100-sxm2", "--backend", "trtllm"], "TensorRT-LLM supports Ampere (compute capability 8.0) and newer"),
     ];
     for (changes, needle) in cases {
         let args = serve_with(changes);
@@ -67,6 +68,10 @@ fn bad_serving_input_is_one_line_and_exit_code_2() {
         assert_eq!(out.status.code(), Some(2), "{changes:?}: {err}");
         assert!(err.contains(needle) && err.trim().lines().count() == 1, "{changes:?}: {err}");
     }
+    // serve-sim says the same of the same flag.
+    let out = wavecast(&["serve-sim", "--model", "llama-3-8b", "--gpu", "h100", "--input", "100", "--output", "10", "--weights", "fp32"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--weights fp32: fp32 weights are not a serving format"));
     let out = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--input-len", "5"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode serve only"));

@@ -67,8 +67,16 @@ impl Quant {
     pub fn parse_optional(name: &str) -> Result<Option<Quant>, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "" | "none" | "bf16" | "fp16" => Ok(None),
+            wide @ ("fp32" | "tf32") => Err(Quant::unserved(wide)),
             other => other.parse().map(Some),
         }
+    }
+
+    /// Why `name` (FP32, TF32) is no weight format to serve in: one sentence for every flag
+    /// that takes weights.
+    pub fn unserved(name: &str) -> String {
+        let quantized: Vec<&str> = Quant::ALL.iter().map(|q| q.as_str()).collect();
+        format!("{name} weights are not a serving format: engines serve 16-bit weights (bf16, fp16) or quantized ones ({})", quantized.join(", "))
     }
 
     pub fn as_str(self) -> &'static str {

@@ -115,6 +115,9 @@ pub fn weight_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError>
     if sixteen(w) && sixteen(dtype) {
         return Ok(dtype);
     }
+    if matches!(w, DType::Fp32 | DType::Tf32) {
+        return Err(SimError::Invalid(format!("--weights {w}: {}", Quant::unserved(w.as_str()))));
+    }
     if w != dtype && w != DType::Fp8 {
         return Err(SimError::Invalid(format!("--weights {w} with --dtype {dtype} is not supported (use --weights fp8, or change --dtype)")));
     }

@@ -93,10 +93,15 @@ impl Backend {
         self.iteration_overhead_ms + self.layer_overhead_ms * layers as f64 + self.seq_overhead_ms * seqs as f64
     }
 
-    /// `Ok` if the engine runs on `gpu`: TensorRT-LLM is built for NVIDIA GPUs only.
+    /// `Ok` if the engine runs on `gpu`: TensorRT-LLM is built for NVIDIA GPUs from Ampere on.
     pub fn check_gpu(&self, gpu: &wavecast_gpu::Gpu) -> Result<(), String> {
         if self.engine() == Engine::Trtllm && gpu.vendor != wavecast_gpu::Vendor::Nvidia {
             return Err(format!("TensorRT-LLM runs on NVIDIA GPUs only, not on {} ({}); use --backend vllm or sglang", gpu.id, gpu.name));
+        }
+        // TensorRT-LLM's supported hardware starts at Ampere (compute capability 8.0); its
+        // kernels for older parts are not built or tested.
+        if self.engine() == Engine::Trtllm && gpu.compute_major() < 8 {
+            return Err(format!("TensorRT-LLM supports Ampere (compute capability 8.0) and newer, not {} (compute capability {}); use --backend vllm or sglang", gpu.id, gpu.compute_capability));
         }
         Ok(())
     }
@@ -172,5 +177,19 @@ mod tests {
         }
         assert_eq!("TensorRT-LLM".parse::<Backend>().map(|b| b.engine()), Ok(Engine::Trtllm));
         assert!("tgi".parse::<Backend>().unwrap_err().contains("vllm, sglang, trtllm"));
+    }
+
+    /// TensorRT-LLM is refused where it is not built: other vendors and NVIDIA parts before
+    /// Ampere; the other engines run there.
+    #[test]
+    fn tensorrt_llm_runs_on_nvidia_from_ampere_on() {
+        let cat = wavecast_gpu::Catalog::builtin();
+        let trtllm = Backend::of(Engine::Trtllm);
+        for (gpu, runs) in [("a100-sxm-80gb", true), ("h100-sxm", true), ("l40s", true), ("v100-sxm2", false), ("t4", false), ("mi300x", false)] {
+            let g = cat.get(gpu).unwrap();
+            assert_eq!(trtllm.check_gpu(g).is_ok(), runs, "{gpu}: {:?}", trtllm.check_gpu(g));
+            assert!(Backend::of(Engine::Vllm).check_gpu(g).is_ok(), "{gpu}");
+        }
+        assert!(trtllm.check_gpu(cat.get("t4").unwrap()).unwrap_err().contains("compute capability 7.5"));
     }
 }

@@ -17,9 +17,11 @@ fn quant(flag: &str, name: &Option<String>) -> Result<Option<Quant>> {
 }
 
 /// The deployment's number formats; without `--quant` or `--moe-quant` the checkpoint's own,
-/// as the engines load it (see [`TransformerSpec::served_quants`]).
-fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend, Option<String>)> {
-    let (dtype, note) = wavecast_sim::serve::settle_dtype(wavecast_sim::serve::activation_dtype(&a.dtype)?, gpu)?;
+/// as the engines load it (see [`TransformerSpec::served_quants`]), with the notes they call
+/// for (the activations' type a GPU settled, a checkpoint format not modelled).
+fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend, Vec<String>)> {
+    let (dtype, dtype_note) = wavecast_sim::serve::settle_dtype(wavecast_sim::serve::activation_dtype(&a.dtype)?, gpu)?;
+    let mut notes: Vec<String> = dtype_note.into_iter().collect();
     let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
     if a.moe_quant.is_some() && spec.moe.is_none() {
         return Err(Error::new(format!("--moe-quant sets the routed experts' weights, and {} has none: give --quant", spec.name)));
@@ -27,6 +29,7 @@ fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArg
     let (q, moe) = match (&a.quant, &a.moe_quant) {
         (None, None) => {
             wavecast_sim::serve::check_served_quants(spec, gpu)?;
+            notes.extend(spec.quant_note());
             let served = spec.served_quants();
             (served.layers, served.experts)
         }
@@ -36,7 +39,7 @@ fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArg
         }
     };
     let backend: Backend = a.backend.parse().map_err(Error::new)?;
-    Ok((Formats { dtype, quant: q, moe_quant: moe, kv }, backend, note))
+    Ok((Formats { dtype, quant: q, moe_quant: moe, kv }, backend, notes))
 }
 
 fn slo(ttft: Option<f64>, tpot: Option<f64>) -> Result<Option<Slo>> {
@@ -96,7 +99,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    let (formats, backend, dtype_note) = formats(&spec, gpu, &req.formats)?;
+    let (formats, backend, notes) = formats(&spec, gpu, &req.formats)?;
     // Without prefix caching every prompt is prefilled whole: a shared prefix would change nothing.
     if req.shared_prefix > 0 && !req.prefix_caching {
         return Err(Error::new("a shared prefix (--shared-prefix) is reused only with prefix caching (--prefix-caching)"));
@@ -114,7 +117,7 @@ pub fn serve_sim(req: &ServeSimRequest) -> Result<ServeSimReport> {
         ops_data: req.ops_data.clone(),
     };
     let mut report = serving::serve_sim(&spec, gpu, &load(req)?, &options)?;
-    report.notes.extend(dtype_note);
+    report.notes.extend(notes);
     Ok(report)
 }
 
@@ -123,10 +126,10 @@ pub fn plan_serve(req: &PlanServeRequest, progress: &dyn Fn(usize, usize)) -> Re
     let catalog = Catalog::load(req.gpu_file.as_deref())?;
     let gpu = catalog.get(&req.gpu)?;
     let spec = transformer_spec(&req.model, &req.config)?;
-    let (formats, backend, dtype_note) = formats(&spec, gpu, &req.formats)?;
+    let (formats, backend, notes) = formats(&spec, gpu, &req.formats)?;
     let slo = slo(req.slo_ttft_ms, req.slo_tpot_ms)?.unwrap_or(Slo { ttft_ms: None, tpot_ms: None });
     let plan = serving::PlanServeRequest { gpus: req.gpus, input_len: req.input_len, output_len: req.output_len, slo, formats, backend, concurrency: req.concurrency.clone(), disaggregated: req.disaggregated, ops_data: req.ops_data.clone() };
     let mut report = serving::plan_serve(&spec, gpu, &plan, progress)?;
-    report.notes.extend(dtype_note);
+    report.notes.extend(notes);
     Ok(report)
 }

@@ -292,3 +292,32 @@ fn one_request_per_user_is_a_burst() {
     assert!((closed - burst).abs() < 0.01 * burst, "{closed} vs {burst}");
     assert!(steady < closed, "{steady} vs {closed}");
 }
+
+/// A checkpoint quantized in a format wavecast does not model (8-bit GPTQ) is priced in 16
+/// bits, and every serving command says so in its notes; naming a format with --weights
+/// leaves nothing to say.
+#[test]
+fn a_checkpoint_format_not_modelled_is_noted_by_every_serving_command() {
+    let preset = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/wavecast-workload/presets/llama-3.1-8b.json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(preset).unwrap()).unwrap();
+    cfg["quantization_config"] = serde_json::json!({"quant_method": "gptq", "bits": 8});
+    let dir = std::env::temp_dir().join(format!("wavecast-gptq8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let config = path.to_str().unwrap();
+    let notes = |args: &[&str]| -> Vec<String> {
+        let out = wavecast(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["notes"].as_array().map(|a| a.iter().map(|n| n.as_str().unwrap().to_string()).collect()).unwrap_or_default()
+    };
+    let said = |n: &[String]| n.iter().any(|n| n.contains("'gptq 8-bit'") && n.contains("priced in 16 bits"));
+    let serve = ["predict", "--config", config, "--gpu", "h100", "--mode", "serve", "--input-len", "100", "--output-len", "10", "--json"];
+    assert!(said(&notes(&serve)));
+    assert!(said(&notes(&["serve-sim", "--config", config, "--gpu", "h100", "--input", "100", "--output", "10", "--concurrency", "2", "--json"])));
+    assert!(said(&notes(&["compare", "--config", config, "--gpus", "h100,a100", "--input-len", "100", "--output-len", "10", "--json"])));
+    let mut fp8 = serve.to_vec();
+    fp8.extend(["--weights", "fp8"]);
+    assert!(!said(&notes(&fp8)));
+}

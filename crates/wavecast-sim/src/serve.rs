@@ -104,6 +104,11 @@ pub struct ServeReport {
     pub unpriced: Vec<String>,
 }
 
+/// Whether `o` prices every weight in the activations' 16 bits (no `--weights` format).
+fn sixteen_bit_weights(o: &ServeOptions) -> bool {
+    o.quant.is_none() && o.moe_quant.is_none() && o.weights == o.dtype
+}
+
 /// Weight storage for activations of `dtype`: the activation type unless `flag` names another
 /// (FP8 is the one serving engines offer for weights). 16-bit weights of either kind are the
 /// activations' 16-bit type, as the engines cast a checkpoint to the `--dtype` they run
@@ -379,7 +384,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
         interconnect: (o.tp > 1).then(|| comm.server_link(gpu, o.tp).kind.as_str()),
-        notes: dtype_note.into_iter().collect(),
+        notes: dtype_note.into_iter().chain(sixteen_bit_weights(o).then(|| spec.quant_note()).flatten()).collect(),
         weight_gb: m.weights_gb,
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,

@@ -204,6 +204,9 @@ pub struct TransformerSpec {
     /// [`crate::BuildOptions::quant`]. Checkpoints often quantise only some layers (gpt-oss and
     /// Kimi-K2.5: the routed experts).
     pub checkpoint_quant: Option<Quant>,
+    /// A `quantization_config` method none of [`Quant`] models (bitsandbytes, 8-bit GPTQ…):
+    /// the weights are priced in 16 bits, and reports say so ([`TransformerSpec::quant_note`]).
+    pub unmodelled_quant: Option<String>,
     /// Gated DeltaNet linear-attention layers beside the full-attention ones (Qwen3-Next,
     /// Qwen3.5); `None`: every layer attends over its whole KV cache.
     pub linear_attention: Option<LinearAttention>,
@@ -384,6 +387,14 @@ pub struct ServedQuants {
 }
 
 impl TransformerSpec {
+    /// One line for reports when the checkpoint's quantization is one wavecast does not model:
+    /// its weights are priced in 16 bits, which may overstate their memory and read time.
+    pub fn quant_note(&self) -> Option<String> {
+        self.unmodelled_quant.as_ref().map(|m| {
+            format!("{}'s checkpoint declares quantization '{m}', which wavecast does not model: its weights are priced in 16 bits (--weights names a format it models)", self.name)
+        })
+    }
+
     /// The formats vLLM, SGLang and TensorRT-LLM serve this checkpoint in by default: they read
     /// its `quantization_config` rather than upcasting it. Weight-only 4-bit formats of a MoE
     /// checkpoint cover its routed experts only (gpt-oss's MXFP4, Kimi-K2's INT4 keep attention
@@ -407,6 +418,16 @@ impl TransformerSpec {
             Some(Quant::Fp8) if self.moe.is_some() && self.checkpoint_quant == Some(Quant::Fp8Block) => Some(Quant::Fp8Block),
             other => other,
         }
+    }
+}
+
+/// How a `quantization_config` names its method, for a note: `quant_method`, with its bit
+/// width where it gives one (`gptq 8-bit`).
+fn quant_method_name(q: &Value) -> String {
+    let method = q.get("quant_method").and_then(|v| v.as_str()).unwrap_or("unnamed");
+    match q.get("bits").and_then(|b| b.as_u64()) {
+        Some(bits) => format!("{method} {bits}-bit"),
+        None => method.to_string(),
     }
 }
 
@@ -563,6 +584,7 @@ impl TransformerSpec {
         };
         let quant_cfg = cfg.get("quantization_config").or_else(|| top.get("quantization_config"));
         spec.checkpoint_quant = quant_cfg.and_then(checkpoint_quant);
+        spec.unmodelled_quant = quant_cfg.filter(|_| spec.checkpoint_quant.is_none()).map(quant_method_name);
         spec.check(origin)?;
         Ok(spec)
     }
@@ -707,6 +729,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -752,6 +775,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -788,6 +812,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -889,6 +914,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -960,6 +986,7 @@ impl TransformerSpec {
             mla: Some(mla),
             sliding_window: None,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -1012,6 +1039,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -1102,6 +1130,7 @@ impl TransformerSpec {
             mla: None,
             sliding_window: None,
             checkpoint_quant: None,
+            unmodelled_quant: None,
             linear_attention: None,
             attn_output_gate: false,
             rotary_dim: None,
@@ -1261,6 +1290,26 @@ mod tests {
         assert!(e.contains("at least 1"), "{e}");
         let e = TransformerSpec::from_json(r#"{"model_type":"llama","hidden_size":64}"#, "x").unwrap_err().to_string();
         assert!(e.contains("missing field 'num_attention_heads'"), "{e}");
+    }
+
+    /// A quantization method wavecast prices is the checkpoint's format with no note; one it
+    /// does not (bitsandbytes, 8-bit GPTQ) is priced in 16 bits and says so, naming it.
+    #[test]
+    fn a_quantization_not_modelled_is_named_not_ignored() {
+        let with = |q: &str| {
+            let cfg = format!(r#"{{"model_type":"llama","hidden_size":64,"num_attention_heads":8,"num_hidden_layers":2,"intermediate_size":128,"vocab_size":100,"quantization_config":{q}}}"#);
+            TransformerSpec::from_json(&cfg, "m").unwrap()
+        };
+        let fp8 = with(r#"{"quant_method":"fp8"}"#);
+        assert_eq!((fp8.checkpoint_quant, fp8.quant_note()), (Some(Quant::Fp8), None));
+        let awq = with(r#"{"quant_method":"awq","bits":4}"#);
+        assert_eq!((awq.checkpoint_quant, awq.quant_note()), (Some(Quant::Int4), None));
+        for (q, named) in [(r#"{"quant_method":"gptq","bits":8}"#, "'gptq 8-bit'"), (r#"{"quant_method":"bitsandbytes","load_in_4bit":true}"#, "'bitsandbytes'")] {
+            let spec = with(q);
+            assert_eq!(spec.checkpoint_quant, None);
+            let note = spec.quant_note().expect("a note");
+            assert!(note.contains(named) && note.contains("priced in 16 bits"), "{note}");
+        }
     }
 
     #[test]

@@ -217,8 +217,17 @@ impl Wavecast {
         own.map_or_else(|| (family_floor(&self.floors, op), false), |f| (f, true))
     }
 
-    /// Predicted kernel seconds and the family model used.
+    /// Predicted kernel seconds and the family model used. A matrix product never takes less
+    /// than the same product over half its batch (or half its rows): the learned correction,
+    /// smooth in its features, can dip where a real kernel only adds tiles, and a user who
+    /// doubles the batch must not see a step get shorter.
     pub fn kernel_seconds(&self, op: &Op, gpu: &Gpu) -> Option<(f64, &FamilyModel)> {
+        let (t, model) = self.unenveloped_kernel_seconds(op, gpu)?;
+        let half = half_the_work(op).and_then(|h| self.kernel_seconds(&h, gpu)).map_or(0.0, |(t, _)| t);
+        Some((t.max(half), model))
+    }
+
+    fn unenveloped_kernel_seconds(&self, op: &Op, gpu: &Gpu) -> Option<(f64, &FamilyModel)> {
         let fam = Family::of(op)?;
         let model = self.families.get(&fam)?;
         let t_bound = bound(op, fam, gpu, self.watts_per_tflop_12nm);
@@ -265,6 +274,19 @@ impl Wavecast {
         let (lo, hi) = (lo - widen, hi + widen);
         Estimate::Time(OpTime { seconds: adjust(t, floor), lo: adjust(t * lo.exp(), floor_lo), hi: adjust(t * hi.exp(), floor), provenance: crate::Provenance::PHYSICS })
     }
+}
+
+/// The matrix product over half the batch (a BMM's) or half the rows (a linear layer's),
+/// while there are two or more to halve.
+fn half_the_work(op: &Op) -> Option<Op> {
+    let Op::Gemm(g) = op else { return None };
+    let mut half = g.clone();
+    match g.kind {
+        wavecast_ir::ops::GemmKind::Bmm if g.batch >= 2 => half.batch = g.batch / 2,
+        wavecast_ir::ops::GemmKind::Linear if g.m >= 2 => half.m = g.m / 2,
+        _ => return None,
+    }
+    Some(Op::Gemm(half))
 }
 
 impl FamilyModel {

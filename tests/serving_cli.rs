@@ -175,6 +175,19 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// What no layout can change (a format the GPU lacks, a prompt past the model's context) is
+/// refused before the search, in one line and with nothing on stdout, as serve-sim refuses it:
+/// not an empty table with the reason repeated per layout.
+#[test]
+fn plan_serve_refuses_what_no_layout_changes_before_searching() {
+    for (extra, needle) in [(&["--gpu", "a100", "--quant", "fp8"][..], "no fp8 units"), (&["--gpu", "h100", "--input-len", "200000"][..], "context"), (&["--gpu", "h100", "--quant", "nvfp4"][..], "no fp4 units")] {
+        let mut args = vec!["plan", "serve", "--model", "llama-3.1-8b", "--gpus", "8"];
+        args.extend(extra);
+        assert!(error(&args).contains(needle), "{args:?}");
+        assert!(wavecast(&args).stdout.is_empty(), "{args:?} printed a table");
+    }
+}
+
 #[test]
 fn plan_serve_ranks_layouts_within_the_target_and_draws_the_front() {
     let svg = std::env::temp_dir().join(format!("wavecast-pareto-{}.svg", std::process::id()));

@@ -162,6 +162,8 @@ pub fn plan_train(
     gpu.check_dtype(req.dtype)
         .map_err(|e| SimError::Predict(wavecast_predict::PredictError::Unsupported(e)))?;
     gpu.check_links(req.gpus).map_err(SimError::Invalid)?;
+    // What no layout changes is refused once, as predict refuses it, not set aside per layout.
+    wavecast_workload::train::check_trainable(spec, req.seq)?;
     let all = candidates(spec, req);
     if all.is_empty() {
         return Err(SimError::Invalid(format!(

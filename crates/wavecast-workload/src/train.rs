@@ -251,6 +251,15 @@ pub struct TrainOptions {
     pub power_limit_w: Option<f64>,
 }
 
+/// `Ok` if `spec` can train on sequences of `seq` tokens in some layout: a decoder stack (the
+/// layout route models no encoder-decoder), within its learned positions.
+pub fn check_trainable(spec: &TransformerSpec, seq: u64) -> Result<(), WorkloadError> {
+    if spec.encdec.is_some() {
+        return Err(WorkloadError::Invalid(format!("parallel training of encoder-decoder models ({}) is not modelled", spec.name)));
+    }
+    crate::transformer::check_positions(spec, seq)
+}
+
 impl TrainOptions {
     /// Checks the layout against the model and the GPUs available, with one line saying what
     /// does not fit together. `gpus` is the count the user has, when given.
@@ -262,9 +271,7 @@ impl TrainOptions {
         dim("global batch", self.global_batch)?;
         dim("sequence length", self.seq)?;
         let invalid = |m: String| Err(WorkloadError::Invalid(m));
-        if spec.encdec.is_some() {
-            return invalid(format!("parallel training of encoder-decoder models ({}) is not modelled", spec.name));
-        }
+        check_trainable(spec, self.seq)?;
         let total = [l.dp, l.tp, l.pp, l.cp].iter().fold(1u64, |a, &d| a.saturating_mul(d));
         if total > MAX_TRAINING_GPUS {
             return invalid(format!("{total} GPUs (dp × tp × pp × cp) is past the {MAX_TRAINING_GPUS} wavecast models; the largest clusters built hold about 200,000"));

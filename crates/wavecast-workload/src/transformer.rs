@@ -442,6 +442,15 @@ impl Ctx<'_> {
     }
 }
 
+/// `Ok` if a context of `kv_len` tokens has positions in `spec`: a model with learned position
+/// embeddings has none past its table (rotary models run past their context, with a note).
+pub fn check_positions(spec: &TransformerSpec, kv_len: u64) -> Result<(), WorkloadError> {
+    if spec.arch != Arch::Llama && kv_len > spec.max_positions {
+        return Err(WorkloadError::Invalid(format!("sequence length {kv_len} exceeds the model's {} learned positions", spec.max_positions)));
+    }
+    Ok(())
+}
+
 /// Builds the graph for `spec` under `o`.
 pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, WorkloadError> {
     if spec.encdec.is_some() {
@@ -450,12 +459,7 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     dim("batch", o.batch)?;
     dim("sequence length", o.seq)?;
     let kv_len = o.past.checked_add(o.seq).ok_or_else(|| WorkloadError::Invalid("context length overflows".into()))?;
-    if spec.arch != Arch::Llama && kv_len > spec.max_positions {
-        return Err(WorkloadError::Invalid(format!(
-            "sequence length {kv_len} exceeds the model's {} learned positions",
-            spec.max_positions
-        )));
-    }
+    check_positions(spec, kv_len)?;
     let tokens = checked_mul("tokens", &[o.batch, o.seq])?;
     // The largest intermediate: attention scores, and logits.
     checked_mul("attention scores", &[o.batch, spec.heads, o.seq, kv_len, 8])?;

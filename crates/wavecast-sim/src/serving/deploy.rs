@@ -387,16 +387,7 @@ impl Prepared {
     /// predictor named with `--predictor`). The routed experts run in the format the
     /// checkpoint can give them ([`TransformerSpec::experts_run_in`]), whatever command asks.
     pub fn with_pricing(spec: &TransformerSpec, gpu: &Gpu, o: &ServeSimOptions, max_context: u64, pricing: Pricing) -> Result<Prepared, SimError> {
-        if !spec.is_decoder() {
-            return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
-        }
-        if max_context > spec.max_positions {
-            return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
-        }
-        for q in [o.formats.quant, o.formats.moe_quant].into_iter().flatten() {
-            gpu.check_quant(q).map_err(SimError::Invalid)?;
-        }
-        o.backend.check_gpu(gpu).map_err(SimError::Invalid)?;
+        check_servable(spec, gpu, &o.formats, o.backend, max_context)?;
         let mut o = o.clone();
         o.formats.moe_quant = spec.experts_run_in(o.formats.moe_quant);
         let o = &o;
@@ -495,6 +486,22 @@ impl Prepared {
         let context = load.requests.iter().map(|r| r.input_len as f64 + r.output_len as f64 / 2.0).sum::<f64>() / n;
         w.cost.parts(&Batch { decode_seqs: seqs, decode_context: (context * seqs as f64) as u64, prefill: Vec::new() })
     }
+}
+
+/// `Ok` if `spec` can be served on `gpu` in `formats` by `backend` with requests of up to
+/// `max_context` tokens, whatever the layout: a decoder, within its context, in formats the GPU
+/// runs, on an engine built for it.
+pub fn check_servable(spec: &TransformerSpec, gpu: &Gpu, formats: &Formats, backend: Backend, max_context: u64) -> Result<(), SimError> {
+    if !spec.is_decoder() {
+        return Err(SimError::Invalid(format!("{} is an encoder; serving needs a decoder model", spec.name)));
+    }
+    if max_context > spec.max_positions {
+        return Err(SimError::Invalid(format!("requests of up to {max_context} tokens exceed the model's context of {} tokens", spec.max_positions)));
+    }
+    for q in [formats.quant, formats.moe_quant].into_iter().flatten() {
+        gpu.check_quant(q).map_err(SimError::Invalid)?;
+    }
+    backend.check_gpu(gpu).map_err(SimError::Invalid)
 }
 
 /// Simulates `load` served by `spec` on `gpu` as `o` describes (closed loops in their steady

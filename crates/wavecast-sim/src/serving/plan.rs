@@ -223,6 +223,8 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
         return Err(SimError::Invalid("a TPOT target needs an output of at least 2 tokens".into()));
     }
     let context = req.input_len + req.output_len;
+    // What no layout changes is refused once, as serve-sim refuses it, not set aside per layout.
+    super::deploy::check_servable(spec, gpu, &req.formats, req.backend, context)?;
     let candidates = candidates(spec, req.gpus, req.disaggregated);
     let mut points = Vec::new();
     let mut rejected = SetAside::default();

@@ -183,14 +183,9 @@ fn is_transformer_request(req: &PredictRequest) -> bool {
 /// GPU is the layout dp = tp = pp = 1). Eager/fused attention choices, ONNX graphs and vision
 /// models are the per-op route's alone.
 pub fn trains_as_layout(req: &PredictRequest) -> bool {
-    req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none() && !is_encoder_decoder(req)
+    req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none() && !req.is_encoder_decoder()
 }
 
-/// Whether the request's transformer is an encoder-decoder (T5, Switch), which the layout
-/// route does not model: one GPU trains it op by op.
-fn is_encoder_decoder(req: &PredictRequest) -> bool {
-    crate::request::transformer_spec(&req.model, &req.config).is_ok_and(|s| s.encdec.is_some())
-}
 
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a
 /// format was given, the workload is not a transformer from a preset or config, or it is

@@ -467,9 +467,18 @@ impl PredictRequest {
         match self.mode {
             ModeChoice::Serve => PredictRoute::Serve,
             // Only plain PyTorch is priced op by op; another stack is the layout route's.
+            // An encoder-decoder trains op by op on one GPU only: flags that say one GPU
+            // (`--dp 1`) ask what no flags ask.
+            ModeChoice::Train if self.is_encoder_decoder() && self.layout.is_one_plain_gpu(self.batch) && self.tp == defaults::TP && self.stack.is_none_or(|s| s == StackChoice::Pytorch) => PredictRoute::Step,
             ModeChoice::Train if self.layout.any() || self.tp != defaults::TP || self.stack.is_some_and(|s| s != StackChoice::Pytorch) => PredictRoute::Train,
             _ => PredictRoute::Step,
         }
+    }
+
+    /// Whether the request's transformer is an encoder-decoder (T5, Switch), which the layout
+    /// route does not model: one GPU trains it op by op.
+    pub fn is_encoder_decoder(&self) -> bool {
+        transformer_spec(&self.model, &self.config).is_ok_and(|s| s.encdec.is_some())
     }
 
     /// Sequence length (`--seq`) or its default: 1024 tokens, or a transformer's learned
@@ -607,6 +616,18 @@ impl LayoutArgs {
             || l.recompute.is_some()
             || l.sequence_parallel
             || l.nic_gbps.is_some()
+    }
+
+    /// Whether the flags given describe what no flags do: one GPU running the whole `batch` as
+    /// one micro-batch, nothing sharded or recomputed (`--dp 1`, `--zero 0`, …).
+    pub fn is_one_plain_gpu(&self, batch: u64) -> bool {
+        let one = |v: Option<u64>| v.is_none_or(|v| v == 1);
+        let l = self;
+        [l.dp, l.pp, l.cp, l.ep, l.interleave, l.nodes].into_iter().all(one)
+            && l.zero.is_none_or(|z| z == 0)
+            && l.micro_batch.is_none_or(|m| m == batch)
+            && l.recompute.is_none_or(|r| r == RecomputeChoice::None)
+            && !l.sequence_parallel
     }
 
     /// Whether no layout field was given (the group is then left out of the request's JSON,

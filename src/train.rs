@@ -210,11 +210,12 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     if req.gpus == 0 || req.gpus > wavecast_workload::train::MAX_TRAINING_GPUS {
         return Err(Error::new(format!("--gpus must be between 1 and {}, got {}", wavecast_workload::train::MAX_TRAINING_GPUS, req.gpus)));
     }
+    let (dtype, dtype_source) = train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref(), gpu)?;
     let plan = PlanRequest {
         gpus: req.gpus,
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
         seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
-        dtype: train_dtype(req.dtype.as_deref(), req.model.as_deref(), req.config.as_ref(), gpu)?.0,
+        dtype,
         optimizer: req.optimizer.into(),
         stack: req.stack.stack(req.fused_optimizer),
         topology: topology(req.gpus_per_node, req.nic_gbps)?,
@@ -223,5 +224,10 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
         power_limit_w: req.power_limit,
     };
     let predictor = wavecast_predict::by_name_with(&req.predictor, None, req.ops_data.as_deref())?;
-    Ok(wavecast_sim::plan_train(&spec, &plan, gpu, predictor.as_ref(), &CommModel::default())?)
+    let mut report = wavecast_sim::plan_train(&spec, &plan, gpu, predictor.as_ref(), &CommModel::default())?;
+    // Each row says where its format came from, as `predict` with that layout does.
+    for row in &mut report.rows {
+        row.report.dtype_source.clone_from(&dtype_source);
+    }
+    Ok(report)
 }

@@ -163,6 +163,18 @@ fn nonsense_layouts_get_one_line_and_exit_2() {
     );
 }
 
+/// What no layout changes (an encoder-decoder, a sequence past the learned positions) is
+/// refused before the search in one line, with nothing on stdout: not "1812 layouts priced,
+/// 0 fit" and the reason repeated per layout.
+#[test]
+fn plan_train_refuses_what_no_layout_changes_before_searching() {
+    for (model, seq, needle) in [("switch-base-8", "512", "encoder-decoder"), ("gpt2-large", "4096", "learned positions")] {
+        let args = ["plan", "train", "--model", model, "--gpu", "h100", "--gpus", "8", "--batch", "64", "--seq", seq];
+        assert_clear_error(&args, needle);
+        assert!(wavecast(&args).stdout.is_empty(), "{args:?} printed a table");
+    }
+}
+
 #[test]
 fn plan_train_ranks_fitting_layouts_fastest_first() {
     let o = wavecast(&[
@@ -561,6 +573,10 @@ fn eval_training_and_predict_agree_on_a_row_of_an_unknown_source() {
     let cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let predicted = cli["tokens_per_s_per_gpu"].as_f64().unwrap();
     assert!((replayed / predicted - 1.0).abs() < 1e-9, "eval {replayed} vs predict {predicted}");
+    // The same row with no measurement: nothing is replayed, so there is no error to report
+    // (not "0 runs, mean APE 0.0 %").
+    std::fs::write(&data, csv.replace(",1000,,,FSDP", ",,,,FSDP")).unwrap();
+    assert_clear_error(&["eval", "training", "--data", data.to_str().unwrap()], "no run of");
 }
 
 /// A fused attention kernel keeps no score matrix for backward, so choosing it shrinks the
@@ -585,7 +601,8 @@ fn the_attention_kernel_decides_whether_the_scores_are_kept() {
 }
 
 /// An encoder-decoder trains on one GPU op by op (the layout route models decoder stacks only),
-/// in text and in `--json` alike; with layout flags it is refused in one line.
+/// in text and in `--json` alike; flags that say one GPU (`--dp 1 --zero 0`) give that same
+/// answer, and a layout of more GPUs is refused in one line.
 #[test]
 fn an_encoder_decoder_trains_on_one_gpu() {
     let args = ["predict", "--model", "switch-base-8", "--gpu", "h100", "--mode", "train", "--batch", "8", "--json"];
@@ -594,7 +611,9 @@ fn an_encoder_decoder_trains_on_one_gpu() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["total_ms"].as_f64().is_some_and(|t| t > 0.0), "{v}");
     assert!(wavecast(&args[..9]).status.success());
+    assert_eq!(answer(&[&args[..], &["--dp", "1", "--zero", "0", "--micro-batch", "8"]].concat()), v);
     assert_clear_error(&["predict", "--model", "switch-base-8", "--gpu", "h100", "--mode", "train", "--batch", "8", "--dp", "2"], "encoder-decoder");
+    assert_clear_error(&["predict", "--model", "switch-base-8", "--gpu", "h100", "--mode", "train", "--batch", "8", "--dp", "1", "--micro-batch", "4"], "encoder-decoder");
 }
 
 /// A sequence beyond a model's context is priced but said, in `--json` as on stderr, on the

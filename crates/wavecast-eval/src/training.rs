@@ -398,7 +398,7 @@ pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: 
         .map(|r| {
             let out = specs[&r.hf_like_config].as_ref().map_err(Clone::clone).and_then(|spec| {
                 let rep = replay(r, spec, catalog, predictor, &comm)?;
-                let (measured, from) = measured_tokens_per_s(r, spec, &rep).ok_or("the source gives neither tokens/s nor TFLOP/s per GPU")?;
+                let (measured, from) = measured_tokens_per_s(r, spec, &rep).ok_or("the row gives no positive measured tokens/s or TFLOP/s per GPU")?;
                 Ok((rep, measured, from))
             });
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len());
@@ -444,6 +444,10 @@ pub fn eval_training(data: &Path, catalog: &Catalog, predictor: &str, progress: 
                 out.unreplayed.push(entry);
             }
         }
+    }
+    // With nothing replayed every band would read 0 % error: that is no answer.
+    if let (true, Some(first)) = (out.rows.is_empty(), out.unreplayed.first()) {
+        return Err(EvalError::Invalid(format!("no run of {} could be replayed ({} rows; {}: {})", data.display(), out.unreplayed.len(), first.id, first.reason)));
     }
     out.bands = summarize(&out.rows);
     Ok(out)

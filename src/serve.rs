@@ -27,7 +27,7 @@ fn options(spec: &TransformerSpec, batch: u64, input_len: u64, output_len: u64, 
             (o.quant, o.moe_quant) = (served.layers, served.experts);
         }
     }
-    o.kv_dtype = kv_dtype.map(|k| kv_cache_dtype(Some(k), dtype)).transpose()?;
+    o.kv_dtype = kv_cache_dtype(kv_dtype)?;
     Ok(o)
 }
 

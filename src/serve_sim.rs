@@ -22,7 +22,8 @@ fn quant(flag: &str, name: &Option<String>) -> Result<Option<Quant>> {
 fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArgs) -> Result<(Formats, Backend, Vec<String>)> {
     let (dtype, dtype_note) = wavecast_sim::serve::settle_dtype(wavecast_sim::serve::activation_dtype(&a.dtype)?, gpu)?;
     let mut notes: Vec<String> = dtype_note.into_iter().collect();
-    let kv = wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref(), dtype)?;
+    let (kv, kv_note) = wavecast_sim::serve::settle_kv_dtype(wavecast_sim::serve::kv_cache_dtype(a.kv_dtype.as_deref())?, dtype);
+    notes.extend(kv_note);
     if a.moe_quant.is_some() && spec.moe.is_none() {
         return Err(Error::new(format!("--moe-quant sets the routed experts' weights, and {} has none: give --quant", spec.name)));
     }

@@ -1,4 +1,4 @@
-//! Terminal tables: plain, aligned, fitting an 80-column terminal.
+//! Terminal tables and prose: plain, aligned, sized to the terminal they are printed on.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use wavecast::eval::ops::FamilyError;
@@ -15,13 +15,24 @@ pub fn new(headers: &[&str]) -> Table {
     t
 }
 
-/// Widest line of prose the commands print (tables size themselves).
+/// Widest line of prose the commands print (tables size themselves): in a terminal, its width
+/// when narrower; piped, this width exactly, so saved output does not depend on a window.
 pub const PROSE_WIDTH: usize = 100;
 
-/// Prints one line of prose, folded at spaces to [`PROSE_WIDTH`] columns with the lines after
+/// The narrowest terminal prose is folded for; below it, lines fold at this width.
+const NARROWEST: usize = 40;
+
+/// Columns prose folds at: [`PROSE_WIDTH`], or a narrower terminal's width.
+fn prose_width() -> usize {
+    use std::io::IsTerminal;
+    let terminal = std::io::stdout().is_terminal().then(|| Table::new().width()).flatten();
+    terminal.map_or(PROSE_WIDTH, |w| (w as usize).clamp(NARROWEST, PROSE_WIDTH))
+}
+
+/// Prints one line of prose, folded at spaces to [`prose_width`] columns with the lines after
 /// the first indented by two, so a long header, note or reason stays readable in a terminal.
 pub fn say(text: &str) {
-    println!("{}", fold(text, PROSE_WIDTH));
+    println!("{}", fold(text, prose_width()));
 }
 
 /// `text` folded as [`say`] prints it; a word longer than the width stays whole.

@@ -93,7 +93,11 @@ fn bad_input_is_one_line_and_exit_code_two() {
     fails_with(&["scale", "--trace", &zero, "--from", "a100", "--to", "h100"], "last 0 µs");
     let huge = tiny_trace("huge.json", &TINY.replace("\"dur\": 250", "\"dur\": 1e300"));
     fails_with(&["scale", "--trace", &huge, "--from", "a100", "--to", "h100"], "longer than a day");
-    for f in [cut, empty, zero, huge] {
+    // A GPU without units for the trace's type is refused, not priced at some other type's rate.
+    let bf16 = tiny_trace("bf16.json", &TINY.replace("ampere_sgemm_128x64_tn", "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_tn"));
+    fails_with(&["scale", "--trace", &bf16, "--from", "a100", "--to", "h100,v100"], "1 of the trace's kernels compute in bf16, which v100-sxm2 has no units for");
+    assert!(wavecast(&["scale", "--trace", &bf16, "--from", "a100", "--to", "h100"]).status.success());
+    for f in [cut, empty, zero, huge, bf16] {
         std::fs::remove_file(f).unwrap();
     }
 }

@@ -190,30 +190,40 @@ pub fn settle_dtype(given: Option<DType>, gpu: &Gpu) -> Result<(DType, Option<St
 /// `o` as it runs on `gpu` ([`settle_dtype`]): with the activations' type left to
 /// [`AUTO_DTYPE`], a GPU without BF16 units runs FP16 activations, and 16-bit weights and KV
 /// cache with them; the note says so.
-fn on_gpu(o: &ServeOptions, gpu: &Gpu) -> Result<(ServeOptions, Option<String>), SimError> {
+fn on_gpu(o: &ServeOptions, gpu: &Gpu) -> Result<(ServeOptions, Vec<String>), SimError> {
     let (dtype, note) = settle_dtype((!o.dtype_auto).then_some(o.dtype), gpu)?;
-    if dtype == o.dtype {
-        return Ok((o.clone(), note));
-    }
+    let (kv, kv_note) = settle_kv_dtype(o.kv_dtype, dtype);
+    let notes = note.into_iter().chain(kv_note).collect();
     let sixteen = |d: DType| if d == o.dtype { dtype } else { d };
-    Ok((ServeOptions { dtype, weights: sixteen(o.weights), kv_dtype: o.kv_dtype.map(sixteen), ..o.clone() }, note))
+    Ok((ServeOptions { dtype, weights: sixteen(o.weights), kv_dtype: o.kv_dtype.map(|_| kv), ..o.clone() }, notes))
 }
 
-/// The KV cache's type from `--kv-dtype`: the activations' type by default, else bf16, fp16 or
-/// fp8 (half the bytes of a 16-bit cache).
-pub fn kv_cache_dtype(flag: Option<&str>, dtype: DType) -> Result<DType, SimError> {
+/// The KV cache's type `--kv-dtype` asks for: `None` for the activations' type (no flag, or
+/// vLLM's `auto`), else bf16, fp16 or fp8 (half the bytes of a 16-bit cache), as given.
+pub fn kv_cache_dtype(flag: Option<&str>) -> Result<Option<DType>, SimError> {
     let refuse = |got: &str| SimError::Invalid(format!("the KV cache must be bf16, fp16, fp8 or auto (vLLM's fp8_e4m3 and fp8_e5m2 are fp8), got {got}"));
     let kv: DType = match flag {
         // vLLM's own names: `auto` is the activations' type, both FP8 encodings one byte.
-        None | Some("auto") => dtype,
+        None | Some("auto") => return Ok(None),
         Some("fp8_e4m3" | "fp8_e5m2") => DType::Fp8,
         Some(name) => name.parse().map_err(|_| refuse(name))?,
     };
     match kv {
-        // A 16-bit cache holds the activations' 16-bit type, as the engines write it.
-        DType::Bf16 | DType::Fp16 if matches!(dtype, DType::Bf16 | DType::Fp16) => Ok(dtype),
-        DType::Bf16 | DType::Fp16 | DType::Fp8 => Ok(kv),
+        DType::Bf16 | DType::Fp16 | DType::Fp8 => Ok(Some(kv)),
         _ => Err(refuse(kv.as_str())),
+    }
+}
+
+/// The KV cache's type next to activations of `dtype` (the activations' own when `given` is
+/// `None`), with a note when a 16-bit type was asked for that the engines do not write: a
+/// 16-bit cache holds the type the engine computes in.
+pub fn settle_kv_dtype(given: Option<DType>, dtype: DType) -> (DType, Option<String>) {
+    match given {
+        None => (dtype, None),
+        Some(kv @ (DType::Bf16 | DType::Fp16)) if kv != dtype && matches!(dtype, DType::Bf16 | DType::Fp16) => {
+            (dtype, Some(format!("KV cache in {dtype}, not {kv}: a 16-bit cache holds the type the engine computes in (--dtype sets both)")))
+        }
+        Some(kv) => (kv, None),
     }
 }
 
@@ -326,7 +336,7 @@ pub fn default_backend() -> Backend {
 /// ([`Prepared::run_batch`]), or says why it cannot run (bad TP, too large for memory, zero
 /// lengths).
 pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptions, backend: Backend) -> Result<ServeReport, SimError> {
-    let (o, dtype_note) = on_gpu(o, gpu)?;
+    let (o, dtype_notes) = on_gpu(o, gpu)?;
     let o = &o;
     o.validate(spec)?;
     // The op graphs of the prefill and a middle decode step: the GPU must have units for every
@@ -384,7 +394,7 @@ pub fn serve(spec: &TransformerSpec, gpu: &Gpu, pricing: Pricing, o: &ServeOptio
         comm_ms: comm_total,
         comm_share: if total_ms > 0.0 { comm_total / total_ms } else { 0.0 },
         interconnect: (o.tp > 1).then(|| comm.server_link(gpu, o.tp).kind.as_str()),
-        notes: dtype_note.into_iter().chain(sixteen_bit_weights(o).then(|| spec.quant_note()).flatten()).collect(),
+        notes: dtype_notes.into_iter().chain(sixteen_bit_weights(o).then(|| spec.quant_note()).flatten()).collect(),
         weight_gb: m.weights_gb,
         kv_cache_gb: run.batch_kv_bytes / 1e9,
         activation_gb: m.activations_gb,
@@ -442,20 +452,26 @@ mod tests {
         let mut o = ServeOptions::new(4, 128, 8, DType::Bf16);
         o.dtype_auto = true;
         o.kv_dtype = Some(DType::Bf16);
-        let (run, note) = on_gpu(&o, v100).unwrap();
+        let (run, notes) = on_gpu(&o, v100).unwrap();
         assert_eq!((run.dtype, run.weights, run.kv_dtype), (DType::Fp16, DType::Fp16, Some(DType::Fp16)));
-        assert!(note.is_some());
+        // The activations' type, and the bf16 cache asked for that is written in fp16.
+        assert!(notes.len() == 2 && notes[1].contains("KV cache in fp16, not bf16"), "{notes:?}");
         o.kv_dtype = Some(DType::Fp8);
         assert_eq!(on_gpu(&o, v100).unwrap().0.kv_dtype, Some(DType::Fp8));
-        assert_eq!(on_gpu(&o, a100).unwrap(), (o.clone(), None));
+        assert_eq!(on_gpu(&o, a100).unwrap(), (o.clone(), Vec::new()));
         o.dtype_auto = false;
         assert!(on_gpu(&o, v100).is_err(), "a type asked for is kept, and refused");
         // 16-bit weights of either kind are the activations' type.
         assert_eq!(weight_dtype(Some("bf16"), DType::Fp16).unwrap(), DType::Fp16);
         assert_eq!(weight_dtype(Some("fp16"), DType::Bf16).unwrap(), DType::Bf16);
-        assert_eq!(kv_cache_dtype(Some("bf16"), DType::Fp16).unwrap(), DType::Fp16);
-        assert_eq!(kv_cache_dtype(Some("auto"), DType::Fp16).unwrap(), DType::Fp16);
-        assert_eq!(kv_cache_dtype(Some("fp8_e5m2"), DType::Bf16).unwrap(), DType::Fp8);
+        // A 16-bit cache of the other kind is the activations' type, and says so.
+        assert_eq!(kv_cache_dtype(Some("bf16")).unwrap(), Some(DType::Bf16));
+        let (kv, note) = settle_kv_dtype(Some(DType::Bf16), DType::Fp16);
+        assert!(kv == DType::Fp16 && note.is_some_and(|n| n.contains("not bf16")));
+        assert_eq!(settle_kv_dtype(Some(DType::Fp16), DType::Fp16), (DType::Fp16, None));
+        assert_eq!(settle_kv_dtype(None, DType::Fp16), (DType::Fp16, None));
+        assert_eq!(kv_cache_dtype(Some("auto")).unwrap(), None);
+        assert_eq!(kv_cache_dtype(Some("fp8_e5m2")).unwrap(), Some(DType::Fp8));
         assert_eq!(activation_dtype(AUTO_DTYPE).unwrap(), None);
         assert_eq!(activation_dtype("fp16").unwrap(), Some(DType::Fp16));
         assert!(activation_dtype("fp32").unwrap_err().to_string().contains("bf16, fp16 or auto"));

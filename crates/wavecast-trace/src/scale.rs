@@ -176,6 +176,29 @@ impl Ratios<'_> {
     }
 }
 
+/// The type a kernel computes in: its op's, else what its name shows, else FP32.
+fn kernel_dtype(k: &Kernel, op: Option<&Op>) -> DType {
+    op.map(|o| o.dtype()).or_else(|| dtype_from_kernel(&k.name)).unwrap_or(DType::Fp32)
+}
+
+/// `Ok` if `dest` has units for every 16-bit or narrower type the trace's kernels compute in;
+/// else which type it lacks and how many kernels use it. FP32 work (TF32 kernels included)
+/// runs on every GPU, as FP32 where there is no TF32.
+pub fn check_dtypes(trace: &Trace, dest: &Gpu) -> Result<(), String> {
+    let mut ops = HashMap::new();
+    let mut missing: BTreeMap<DType, usize> = BTreeMap::new();
+    for k in &trace.kernels {
+        let dtype = kernel_dtype(k, kernel_op(trace, k, &mut ops).as_ref());
+        if !matches!(dtype, DType::Fp32 | DType::Tf32) && !dest.supports(dtype) {
+            *missing.entry(dtype).or_default() += 1;
+        }
+    }
+    match missing.into_iter().next() {
+        None => Ok(()),
+        Some((dtype, n)) => Err(format!("{n} of the trace's kernels compute in {dtype}, which {} has no units for; record the trace in a type it runs", dest.id)),
+    }
+}
+
 /// Scales every kernel of `trace` from `origin` to `dest`.
 pub fn scale(trace: &Trace, origin: &Gpu, dest: &Gpu, opts: &Options) -> Scaling {
     let mut ops = HashMap::new();
@@ -214,8 +237,7 @@ fn scale_one(
             *notes.entry("GEMM/conv/attention/RNN kernels without recorded shapes or an IR operator: wave-scaled".into()).or_default() += 1;
         }
     }
-    let dtype = op.map(|o| o.dtype()).or_else(|| dtype_from_kernel(&k.name)).unwrap_or(DType::Fp32);
-    let work = Work { class: family.roof_class(), dtype };
+    let work = Work { class: family.roof_class(), dtype: kernel_dtype(k, op) };
     let g = kernel_gamma(k, op, family, work, dest, opts.gamma);
     let launch = launch_of(k, op);
     let s = scale_kernel(k.dur, launch.as_ref(), g, work, origin, dest, opts.form);

@@ -53,7 +53,9 @@ impl Prepared {
     /// Runs `batch` requests of `input` prompt and `output` generated tokens, all in the
     /// engine at time 0, on the deployment's one aggregated worker (sized with room for the
     /// whole batch in one iteration: at least `batch` sequences and `batch × input` tokens), or
-    /// says why the batch cannot run as one.
+    /// says why the batch cannot run as one. One iteration holds the whole batch's activations,
+    /// where an engine under load prefills in chunks: a batch can be refused here that
+    /// `serve-sim` runs, and the refusal says so.
     pub fn run_batch(&self, spec: &TransformerSpec, batch: u64, input: u64, output: u64) -> Result<BatchRun, SimError> {
         let [w] = self.workers.as_slice() else { return Err(SimError::Invalid("a static batch runs on one aggregated worker".into())) };
         if !matches!(self.options.layout, Layout::Agg { pool } if pool.workers == 1 && pool.parallel.pp == 1) || w.role != Role::Mixed {
@@ -71,7 +73,7 @@ impl Prepared {
         if blocks > c.kv_blocks {
             let m = &w.memory;
             return Err(SimError::Invalid(format!(
-                "does not fit in memory: the batch's KV cache needs {:.1} GB per GPU but {:.1} GB remain beside weights {:.1} GB, activations {:.1} GB{} and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, or a smaller format",
+                "does not fit in memory: the batch's KV cache needs {:.1} GB per GPU but {:.1} GB remain beside weights {:.1} GB, activations {:.1} GB{} and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, a smaller format, or serve-sim, whose engine prefills in chunks with smaller activations",
                 batch_kv_bytes / 1e9,
                 m.kv_cache_gb,
                 m.weights_gb,

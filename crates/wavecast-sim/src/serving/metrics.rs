@@ -73,19 +73,32 @@ pub struct Metrics {
     /// From the first arrival to the last token, seconds.
     pub duration_s: f64,
     pub ttft_ms: Latency,
-    /// Mean time between a request's tokens after the first (requests of one token excluded).
+    /// Mean time between a request's tokens after the first (requests of one token excluded);
+    /// `null` in JSON when no request produced a second token (zeros here).
+    #[serde(serialize_with = "null_without_decoding")]
     pub tpot_ms: Latency,
     pub e2e_ms: Latency,
     pub requests_per_s: f64,
     pub output_tokens_per_s: f64,
     pub output_tokens_per_s_per_gpu: f64,
-    /// 1000 / mean TPOT: how fast one user sees text appear.
+    /// 1000 / mean TPOT: how fast one user sees text appear (`null` in JSON without decoding).
+    #[serde(serialize_with = "null_if_zero")]
     pub tokens_per_s_per_user: f64,
     /// Requests per second that met the SLO, and their share.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goodput_requests_per_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo_attainment: Option<f64>,
+}
+
+/// A run whose requests all end at their first token has no time per output token: JSON says
+/// so with `null`, not with a zero that reads as a measurement.
+fn null_without_decoding<S: serde::Serializer>(l: &Latency, s: S) -> Result<S::Ok, S::Error> {
+    (l.mean > 0.0).then_some(l).serialize(s)
+}
+
+fn null_if_zero<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    (*v > 0.0).then_some(v).serialize(s)
 }
 
 fn tpot_ms(t: &Timeline) -> Option<f64> {

@@ -175,6 +175,19 @@ fn bad_serving_input_is_one_line_and_exit_2() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A run in which no request decodes has no time per output token: JSON says `null`, not a
+/// zero that reads as one; a 16-bit cache of the other kind than the activations is written in
+/// theirs, and the answer says so.
+#[test]
+fn no_decoding_is_null_and_a_swapped_cache_type_is_noted() {
+    let v = json(&["serve-sim", "--model", "llama-3.1-8b", "--gpu", "h100", "--output-len", "1"]);
+    assert!(v["metrics"]["tpot_ms"].is_null() && v["metrics"]["tokens_per_s_per_user"].is_null(), "{}", v["metrics"]);
+    assert!(v["metrics"]["ttft_ms"]["mean"].as_f64().is_some_and(|t| t > 0.0));
+    let v = json(&["serve-sim", "--model", "llama-3.1-8b", "--gpu", "h100", "--dtype", "fp16", "--kv-dtype", "bf16"]);
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("KV cache in fp16, not bf16")), "{}", v["notes"]);
+    assert!(v["metrics"]["tpot_ms"]["mean"].as_f64().is_some_and(|t| t > 0.0));
+}
+
 /// What no layout can change (a format the GPU lacks, a prompt past the model's context) is
 /// refused before the search, in one line and with nothing on stdout, as serve-sim refuses it:
 /// not an empty table with the reason repeated per layout.

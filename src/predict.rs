@@ -186,7 +186,6 @@ pub fn trains_as_layout(req: &PredictRequest) -> bool {
     req.mode == ModeChoice::Train && is_transformer_request(req) && req.attention.unwrap_or_default() == AttentionChoice::Auto && req.image_size.is_none() && !req.is_encoder_decoder()
 }
 
-
 /// Why a transformer request without `--dtype` runs in the format it does (`None` when a
 /// format was given, the workload is not a transformer from a preset or config, or it is
 /// served).

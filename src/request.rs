@@ -467,8 +467,8 @@ impl PredictRequest {
         match self.mode {
             ModeChoice::Serve => PredictRoute::Serve,
             // An encoder-decoder trains op by op on one GPU only: flags that say one GPU
-            // (`--dp 1`) ask what no flags ask.
-            ModeChoice::Train if self.is_encoder_decoder() && self.layout.is_one_plain_gpu(self.batch) && self.tp == defaults::TP && self.stack.is_none_or(|s| s == StackChoice::Pytorch) => PredictRoute::Step,
+            // (`--dp 1`) ask what no flags ask. The model is read last, only when that matters.
+            ModeChoice::Train if self.layout.any() && self.layout.is_one_plain_gpu(self.batch) && self.tp == defaults::TP && self.stack.is_none_or(|s| s == StackChoice::Pytorch) && self.is_encoder_decoder() => PredictRoute::Step,
             // Only plain PyTorch is priced op by op; another stack is the layout route's.
             ModeChoice::Train if self.layout.any() || self.tp != defaults::TP || self.stack.is_some_and(|s| s != StackChoice::Pytorch) => PredictRoute::Train,
             _ => PredictRoute::Step,

@@ -200,9 +200,7 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     if trace.kernel_time_us() < shortest_us {
         return Err(Error::new(format!("{}: the trace's {} GPU kernels last {} µs in all, less than the 1 ns a profiler resolves; there is no time to scale", req.trace.display(), trace.kernels.len(), trace.kernel_time_us())));
     }
-    for d in &dests {
-        wavecast_trace::scale::check_dtypes(&trace, d).map_err(Error::new)?;
-    }
+    wavecast_trace::scale::check_dtypes(&trace, &dests).map_err(Error::new)?;
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
     let predictor: Option<Box<dyn Predictor>> = match req.method {
         ScaleMethodChoice::Hybrid => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(crate::defaults::PREDICTOR))?),

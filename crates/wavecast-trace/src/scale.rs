@@ -181,22 +181,24 @@ fn kernel_dtype(k: &Kernel, op: Option<&Op>) -> DType {
     op.map(|o| o.dtype()).or_else(|| dtype_from_kernel(&k.name)).unwrap_or(DType::Fp32)
 }
 
-/// `Ok` if `dest` has units for every 16-bit or narrower type the trace's kernels compute in;
-/// else which type it lacks and how many kernels use it. FP32 work (TF32 kernels included)
-/// runs on every GPU, as FP32 where there is no TF32.
-pub fn check_dtypes(trace: &Trace, dest: &Gpu) -> Result<(), String> {
+/// `Ok` if every GPU of `dests` has units for every 16-bit or narrower type the trace's
+/// kernels compute in; else the first GPU and type missing, and how many kernels use it. FP32
+/// work (TF32 kernels included) runs on every GPU, as FP32 where there is no TF32.
+pub fn check_dtypes(trace: &Trace, dests: &[&Gpu]) -> Result<(), String> {
     let mut ops = HashMap::new();
-    let mut missing: BTreeMap<DType, usize> = BTreeMap::new();
+    let mut kernels: BTreeMap<DType, usize> = BTreeMap::new();
     for k in &trace.kernels {
         let dtype = kernel_dtype(k, kernel_op(trace, k, &mut ops).as_ref());
-        if !matches!(dtype, DType::Fp32 | DType::Tf32) && !dest.supports(dtype) {
-            *missing.entry(dtype).or_default() += 1;
+        if !matches!(dtype, DType::Fp32 | DType::Tf32) {
+            *kernels.entry(dtype).or_default() += 1;
         }
     }
-    match missing.into_iter().next() {
-        None => Ok(()),
-        Some((dtype, n)) => Err(format!("{n} of the trace's kernels compute in {dtype}, which {} has no units for; record the trace in a type it runs", dest.id)),
+    for dest in dests {
+        if let Some((dtype, n)) = kernels.iter().find(|(d, _)| !dest.supports(**d)) {
+            return Err(format!("{n} of the trace's kernels compute in {dtype}, which {} has no units for; record the trace in a type it runs", dest.id));
+        }
     }
+    Ok(())
 }
 
 /// Scales every kernel of `trace` from `origin` to `dest`.

@@ -184,6 +184,29 @@ fn destination(s: Scaling, steps: f64, origin_ms: f64, gpu: &Gpu, intervals: &Sc
     }
 }
 
+/// The destinations other than the origin, each once: the origin's own time is the trace's
+/// measurement, already in the report, and carrying it to itself would only add an interval
+/// around a measured number. Nothing left to carry to is refused.
+fn other_gpus<'c>(dests: Vec<&'c Gpu>, origin: &Gpu, trace: &Trace) -> Result<Vec<&'c Gpu>> {
+    let mut others: Vec<&Gpu> = Vec::new();
+    for d in dests {
+        if d.id != origin.id && !others.iter().any(|o| o.id == d.id) {
+            others.push(d);
+        }
+    }
+    if others.is_empty() {
+        let per_step_ms = trace.kernel_time_us() / 1e3 / trace.profiler_steps.max(1) as f64;
+        return Err(Error::new(format!("--to names only {}, the GPU the trace was recorded on ({} ms per step, measured): name another GPU to carry it to", origin.id, format_ms(per_step_ms))));
+    }
+    Ok(others)
+}
+
+/// Milliseconds to about three significant digits, for a message.
+fn format_ms(ms: f64) -> String {
+    let decimals = (2.0 - ms.abs().log10().floor()).clamp(0.0, 6.0) as usize;
+    format!("{ms:.decimals$}")
+}
+
 /// Answers a [`ScaleRequest`]: the trace's kernels carried from the GPU it was recorded on to
 /// every destination.
 pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
@@ -200,8 +223,9 @@ pub fn scale(req: &ScaleRequest) -> Result<ScaleReport> {
     if trace.kernel_time_us() < shortest_us {
         return Err(Error::new(format!("{}: the trace's {} GPU kernels last {} µs in all, less than the 1 ns a profiler resolves; there is no time to scale", req.trace.display(), trace.kernels.len(), trace.kernel_time_us())));
     }
-    wavecast_trace::scale::check_dtypes(&trace, &dests).map_err(Error::new)?;
     let (from, matched) = origin(req.from.as_deref(), &trace, &cat)?;
+    let dests = other_gpus(dests, from, &trace)?;
+    wavecast_trace::scale::check_dtypes(&trace, &dests).map_err(Error::new)?;
     let predictor: Option<Box<dyn Predictor>> = match req.method {
         ScaleMethodChoice::Hybrid => Some(wavecast_predict::by_name(req.predictor.as_deref().unwrap_or(crate::defaults::PREDICTOR))?),
         // Every flag that does not apply is refused, never ignored.

@@ -46,7 +46,7 @@ fn formats(spec: &TransformerSpec, gpu: &wavecast_gpu::Gpu, a: &ServingFormatArg
 fn slo(ttft: Option<f64>, tpot: Option<f64>) -> Result<Option<Slo>> {
     for (what, v) in [("TTFT", ttft), ("TPOT", tpot)] {
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(Error::new(format!("the {what} target must be a positive number of milliseconds, got {v}")));
+            return Err(Error::new(format!("the {what} target must be a positive number of milliseconds, got {}", wavecast_ir::quoted(v))));
         }
     }
     Ok((ttft.is_some() || tpot.is_some()).then_some(Slo { ttft_ms: ttft, tpot_ms: tpot }))

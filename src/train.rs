@@ -65,7 +65,7 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
         return Err(Error::new(format!("GPUs per node must be between 1 and 1024, got {gpus_per_node}")));
     }
     if let Some(n) = nic_gbps.filter(|n| !(n.is_finite() && *n > 0.0 && *n <= 1e5)) {
-        return Err(Error::new(format!("NIC rate must be a positive number of Gbit/s up to 100000, got {n}")));
+        return Err(Error::new(format!("NIC rate must be a positive number of Gbit/s up to 100000, got {}", wavecast_ir::quoted(n))));
     }
     Ok(Topology { gpus_per_node, nic_gbps })
 }
@@ -205,7 +205,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     let spec = transformer_spec(&req.model, &req.config)?;
     // A quintillion tokens is ten thousand times the largest training runs published.
     if !(req.tokens.is_finite() && req.tokens > 0.0 && req.tokens <= 1e18) {
-        return Err(Error::new(format!("--tokens must be a positive number of at most 1e18, got {}", req.tokens)));
+        return Err(Error::new(format!("--tokens must be a positive number of at most 1e18, got {}", wavecast_ir::quoted(req.tokens))));
     }
     if req.gpus == 0 || req.gpus > wavecast_workload::train::MAX_TRAINING_GPUS {
         return Err(Error::new(format!("--gpus must be between 1 and {}, got {}", wavecast_workload::train::MAX_TRAINING_GPUS, req.gpus)));

@@ -58,6 +58,18 @@ fn several_destinations_give_a_comparison_with_prices() {
     assert_eq!(v["steps"], 5);
 }
 
+/// The trace's own GPU among the destinations is its measurement, already the origin: it is
+/// not carried to itself (a second row with an interval around a measured time), a GPU named
+/// twice is listed once, and naming only the origin is refused.
+#[test]
+fn the_origin_and_repeats_are_not_destinations() {
+    let Some(trace) = kineto("v100_sxm2_rank0.json.gz") else { return };
+    let v = json(&wavecast(&["scale", "--trace", &trace, "--to", "v100-sxm2,h100,h100-sxm", "--json"]));
+    let ids: Vec<&str> = v["destinations"].as_array().unwrap().iter().map(|d| d["gpu"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["h100-sxm"]);
+    fails_with(&["scale", "--trace", &trace, "--to", "v100-sxm2"], "the GPU the trace was recorded on");
+}
+
 #[test]
 fn origin_time_is_the_sum_of_kernel_durations() {
     let trace = tiny_trace("tiny.json", TINY);

@@ -414,7 +414,8 @@ fn a_negative_number_is_refused_for_what_it_is() {
 }
 
 /// Every point `plan serve` ranks names the unit it simulated as `serve-sim` flags, and those
-/// flags give `serve-sim` the same latencies: one question, one answer.
+/// flags give `serve-sim` the same latencies: one question, one answer. Its `pooled` flags are
+/// the whole deployment.
 #[test]
 fn a_plan_point_is_what_serve_sim_gives_for_its_unit() {
     let plan = json(&["plan", "serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "2", "--concurrency", "4"]);
@@ -429,6 +430,13 @@ fn a_plan_point_is_what_serve_sim_gives_for_its_unit() {
             assert_eq!(p[point].as_f64(), sim["metrics"][metric]["mean"].as_f64(), "{}: {point}", p["layout"]);
         }
         assert_eq!(p["concurrency"].as_u64().unwrap(), p["unit_users"].as_u64().unwrap() * p["copies"].as_u64().unwrap());
+        // The whole deployment behind one router runs as the flags `pooled` gives.
+        let users = p["concurrency"].to_string();
+        let mut args = vec!["serve-sim", "--model", "llama-3.1-8b", "--gpu", "h100", "--concurrency", &users];
+        args.extend(p["pooled"].as_str().unwrap().split(' '));
+        let pooled = json(&args);
+        assert_eq!(pooled["layout"], p["layout"], "{args:?}");
+        assert_eq!(pooled["gpus"], p["gpus_used"], "{args:?}");
     }
 }
 

@@ -30,7 +30,7 @@ pub fn measured_ms(what: &str, ms: f64) -> Result<f64, String> {
     if ms.is_finite() && (lo..=hi).contains(&ms) {
         Ok(ms)
     } else {
-        Err(format!("{what} must be a time between {lo} ms (1 ns) and {hi} ms (a day), got {ms}"))
+        Err(format!("{what} must be a time between {lo} ms (1 ns) and {hi} ms (a day), got {}", wavecast_ir::quoted(ms)))
     }
 }
 

@@ -184,7 +184,7 @@ impl Catalog {
     pub fn set_user_price(&mut self, name: &str, usd_per_hour: f64) -> Result<(), CatalogError> {
         let (lo, hi) = crate::spec::PLAUSIBLE;
         if !(usd_per_hour.is_finite() && (lo..=hi).contains(&usd_per_hour)) {
-            return Err(CatalogError::Invalid(format!("a price must be a positive number of dollars per GPU-hour between {lo} and {hi:e}, got {usd_per_hour}")));
+            return Err(CatalogError::Invalid(format!("a price must be a positive number of dollars per GPU-hour between {lo} and {hi:e}, got {}", wavecast_ir::quoted(usd_per_hour))));
         }
         let id = self.get(name)?.id.clone();
         let gpu = self.gpus.iter_mut().find(|g| g.id == id).expect("get found it");

@@ -406,7 +406,7 @@ impl Gpu {
         let (lo, hi) = PLAUSIBLE;
         for (field, v) in positive {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                problems.push(format!("{field} must be a positive number between {lo} and {hi:e}, got {v}"));
+                problems.push(format!("{field} must be a positive number between {lo} and {hi:e}, got {}", wavecast_ir::quoted(v)));
             }
         }
         // The FP32 peak is the lanes at the boost clock (twice that where lanes dual-issue, as on
@@ -435,7 +435,7 @@ impl Gpu {
         for (field, v, most) in optional {
             let Some(v) = v else { continue };
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                problems.push(format!("peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {v}"));
+                problems.push(format!("peak_tflops.{field} must be positive, between {lo} and {hi:e}, got {}", wavecast_ir::quoted(v)));
             } else if problems.is_empty() && v > most * p.fp32 {
                 problems.push(format!("peak_tflops.{field} {v} is over {most}× the FP32 peak {}, which no GPU's matrix units reach: correct one of them", p.fp32));
             }

@@ -29,6 +29,16 @@ pub enum DimError {
     Invalid { what: String },
 }
 
+/// A number as a refusal quotes it back: as written where it has an ordinary size, in
+/// scientific notation where writing it out would take dozens of digits (`1e-300`, `1e300`).
+pub fn quoted(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e9).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Validates one dimension: non-zero and below [`MAX_DIM`].
 pub fn dim(name: &str, value: u64) -> Result<u64, DimError> {
     if value == 0 {
@@ -50,6 +60,17 @@ pub fn checked_mul(what: &str, factors: &[u64]) -> Result<u64, DimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refusal quotes an absurd number in a few characters, an ordinary one as typed.
+    #[test]
+    fn quoted_numbers_stay_short() {
+        assert_eq!(quoted(1e-300), "1e-300");
+        assert_eq!(quoted(-1e300), "-1e300");
+        assert_eq!(quoted(2.5), "2.5");
+        assert_eq!(quoted(0.001), "0.001");
+        assert_eq!(quoted(100000.0), "100000");
+        assert_eq!(quoted(f64::NAN), "NaN");
+    }
 
     #[test]
     fn zero_and_huge_dims_are_errors() {

@@ -12,7 +12,7 @@ pub mod graph;
 pub mod ops;
 pub mod quant;
 
-pub use dims::{checked_mul, dim, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
+pub use dims::{checked_mul, dim, quoted, DimError, MAX_DIM, MAX_ELEMENTS, MAX_WORK};
 pub use dtype::DType;
 pub use engine::Engine;
 pub use format::Precision;

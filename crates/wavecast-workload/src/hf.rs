@@ -1078,7 +1078,7 @@ impl TransformerSpec {
             Some(f) if f > 0.0 && f < 1.0 => Some(((spec.head_dim as f64 * f).round() as u64).max(1)),
             // 1: whole heads.
             Some(f) if f > 0.0 && f <= 1.0 => None,
-            Some(f) => return Err(WorkloadError::Config { origin: origin.into(), reason: format!("partial_rotary_factor must be in (0, 1], got {f}") }),
+            Some(f) => return Err(WorkloadError::Config { origin: origin.into(), reason: format!("partial_rotary_factor must be in (0, 1], got {}", wavecast_ir::quoted(f)) }),
         };
         Ok(spec)
     }

@@ -65,6 +65,8 @@ pub struct PlanPoint {
     pub unit: String,
     pub unit_users: u64,
     pub copies: u64,
+    /// The whole deployment as `serve-sim` flags: all copies behind one router.
+    pub pooled: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -132,7 +134,9 @@ fn across_servers(n: u64) -> impl Iterator<Item = (u64, Parallel)> {
 /// users divided by `copies`: the copies are taken to serve their shares independently (as
 /// routers that pin a client to one copy do), which a search over every layout and load can
 /// afford at any GPU count. A router pooling all copies (`serve-sim` with the full layout)
-/// evens out their queues a little better, so its TTFT can come out a few percent shorter.
+/// sends each request to the least loaded copy, which evens out their queues: its TTFT came
+/// out 2–22 % shorter on H100 (Llama-3.1-70B as 2×tp4 at 128 users each: 736 ms one copy,
+/// 577 ms pooled; Llama-3.1-8B as 8×tp1 at 256 each: 318 against 311 ms), TPOT within 4 %.
 struct Candidate {
     full: Layout,
     unit: Layout,
@@ -263,6 +267,7 @@ pub fn plan_serve(spec: &TransformerSpec, gpu: &Gpu, req: &PlanServeRequest, pro
                 unit: c.unit.serve_sim_flags(),
                 unit_users: clients,
                 copies: c.copies,
+                pooled: c.full.serve_sim_flags(),
             });
         }
     }
@@ -297,7 +302,7 @@ mod tests {
     use super::*;
 
     fn point(u: f64, g: f64) -> PlanPoint {
-        PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false, unit: String::new(), unit_users: 1, copies: 1 }
+        PlanPoint { layout: String::new(), mode: "agg", gpus_used: 1, concurrency: 1, ttft_ms: 1.0, tpot_ms: 1.0, tokens_per_s_per_gpu: g, tokens_per_s_per_user: u, meets_slo: true, pareto: false, unit: String::new(), unit_users: 1, copies: 1, pooled: String::new() }
     }
 
     /// A MoE model on 32 GPUs is also tried as wide attention-DP × EP workers of 16 and 32

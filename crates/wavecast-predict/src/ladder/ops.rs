@@ -326,6 +326,22 @@ mod tests {
         assert!(inside < network / 2.0, "{inside} vs {network}");
     }
 
+    /// A collective of 2 or 4 GPUs inside a server is the shape its table timed (all of the
+    /// GPUs that ran it), so its measurement prices it; keyed as one of a server's eight, it
+    /// missed every table of fewer GPUs and fell to physics.
+    #[test]
+    fn a_collective_inside_a_server_reads_its_table_at_any_group_size() {
+        use wavecast_data::Collective;
+        use wavecast_ir::ops::{Comm, CommKind};
+        for gpus in [2u64, 4, 8] {
+            let shape = Shape::Collective { op: Collective::AllReduce, gpus, bytes: 1 << 20, gpus_per_node: gpus };
+            let p = ladder(&[timing("h100-sxm", shape, 0.05)], None);
+            let t = time(&p, &Op::Comm(Comm::new(CommKind::AllReduce, (1 << 20) as f64, gpus as u32, DType::Bf16, false)), "h100-sxm");
+            assert_eq!(t.provenance.rung, Rung::Measured, "{gpus} GPUs: {t:?}");
+            assert!((t.seconds / 5e-5 - 1.0).abs() < 0.01, "{gpus} GPUs: {t:?}");
+        }
+    }
+
     /// A large GEMM measured on the GPU is priced from that measurement (its in-model share
     /// is all of it), and says so.
     #[test]

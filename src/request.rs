@@ -49,9 +49,6 @@ pub mod defaults {
     pub fn batch() -> u64 {
         BATCH
     }
-    pub fn seq() -> u64 {
-        SEQ
-    }
     pub fn tp() -> u64 {
         TP
     }
@@ -284,6 +281,17 @@ pub enum ConfigArg {
     Inline(serde_json::Map<String, serde_json::Value>),
 }
 
+/// The sequence length a request without `--seq` runs: 1024 tokens, or a transformer's
+/// learned positions where there are fewer (BERT's 512), so its defaults always run.
+fn default_seq(model: &Option<String>, config: &Option<ConfigArg>) -> u64 {
+    let positions = (model.is_some() || config.is_some())
+        .then(|| transformer_spec(model, config).ok())
+        .flatten()
+        .filter(|s| s.learned_positions)
+        .map_or(defaults::SEQ, |s| s.max_positions);
+    defaults::SEQ.min(positions.max(1))
+}
+
 /// The transformer a request names with `model` or `config`.
 pub(crate) fn transformer_spec(model: &Option<String>, config: &Option<ConfigArg>) -> Result<wavecast_workload::TransformerSpec> {
     with_source(model.as_deref(), config.as_ref(), None, |source| Ok(wavecast_workload::transformer_spec(source)?))
@@ -466,9 +474,10 @@ impl PredictRequest {
     pub fn route(&self) -> PredictRoute {
         match self.mode {
             ModeChoice::Serve => PredictRoute::Serve,
-            // An encoder-decoder trains op by op on one GPU only: flags that say one GPU
+            // What the layout route does not model (an encoder-decoder, a vision model, an ONNX
+            // graph, eager attention) trains op by op on one GPU only: flags that say one GPU
             // (`--dp 1`) ask what no flags ask. The model is read last, only when that matters.
-            ModeChoice::Train if self.layout.any() && self.layout.is_one_plain_gpu(self.batch) && self.tp == defaults::TP && self.stack.is_none_or(|s| s == StackChoice::Pytorch) && self.is_encoder_decoder() => PredictRoute::Step,
+            ModeChoice::Train if self.layout.any() && self.layout.is_one_plain_gpu(self.batch) && self.tp == defaults::TP && self.stack.is_none_or(|s| s == StackChoice::Pytorch) && !crate::predict::trains_as_layout(self) => PredictRoute::Step,
             // Only plain PyTorch is priced op by op; another stack is the layout route's.
             ModeChoice::Train if self.layout.any() || self.tp != defaults::TP || self.stack.is_some_and(|s| s != StackChoice::Pytorch) => PredictRoute::Train,
             _ => PredictRoute::Step,
@@ -484,14 +493,7 @@ impl PredictRequest {
     /// Sequence length (`--seq`) or its default: 1024 tokens, or a transformer's learned
     /// positions where there are fewer (BERT's 512), so its defaults always run.
     pub fn seq(&self) -> u64 {
-        self.seq.unwrap_or_else(|| {
-            let positions = (self.onnx.is_none() && (self.model.is_some() || self.config.is_some()))
-                .then(|| transformer_spec(&self.model, &self.config).ok())
-                .flatten()
-                .filter(|s| s.learned_positions)
-                .map_or(defaults::SEQ, |s| s.max_positions);
-            defaults::SEQ.min(positions.max(1))
-        })
+        self.seq.unwrap_or_else(|| if self.onnx.is_none() { default_seq(&self.model, &self.config) } else { defaults::SEQ })
     }
 
     /// How the optimizer step runs (`--fused-optimizer`, or the stack's own).
@@ -791,10 +793,10 @@ pub struct PlanTrainRequest {
     /// Global batch in sequences per optimizer step.
     #[arg(long)]
     pub batch: u64,
-    /// Sequence length in tokens.
-    #[arg(long, default_value_t = defaults::SEQ)]
-    #[serde(default = "defaults::seq")]
-    pub seq: u64,
+    /// Sequence length in tokens [default: 1024, or the model's learned positions where fewer]
+    #[arg(long)]
+    #[serde(default)]
+    pub seq: Option<u64>,
     /// fp32, tf32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16 (fp16 on a GPU without bf16); fp32 for the
     /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
     #[arg(long)]
@@ -846,6 +848,13 @@ pub struct PlanTrainRequest {
     #[arg(long, value_delimiter = ',', value_name = "[GPU=]USD")]
     #[serde(default)]
     pub price: Vec<String>,
+}
+
+impl PlanTrainRequest {
+    /// Sequence length (`--seq`) or its default, as [`PredictRequest::seq`] gives it.
+    pub fn seq(&self) -> u64 {
+        self.seq.unwrap_or_else(|| default_seq(&self.model, &self.config))
+    }
 }
 
 /// A deployment's shape shared by `serve-sim` and `plan serve`: formats and engine.

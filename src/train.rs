@@ -35,9 +35,14 @@ pub(crate) fn train_dtype(given: Option<&str>, model: Option<&str>, config: Opti
     };
     let preset = if config.is_none() { model } else { None };
     let (dtype, why) = wavecast_workload::presets::default_train_dtype(preset, text.as_deref());
-    if dtype == DType::Bf16 && !gpu.supports(DType::Bf16) && gpu.supports(DType::Fp16) {
-        let rule = why.trim_start_matches("bf16: ");
-        return Ok((DType::Fp16, format!("fp16: {rule} is bf16, which {} has no units for", gpu.id)));
+    if matches!(dtype, DType::Bf16 | DType::Fp16) && !gpu.supports(dtype) {
+        let rule = why.split_once(": ").map_or(why, |(_, rule)| rule);
+        if dtype == DType::Bf16 && gpu.supports(DType::Fp16) {
+            return Ok((DType::Fp16, format!("fp16: {rule} is bf16, which {} has no units for", gpu.id)));
+        }
+        // A part without the 16-bit units (a P4) runs the model in FP32, as PyTorch does when
+        // asked for nothing else: a default is never a refusal.
+        return Ok((DType::Fp32, format!("fp32: {rule} is {dtype}, and {} has no {dtype} units", gpu.id)));
     }
     Ok((dtype, why.to_string()))
 }
@@ -64,8 +69,10 @@ fn topology(gpus_per_node: u64, nic_gbps: Option<f64>) -> Result<Topology> {
     if gpus_per_node == 0 || gpus_per_node > 1024 {
         return Err(Error::new(format!("GPUs per node must be between 1 and 1024, got {gpus_per_node}")));
     }
-    if let Some(n) = nic_gbps.filter(|n| !(n.is_finite() && *n > 0.0 && *n <= 1e5)) {
-        return Err(Error::new(format!("NIC rate must be a positive number of Gbit/s up to 100000, got {}", wavecast_ir::quoted(n))));
+    // Below 1 Gbit/s a step takes years and prints zero tokens per second: no cluster's
+    // network is that slow, so such a figure is a typo.
+    if let Some(n) = nic_gbps.filter(|n| !(n.is_finite() && (1.0..=1e5).contains(n))) {
+        return Err(Error::new(format!("NIC rate must be a number of Gbit/s between 1 and 100000, got {}", wavecast_ir::quoted(n))));
     }
     Ok(Topology { gpus_per_node, nic_gbps })
 }
@@ -214,7 +221,7 @@ pub fn plan_train(req: &PlanTrainRequest) -> Result<PlanReport> {
     let plan = PlanRequest {
         gpus: req.gpus,
         global_batch: wavecast_ir::dim("batch", req.batch).map_err(|e| Error::new(e.to_string()))?,
-        seq: wavecast_ir::dim("sequence length", req.seq).map_err(|e| Error::new(e.to_string()))?,
+        seq: wavecast_ir::dim("sequence length", req.seq()).map_err(|e| Error::new(e.to_string()))?,
         dtype,
         optimizer: req.optimizer.into(),
         stack: req.stack.stack(req.fused_optimizer),

@@ -125,6 +125,18 @@ fn a_bf16_default_runs_in_fp16_where_the_gpu_has_no_bf16() {
     assert!(wavecast::predict(&PredictRequest { dtype: Some("bf16".into()), ..train }).unwrap_err().to_string().contains("no bf16 units"));
 }
 
+/// On a part with no 16-bit units at all (P4) a BF16 model runs in FP32 by default, as PyTorch
+/// runs it there, saying why; the default is not a refusal.
+#[test]
+fn a_sixteen_bit_default_runs_in_fp32_where_the_gpu_has_no_sixteen_bit_units() {
+    let one = wavecast::predict(&PredictRequest { seq: Some(256), ..PredictRequest::new("llama-3.2-1b", "p4") }).unwrap();
+    assert_eq!(one.dtype, wavecast_ir::DType::Fp32);
+    let layout = PredictRequest { mode: ModeChoice::Train, batch: 8, seq: Some(256), layout: wavecast::LayoutArgs { dp: Some(8), zero: Some(3), ..Default::default() }, ..PredictRequest::new("llama-3.2-1b", "p4") };
+    let step = wavecast::train(&layout).unwrap();
+    assert_eq!(step.dtype, wavecast_ir::DType::Fp32);
+    assert!(step.dtype_source.contains("no bf16 units"), "{}", step.dtype_source);
+}
+
 /// FP8 runs a CNN's linear layers only: its convolutions are priced in BF16, with a note.
 #[test]
 fn fp8_leaves_convolutions_in_bf16() {

@@ -175,6 +175,17 @@ fn plan_train_refuses_what_no_layout_changes_before_searching() {
     }
 }
 
+/// Without `--seq`, `plan train` takes the sequence `predict` takes: 1024 tokens, or the
+/// model's learned positions where fewer (BERT's 512), so a default call is not refused.
+#[test]
+fn plan_train_defaults_the_sequence_as_predict_does() {
+    let plan = answer(&["plan", "train", "--model", "bert-base", "--gpu", "h100", "--gpus", "8", "--batch", "64", "--json"]);
+    let step = answer(&["predict", "--mode", "train", "--model", "bert-base", "--gpu", "h100", "--batch", "8", "--json"]);
+    assert_eq!(plan["seq"], 512, "{}", plan["seq"]);
+    assert_eq!(step["seq"], plan["seq"]);
+    assert_eq!(answer(&["plan", "train", "--model", "llama-3.2-1b", "--gpu", "h100", "--gpus", "8", "--batch", "64", "--json"])["seq"], 1024);
+}
+
 #[test]
 fn plan_train_ranks_fitting_layouts_fastest_first() {
     let o = wavecast(&[
@@ -284,6 +295,20 @@ fn one_gpu_and_the_trivial_layout_answer_alike() {
         // its own that counted half the activations, and printed none).
         assert!(layout["memory_gb"]["total"].as_f64().unwrap() > 0.0, "{model}");
         assert_eq!(single["memory_gb"], layout["memory_gb"], "{model}");
+    }
+}
+
+/// What the layout route does not model (a vision model, an encoder-decoder, eager attention)
+/// trains op by op on one GPU, and layout flags that say one GPU ask the same question: the
+/// same JSON, not a refusal ("not a transformer LLM") for `--dp 1`.
+#[test]
+fn one_gpu_flags_on_a_per_op_model_give_the_one_gpu_answer() {
+    for extra in [&["--model", "resnet50"][..], &["--model", "switch-base-8", "--seq", "128"], &["--model", "llama-3.2-1b", "--seq", "128", "--attention", "eager"]] {
+        let base = [&["predict", "--gpu", "h100", "--mode", "train", "--batch", "8", "--json"][..], extra].concat();
+        let one = answer(&base);
+        for flags in [&["--dp", "1"][..], &["--dp", "1", "--pp", "1", "--zero", "0"]] {
+            assert_eq!(answer(&[&base[..], flags].concat()), one, "{extra:?} {flags:?}");
+        }
     }
 }
 

@@ -72,10 +72,13 @@ impl Prepared {
         let blocks = batch.saturating_mul(context.div_ceil(c.block_size));
         if blocks > c.kv_blocks {
             let m = &w.memory;
+            // Both sides in the cache's pages, as the check counts them, and to as many
+            // decimals as it takes to tell them apart ("needs 3.0 GB but 3.0 GB remain").
+            let gb = |pages: u64| pages as f64 * c.block_size as f64 * per_token / 1e9;
+            let (need, have) = (gb(blocks), gb(c.kv_blocks));
+            let decimals = (1..=3).find(|&d| format!("{need:.d$}") != format!("{have:.d$}")).unwrap_or(3);
             return Err(SimError::Invalid(format!(
-                "does not fit in memory: the batch's KV cache needs {:.1} GB per GPU but {:.1} GB remain beside weights {:.1} GB, activations {:.1} GB{} and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, a smaller format, or serve-sim, whose engine prefills in chunks with smaller activations",
-                batch_kv_bytes / 1e9,
-                m.kv_cache_gb,
+                "does not fit in memory: the batch's KV cache needs {need:.decimals$} GB per GPU but {have:.decimals$} GB remain beside weights {:.1} GB, activations {:.1} GB{} and runtime {:.1} GB; use more GPUs (--tp), fewer or shorter requests, a smaller format, or serve-sim, whose engine prefills in chunks with smaller activations",
                 m.weights_gb,
                 m.activations_gb,
                 if m.linear_state_gb > 0.0 { format!(", linear-attention state {:.1} GB", m.linear_state_gb) } else { String::new() },

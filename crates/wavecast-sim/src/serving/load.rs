@@ -134,7 +134,7 @@ impl Load {
         }
         match arrival {
             Arrival::Concurrency { clients: 0 } => return Err(SimError::Invalid("concurrency must be at least 1".into())),
-            Arrival::Rate { per_s } if !(per_s.is_finite() && per_s >= MIN_RATE) => return Err(SimError::Invalid(format!("request rate {per_s:.3e} must be a number of requests per second of at least {MIN_RATE}"))),
+            Arrival::Rate { per_s } if !(per_s.is_finite() && per_s >= MIN_RATE) => return Err(SimError::Invalid(format!("request rate {} must be a number of requests per second of at least {MIN_RATE}", wavecast_ir::quoted(per_s)))),
             Arrival::Trace => return Err(SimError::Invalid("a trace load comes from a CSV file".into())),
             _ => {}
         }
@@ -181,7 +181,7 @@ impl Load {
             let field = |c: usize| record.get(c).unwrap_or("");
             let time: f64 = field(time_col).parse().map_err(|_| bad(line, format!("arrival '{}' is not a number", field(time_col))))?;
             if !(time.is_finite() && time >= 0.0 && time * scale <= MAX_ARRIVAL_S) {
-                return Err(bad(line, format!("arrival {time} must be a non-negative number of at most {MAX_ARRIVAL_S} s")));
+                return Err(bad(line, format!("arrival {} must be a non-negative number of at most {MAX_ARRIVAL_S} s", wavecast_ir::quoted(time))));
             }
             let tokens = |c: usize, what: &str| field(c).parse::<u64>().ok().filter(|&n| (1..=MAX_TOKENS).contains(&n)).ok_or_else(|| bad(line, format!("{what} '{}' is not a whole number of tokens in 1..={MAX_TOKENS}", field(c))));
             requests.push(Request { arrival_s: time * scale, input_len: tokens(input_col, "input length")?, output_len: tokens(output_col, "output length")? });

@@ -368,7 +368,7 @@ pub struct PredictRequest {
     #[serde(default)]
     pub mode: ModeChoice,
     /// fp32, tf32, fp16, bf16 or fp8 [default: for transformers the config's torch_dtype, else
-    /// bf16 (fp16 on a GPU without bf16), and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
+    /// bf16 (fp16 on a GPU without bf16, fp32 on one without 16-bit units), and fp32 for the presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b,
     /// switch-base-8); in serve mode bf16 or fp16 as serve-sim's auto; fp32 for vision models and ONNX graphs; reports say
     /// which].
     #[arg(long)]
@@ -797,7 +797,7 @@ pub struct PlanTrainRequest {
     #[arg(long)]
     #[serde(default)]
     pub seq: Option<u64>,
-    /// fp32, tf32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16 (fp16 on a GPU without bf16); fp32 for the
+    /// fp32, tf32, fp16, bf16 or fp8 [default: the config's torch_dtype, else bf16 (fp16 on a GPU without bf16, fp32 on one without 16-bit units); fp32 for the
     /// presets of NeuSight's FP32 benchmarks (gpt2*, bert-*, opt-1.3b, switch-base-8)].
     #[arg(long)]
     #[serde(default)]

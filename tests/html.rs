@@ -223,11 +223,17 @@ fn the_predict_page_shows_the_interval_and_the_charts_have_axes_and_hover_detail
 }
 
 #[test]
-fn a_page_into_a_missing_folder_is_refused_before_any_work() {
+fn a_page_into_a_missing_folder_or_onto_a_folder_is_refused_before_any_work() {
     let o = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--html", "/nonexistent-folder/x.html"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("folder /nonexistent-folder does not exist") && err.lines().count() == 1, "{err}");
+    // A folder where the page should go is named as such, before the model is built (no note).
+    let dir = tempfile::tempdir().unwrap();
+    let o = wavecast(&["predict", "--model", "gpt2", "--gpu", "h100", "--html", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("it is a folder; name a file in it") && err.lines().count() == 1, "{err}");
 }
 
 #[test]

@@ -299,6 +299,11 @@ impl TrainOptions {
         if !self.seq.is_multiple_of(l.cp.max(1)) || l.cp == 0 {
             return invalid(format!("context parallelism {} does not divide the sequence length {}", l.cp, self.seq));
         }
+        // Causal context parallelism balances the mask's work by giving each rank two of 2·cp
+        // chunks, one from each end (Megatron-Core, Transformer Engine, torchtitan).
+        if spec.causal && l.cp > 1 && !self.seq.is_multiple_of(2 * l.cp) {
+            return invalid(format!("causal context parallelism cuts the sequence into 2 × cp = {} chunks, which do not divide the sequence length {}", 2 * l.cp, self.seq));
+        }
         if l.sequence_parallel && l.tp > 1 && !(self.seq / l.cp).is_multiple_of(l.tp) {
             return invalid(format!("sequence parallelism needs the sequence share {} divisible by tensor parallelism {}", self.seq / l.cp, l.tp));
         }
@@ -723,6 +728,11 @@ mod tests {
         assert!(e(Layout { ep: 2, dp: 2, ..Layout::default() }).contains("no experts"));
         assert!(e(Layout { zero: 4, ..Layout::default() }).contains("ZeRO stage 4"));
         assert!(e(Layout { cp: 3, ..Layout::default() }).contains("context parallelism 3"));
+        let mut short = opts(Layout { cp: 2, ..Layout::default() });
+        short.seq = 6;
+        assert!(short.validate(&spec, None).unwrap_err().to_string().contains("2 × cp = 4 chunks"));
+        short.seq = 8;
+        assert!(short.validate(&spec, None).is_ok());
         let l = Layout { dp: 2, tp: 8, pp: 4, ..Layout::default() };
         let msg = opts(l).validate(&spec, Some(32)).unwrap_err().to_string();
         assert!(msg.contains("= 64 GPUs but 32 are given"), "{msg}");

@@ -56,8 +56,40 @@ pub struct ZooModel {
 }
 
 impl ZooModel {
+    /// The model's graph under `o`. An image too small for the network (its convolutions and
+    /// pools shrink it to nothing) is refused with the smallest side that builds.
     pub fn build(&self, o: &ZooOptions) -> Result<Graph, WorkloadError> {
-        (self.build)(o)
+        match ((self.build)(o), o.image) {
+            (Err(WorkloadError::Dim(e)), Some(side)) => match self.smallest_image(o) {
+                Some(least) if side < least => Err(WorkloadError::Invalid(format!(
+                    "{} {}needs images of at least {least}×{least} pixels (its convolutions and pools shrink a {side}×{side} image to nothing)",
+                    self.name,
+                    if o.mode == Mode::Training { "in training " } else { "" }
+                ))),
+                _ => Err(WorkloadError::Dim(e)),
+            },
+            (built, _) => built,
+        }
+    }
+
+    /// The smallest square side the network builds at under `o` (a larger image never shrinks
+    /// to nothing sooner, so the sides that build are an upper range), if any up to the default.
+    fn smallest_image(&self, o: &ZooOptions) -> Option<u64> {
+        let Input::Image(default) = self.input else { return None };
+        let builds = |side: u64| (self.build)(&ZooOptions { image: Some(side), ..o.clone() }).is_ok();
+        if !builds(default) {
+            return None;
+        }
+        let (mut fails, mut works) = (0u64, default);
+        while works - fails > 1 {
+            let mid = fails + (works - fails) / 2;
+            if builds(mid) {
+                works = mid;
+            } else {
+                fails = mid;
+            }
+        }
+        Some(works)
     }
 
     /// Parameters of the whole model (built once in training mode, so parts that only run in

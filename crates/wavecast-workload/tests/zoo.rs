@@ -129,3 +129,24 @@ fn names_aliases_and_bad_sizes() {
     assert!(zoo::find("gnmt").unwrap().build(&opts(1, 0, Mode::Inference, DType::Fp32)).is_err());
     assert!(zoo::find("transformer-base").unwrap().build(&opts(1 << 30, 1 << 30, Mode::Inference, DType::Fp32)).is_err());
 }
+
+/// An image the network shrinks to nothing is refused with the smallest side that builds,
+/// which depends on the mode (Inception's auxiliary classifier runs in training only).
+#[test]
+fn a_too_small_image_names_the_smallest_that_builds() {
+    let m = zoo::find("inception-v3").unwrap();
+    let smallest = |mode: Mode| {
+        let mut o = opts(1, 1, mode, DType::Fp32);
+        o.image = Some(32);
+        let err = m.build(&o).unwrap_err().to_string();
+        let least: u64 = err.split("at least ").nth(1).and_then(|r| r.split('×').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{err}"));
+        assert!(err.contains("shrink a 32×32 image to nothing"), "{err}");
+        o.image = Some(least);
+        assert!(m.build(&o).is_ok(), "{least} builds");
+        o.image = Some(least - 1);
+        assert!(m.build(&o).unwrap_err().to_string().contains(&format!("at least {least}×{least}")));
+        least
+    };
+    let (training, inference) = (smallest(Mode::Training), smallest(Mode::Inference));
+    assert!(training > inference && inference > 32, "training {training}, inference {inference}");
+}

@@ -95,13 +95,9 @@ impl LadderOps {
         if let Some(ops) = built.lock().map_err(|e| e.to_string())?.get(&key) {
             return Ok(ops.clone());
         }
-        let engines = if engine.is_empty() { wavecast_data::Engines::Default } else { wavecast_data::Engines::DefaultAnd(engine) };
-        let loaded = wavecast_data::load_ladder_timings(dir, catalog, engines).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
-        if loaded.rows.is_empty() {
-            return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
-        }
+        let rows = folder_rows(dir, catalog, engine)?;
         // The folder's tables win; shipped surfaces answer for GPUs and families it lacks.
-        let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &loaded.rows, catalog, held_out).with_surfaces(Surfaces::shipped_without(held_out)));
+        let ladder = Arc::new(Ladder::from_rows(Model::shipped(), &rows, catalog, held_out).with_surfaces(Surfaces::shipped_without(held_out)));
         let ops = LadderOps { fp32: Fp32Rungs::for_tables(ladder.tables(), held_out), ladder, ops_data: Some(key.0.clone()), engine: engine.to_string() };
         built.lock().map_err(|e| e.to_string())?.insert(key, ops.clone());
         Ok(ops)
@@ -170,6 +166,43 @@ impl LadderOps {
 
 /// `engine` (any of [`Engine`]'s spellings) as its tables are keyed: empty for the default
 /// engine and for none named; an engine wavecast does not know is an error naming it.
+/// The rows of the measured-data folder read last (see [`LastRead::rows`]).
+#[derive(Default)]
+struct LastRead(Mutex<Option<(FolderKey, Arc<Vec<Timing>>)>>);
+
+/// A measured-data folder and the serving engine whose collections were read from it.
+type FolderKey = (PathBuf, &'static str);
+
+impl LastRead {
+    /// Every row of the measured-data folder `dir` for `engine` (see
+    /// [`LadderOps::from_dir_for`]). The last folder read is kept: a leave-one-GPU-out
+    /// evaluation builds one ladder per left-out GPU from the same folder, and parsing it again
+    /// for each (NeuSight's 120 MB of CSV, seven times) took most of `eval e2e`'s time. Only
+    /// one is kept because one engine's AIConfigurator rows alone take gigabytes.
+    fn rows(&self, dir: &Path, catalog: &Catalog, engine: &'static str) -> Result<Arc<Vec<Timing>>, String> {
+        let key = (dir.to_path_buf(), engine);
+        if let Some((read, rows)) = self.0.lock().map_err(|e| e.to_string())?.as_ref() {
+            if *read == key {
+                return Ok(rows.clone());
+            }
+        }
+        let engines = if engine.is_empty() { wavecast_data::Engines::Default } else { wavecast_data::Engines::DefaultAnd(engine) };
+        let loaded = wavecast_data::load_ladder_timings(dir, catalog, engines).map_err(|e| format!("--ops-data {}: {e}", dir.display()))?;
+        if loaded.rows.is_empty() {
+            return Err(format!("--ops-data {}: no measurements of any GPU wavecast knows", dir.display()));
+        }
+        let rows = Arc::new(loaded.rows);
+        *self.0.lock().map_err(|e| e.to_string())? = Some((key, rows.clone()));
+        Ok(rows)
+    }
+}
+
+/// [`LastRead::rows`] of the process's one cache.
+fn folder_rows(dir: &Path, catalog: &Catalog, engine: &'static str) -> Result<Arc<Vec<Timing>>, String> {
+    static LAST: OnceLock<LastRead> = OnceLock::new();
+    LAST.get_or_init(LastRead::default).rows(dir, catalog, engine)
+}
+
 fn known_engine(engine: &str) -> Result<&'static str, String> {
     if engine.is_empty() {
         return Ok("");
@@ -283,6 +316,22 @@ mod tests {
             Estimate::Time(t) => t,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// One folder is parsed once for all the ladders a leave-one-GPU-out run builds from it;
+    /// another folder is read afresh.
+    #[test]
+    fn a_folder_is_read_once_for_every_left_out_gpu() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/modern");
+        let cat = Catalog::builtin();
+        // A cache of its own: other tests read folders through the process's one meanwhile.
+        let cache = LastRead::default();
+        let first = cache.rows(&root, &cat, "").unwrap();
+        assert!(!first.is_empty());
+        assert!(Arc::ptr_eq(&first, &cache.rows(&root, &cat, "").unwrap()), "the same folder is not parsed again");
+        let other = cache.rows(&root.join("aiconfigurator"), &cat, "").unwrap();
+        assert!(!Arc::ptr_eq(&first, &other), "another folder is its own read");
+        assert!(!Arc::ptr_eq(&first, &cache.rows(&root, &cat, "").unwrap()), "only the last folder read is kept");
     }
 
     /// A TF32 GEMM runs on the tensor cores at half BF16's rate: twice the BF16 price, far

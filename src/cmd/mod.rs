@@ -73,7 +73,7 @@ pub fn check_output_path(path: &std::path::Path, force: bool) -> Result<()> {
         return Err(format!("cannot write {}: folder {} does not exist", path.display(), folder.display()).into());
     }
     if path.is_dir() {
-        return Err(format!("cannot write {}: it is a folder; name a file in it (such as {})", path.display(), path.join("report.html").display()).into());
+        return Err(format!("cannot write {}: it is a folder; name a file in it", path.display()).into());
     }
     if path.exists() && !force {
         return Err(format!("{} exists; pass --force to overwrite it", path.display()).into());

@@ -164,8 +164,6 @@ impl LadderOps {
     }
 }
 
-/// `engine` (any of [`Engine`]'s spellings) as its tables are keyed: empty for the default
-/// engine and for none named; an engine wavecast does not know is an error naming it.
 /// The rows of the measured-data folder read last (see [`LastRead::rows`]).
 #[derive(Default)]
 struct LastRead(Mutex<Option<(FolderKey, Arc<Vec<Timing>>)>>);
@@ -203,6 +201,8 @@ fn folder_rows(dir: &Path, catalog: &Catalog, engine: &'static str) -> Result<Ar
     LAST.get_or_init(LastRead::default).rows(dir, catalog, engine)
 }
 
+/// `engine` (any of [`Engine`]'s spellings) as its tables are keyed: empty for the default
+/// engine and for none named; an engine wavecast does not know is an error naming it.
 fn known_engine(engine: &str) -> Result<&'static str, String> {
     if engine.is_empty() {
         return Ok("");

@@ -1,6 +1,7 @@
 //! End-to-end error of a predictor on every labelled workload (NeuSight's `label/` runs).
 
 use crate::EvalError;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -165,12 +166,19 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
     if labels.is_empty() {
         return Err(EvalError::Invalid(format!("no labels found under {}", data.join("label").display())));
     }
+    // The first predictor reads the measured folder, which the process keeps for the others:
+    // built before the labels fan out over threads, so the folder is parsed once. The labels'
+    // answers come back in their order, so the report does not depend on the threads.
+    predictor_for(predictor_name, &labels[0].gpu_dir, cat, all_gpus, per_op_tables(data))?;
+    let outcomes = labels
+        .par_iter()
+        .map(|l| Ok(predict_label(data, l, cat, predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus, per_op_tables(data))?.as_ref())))
+        .collect::<Result<Vec<_>, EvalError>>()?;
     let mut workloads = Vec::new();
     let mut unpredicted = Vec::new();
-    for l in &labels {
+    for (l, outcome) in labels.iter().zip(outcomes) {
         let mode = if l.workload.contains("-train-") { "training" } else { "inference" };
-        let predictor = predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus, per_op_tables(data))?;
-        match predict_label(data, l, cat, predictor.as_ref()) {
+        match outcome {
             Ok(p) => workloads.push(WorkloadResult {
                 gpu: l.gpu_dir.clone(),
                 workload: l.workload.clone(),
@@ -223,15 +231,17 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
 fn transfer_baselines(data: &Path, tables: &Path, labels: &[Label], cat: &Catalog, all_gpus: bool, ours: &[WorkloadResult]) -> Result<Vec<BaselineStats>, EvalError> {
     let mut out = Vec::new();
     for kind in Baseline::ALL {
-        let mut rows: Vec<(&str, f64, f64)> = Vec::new();
-        for w in ours {
-            let Some(l) = labels.iter().find(|l| l.gpu_dir == w.gpu && l.workload == w.workload) else { continue };
-            let ops = LadderOps::load(Some(tables), holdout_of(&l.gpu_dir, cat, all_gpus).as_deref()).map_err(EvalError::Invalid)?;
-            let predictor = Bounded(Box::new(Fp32Baseline { ops, kind }));
-            if let Ok(p) = predict_label(data, l, cat, &predictor) {
-                rows.push((w.gpu.as_str(), ape(p, l.e2e_ms), w.ape));
-            }
-        }
+        // In parallel, answers in the labels' order (as in `evaluate`).
+        let priced = ours
+            .par_iter()
+            .map(|w| {
+                let Some(l) = labels.iter().find(|l| l.gpu_dir == w.gpu && l.workload == w.workload) else { return Ok(None) };
+                let ops = LadderOps::load(Some(tables), holdout_of(&l.gpu_dir, cat, all_gpus).as_deref()).map_err(EvalError::Invalid)?;
+                let predictor = Bounded(Box::new(Fp32Baseline { ops, kind }));
+                Ok(predict_label(data, l, cat, &predictor).ok().map(|p| (w.gpu.as_str(), ape(p, l.e2e_ms), w.ape)))
+            })
+            .collect::<Result<Vec<_>, EvalError>>()?;
+        let rows: Vec<(&str, f64, f64)> = priced.into_iter().flatten().collect();
         let mut gpus: Vec<&str> = rows.iter().map(|r| r.0).collect();
         gpus.dedup();
         for gpu in gpus.into_iter().chain(std::iter::once("all")) {

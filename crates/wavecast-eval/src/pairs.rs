@@ -16,6 +16,7 @@
 //! through the per-op predictor as a ratio).
 
 use crate::EvalError;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -257,9 +258,11 @@ fn evaluate_set(
     let mut gpus: Vec<&str> = rows.iter().map(|m| m.gpu.as_str()).collect();
     gpus.sort_by_key(|g| cat.all().iter().position(|c| c.id == *g));
     gpus.dedup();
-    let mut per_pair: Vec<((String, String), Apes)> = Vec::new();
-    for &o in &gpus {
-        for &d in gpus.iter().filter(|&&d| d != o) {
+    let ordered_pairs: Vec<(&str, &str)> = gpus.iter().flat_map(|&o| gpus.iter().filter(move |&&d| d != o).map(move |&d| (o, d))).collect();
+    // Pairs are independent; collected in order, so the report does not depend on the threads.
+    let per_pair: Vec<((String, String), Apes)> = ordered_pairs
+        .par_iter()
+        .map(|&(o, d)| {
             let predictors = preds.get(d).map(|v| v.iter().map(|p| p.0.as_ref()).collect()).ok_or_else(|| EvalError::Invalid(format!("no predictor for {d}")))?;
             let c = Ctx { origin: cat.get(o)?, dest: cat.get(d)?, predictors };
             let mut apes: Apes = HashMap::new();
@@ -273,9 +276,9 @@ fn evaluate_set(
                     }
                 }
             }
-            per_pair.push(((o.to_string(), d.to_string()), apes));
-        }
-    }
+            Ok(((o.to_string(), d.to_string()), apes))
+        })
+        .collect::<Result<_, EvalError>>()?;
     let methods = methods(names.len()).into_iter().enumerate().map(|(i, m)| method_report(i, m, m.label(names), &per_pair)).collect();
     Ok(SetReport { set: name.to_string(), methods })
 }

@@ -3,6 +3,7 @@
 //! held-out GPU's rows are dropped before anything else, so no number ever saw them.
 
 use super::{keys, Model, Params, Work, ACHIEVABLE_BANDWIDTH};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use wavecast_data::Timing;
 use wavecast_gpu::Catalog;
@@ -138,15 +139,19 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, held_out: Option<&str>, o: &FitOp
         samples.push((work, t.latency_ms * 1e-3));
     }
     let trained_on: BTreeSet<String> = groups.values().flat_map(|g| g.1.iter().map(|s| s.to_string())).collect();
-    let keys = groups
-        .iter()
-        .filter(|(_, g)| g.0.len() >= o.min_rows && g.1.len() >= o.min_gpus)
+    // Keys are fitted independently, on as many threads as there are cores (a leave-one-GPU-out
+    // refit of AIConfigurator's tables is seconds of search per key).
+    let fitted: Vec<_> = groups.iter().filter(|(_, g)| g.0.len() >= o.min_rows && g.1.len() >= o.min_gpus).collect();
+    let keys = fitted
+        .par_iter()
         .map(|(k, (idx, gpus))| {
             let rows: Vec<(Work, f64)> = stride(idx, o.max_rows).iter().map(|&i| samples[i as usize].clone()).collect();
             let mut p = fit_key(&rows, gpus.len(), o);
             p.rows = idx.len() as u32;
-            (k.clone(), p)
+            ((*k).clone(), p)
         })
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect();
     Ok(Model { trained_on: trained_on.into_iter().collect(), keys })
 }

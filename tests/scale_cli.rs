@@ -118,7 +118,7 @@ fn bad_input_is_one_line_and_exit_code_two() {
 fn eval_pairs_covers_every_ordered_pair() {
     let Some(data) = shared("data/neusight") else { return };
     let data = data.display().to_string();
-    // One run (26 s) gives both the report and the held-out intervals `scale` ships: written on
+    // One run gives both the report and the held-out intervals `scale` ships: written on
     // request, never over a file unasked, and the same numbers as the shipped ones.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("scale_intervals.json");

@@ -66,31 +66,31 @@ fn stride<T: Clone>(rows: &[T], max: usize) -> Vec<T> {
 /// The numbers for one key's rows.
 fn fit_key(sample: &[(Work, f64)], gpus: usize, o: &FitOptions) -> Params {
     let mut p = Params { residual: Vec::new(), compute_efficiency: 0.8, memory_efficiency: 0.8, overhead_us: 5.0, per_gpu_us: 0.0, blend: 2.0, split_min: 512.0, sm_bandwidth: 4.0, wave_us: 0.0, row_ns: 0.0, gpus: gpus as u32, rows: sample.len() as u32 };
-    type Setter = fn(&mut Params, f64);
-    let coordinates: [(Vec<f64>, Setter); 9] = [
-        (grid(0.2, 1.0, 0.01), |p, v| p.compute_efficiency = v),
-        (grid(0.2, ACHIEVABLE_BANDWIDTH, 0.01), |p, v| p.memory_efficiency = v),
-        (grid(0.0, 80.0, 0.5), |p, v| p.overhead_us = v),
-        (grid(0.0, 20.0, 0.25), |p, v| p.per_gpu_us = v),
-        (vec![1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0], |p, v| p.blend = v),
-        (vec![64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 1e12], |p, v| p.split_min = v),
-        (grid(1.0, 32.0, 0.5), |p, v| p.sm_bandwidth = v),
-        (grid(0.0, 10.0, 0.1), |p, v| p.wave_us = v),
-        (grid(0.0, 20.0, 0.25), |p, v| p.row_ns = v),
-    ];
     // A number no row's time depends on leaves every error of its grid equal to the best, so
-    // searching it changes nothing: skip it (the per-GPU latency of a kernel key, the per-row
-    // quantization cost where nothing is quantized, the kernel numbers of a collective key).
+    // searching it changes nothing: it is not searched (the per-GPU latency of a kernel key, the
+    // per-row quantization cost where nothing is quantized, the kernel numbers of a collective
+    // key). Each coordinate says whether it is searched.
     let (kernels, collectives, quantized) = sample.iter().fold((false, false, false), |(k, c, q), (w, _)| match w {
         Work::Collective(_) => (k, true, q),
         Work::Kernel(x) => (true, c, q || x.quantized_rows != 0.0),
         Work::Chain(xs) => (true, c, q || xs.iter().any(|x| x.quantized_rows != 0.0)),
     });
-    let live = [kernels, true, true, collectives, kernels, kernels, kernels, kernels, quantized];
+    type Setter = fn(&mut Params, f64);
+    let coordinates: [(bool, Vec<f64>, Setter); 9] = [
+        (kernels, grid(0.2, 1.0, 0.01), |p, v| p.compute_efficiency = v),
+        (true, grid(0.2, ACHIEVABLE_BANDWIDTH, 0.01), |p, v| p.memory_efficiency = v),
+        (true, grid(0.0, 80.0, 0.5), |p, v| p.overhead_us = v),
+        (collectives, grid(0.0, 20.0, 0.25), |p, v| p.per_gpu_us = v),
+        (kernels, vec![1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0], |p, v| p.blend = v),
+        (kernels, vec![64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 1e12], |p, v| p.split_min = v),
+        (kernels, grid(1.0, 32.0, 0.5), |p, v| p.sm_bandwidth = v),
+        (kernels, grid(0.0, 10.0, 0.1), |p, v| p.wave_us = v),
+        (quantized, grid(0.0, 20.0, 0.25), |p, v| p.row_ns = v),
+    ];
     let mut best = mean_ape(&p, sample);
     for _ in 0..o.rounds {
         let mut improved = false;
-        for (values, set) in coordinates.iter().zip(live).filter(|(_, live)| *live).map(|(c, _)| c) {
+        for (_, values, set) in coordinates.iter().filter(|(searched, _, _)| *searched) {
             for &v in values {
                 let mut q = p.clone();
                 set(&mut q, v);
@@ -150,8 +150,6 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, held_out: Option<&str>, o: &FitOp
             p.rows = idx.len() as u32;
             ((*k).clone(), p)
         })
-        .collect::<Vec<_>>()
-        .into_iter()
         .collect();
     Ok(Model { trained_on: trained_on.into_iter().collect(), keys })
 }

@@ -280,7 +280,7 @@ impl Entry {
                     load_unbounded(file.without(gpu).map_err(|reason| PredictError::Load { name: self.name.to_string(), reason })?)
                 }
                 // The all-GPU model only; skipping the left-out models keeps start-up fast.
-                None => load_unbounded(&serde_json::from_str::<AllOnly>(weights).map_err(|e| load_error(self.name, e))?.all),
+                None => load_unbounded(&all_only(weights).map_err(|e| load_error(self.name, e))?),
             },
         }
     }
@@ -351,10 +351,40 @@ pub fn load_unbounded(file: &ModelFile) -> Result<Box<dyn Predictor>, PredictErr
     (entry.load)(&file.params).map_err(|e| load_error(&file.predictor, e))
 }
 
-/// The all-GPU model only; skipping the left-out models keeps start-up fast.
-#[derive(Deserialize)]
-struct AllOnly {
-    all: ModelFile,
+/// The all-GPU model of a weights file, read without reading on: the left-out models written
+/// after it are most of the text and a start-up never needs them (skipping them still costs a
+/// scan of every number).
+fn all_only(text: &str) -> Result<ModelFile, serde_json::Error> {
+    let mut found = None;
+    let read = serde::Deserializer::deserialize_map(&mut serde_json::Deserializer::from_str(text), AllField(&mut found));
+    match (found, read) {
+        (Some(all), _) => Ok(all),
+        (None, Err(e)) => Err(e),
+        (None, Ok(())) => Err(serde::de::Error::missing_field("all")),
+    }
+}
+
+/// Reads keys up to `all`, keeps its model and stops the reading there with an error the
+/// caller ignores once the model is kept.
+struct AllField<'a>(&'a mut Option<ModelFile>);
+
+impl<'de> serde::de::Visitor<'de> for AllField<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a weights file (an object with `all`)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "all" {
+                *self.0 = Some(map.next_value()?);
+                return Err(serde::de::Error::custom("stopped after `all`"));
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
 }
 
 fn shipped_text(name: &str) -> Option<&'static str> {
@@ -366,7 +396,7 @@ fn shipped_text(name: &str) -> Option<&'static str> {
 
 /// The shipped all-GPU model of `name`, if wavecast ships one.
 pub fn shipped_all(name: &str) -> Option<Result<ModelFile, PredictError>> {
-    shipped_text(name).map(|text| serde_json::from_str::<AllOnly>(text).map(|f| f.all).map_err(|e| load_error(name, e)))
+    shipped_text(name).map(|text| all_only(text).map_err(|e| load_error(name, e)))
 }
 
 /// The shipped weights file of `name`, if wavecast ships one.
@@ -388,6 +418,20 @@ mod tests {
         for kind in [LearnedKind::Li, LearnedKind::Wavecast, LearnedKind::NeuSight, LearnedKind::Pm2Lat] {
             assert_eq!(learned().filter(|(k, _)| *k == kind).count(), 1, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn the_all_gpu_model_read_alone_is_the_one_the_whole_file_holds() {
+        for (_, e) in learned() {
+            let Kind::Learned { weights, .. } = e.kind else { unreachable!() };
+            let whole: WeightsFile = serde_json::from_str(weights).unwrap();
+            assert_eq!(serde_json::to_value(all_only(weights).unwrap()).unwrap(), serde_json::to_value(&whole.all).unwrap(), "{}", e.name);
+        }
+        // Wherever `all` stands; a file without it, or not a weights file, is an error.
+        assert_eq!(all_only(r#"{"holdout":{},"all":{"predictor":"li","trained_on":[],"seed":1,"params":null}}"#).unwrap().predictor, "li");
+        assert!(all_only(r#"{"holdout":{}}"#).unwrap_err().to_string().contains("missing field `all`"));
+        assert!(all_only("[1]").is_err());
+        assert!(all_only(r#"{"all":{"predictor":"li"}}"#).unwrap_err().to_string().contains("missing field"));
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, model: &Model) -> Fitted {
         slot.1.extend(errs.iter().map(|e| if e.abs() <= half_width { 100.0 } else { 0.0 }));
         let (family, gpu, library) = key;
         let all: Vec<&Point> = points.iter().collect();
-        surfaces.push(Surface { family, gpu, library, rows: points.len() as u32, half_width: round(half_width), step: step_of(&all), knots: knots(&all), tree: Default::default() });
+        surfaces.push(Surface { family, gpu, library, rows: points.len() as u32, half_width: round(half_width), step: step_of(&all), knots: knots(&all).into(), tree: Default::default() });
     }
     let held_out = by_family.into_iter().filter(|(_, (apes, _))| !apes.is_empty()).map(|((gpu, family, dtype), (apes, cov))| HeldOut { gpu, family, dtype, stats: Summary::of(&apes), coverage: mean(&cov) }).collect();
     Fitted { surfaces: Surfaces::new(surfaces), held_out, skipped }
@@ -116,7 +116,7 @@ fn held_out_errors(points: &[Point]) -> Vec<f64> {
     if kept.is_empty() {
         return Vec::new();
     }
-    let probe = Surface { family: Family { source: wavecast_data::Source::Aiconfigurator, engine: String::new(), class: String::new(), precision: wavecast_data::Precision::Bf16 }, gpu: String::new(), library: String::new(), rows: 0, half_width: 0.0, step: step_of(&kept), knots: knots(&kept), tree: Default::default() };
+    let probe = Surface { family: Family { source: wavecast_data::Source::Aiconfigurator, engine: String::new(), class: String::new(), precision: wavecast_data::Precision::Bf16 }, gpu: String::new(), library: String::new(), rows: 0, half_width: 0.0, step: step_of(&kept), knots: knots(&kept).into(), tree: Default::default() };
     points.iter().filter(|p| p.held_out).filter_map(|p| probe.correction(&p.at).map(|(c, _)| c - p.correction)).collect()
 }
 

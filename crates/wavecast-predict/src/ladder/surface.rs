@@ -38,10 +38,67 @@ pub struct Surface {
     pub step: f64,
     /// The knots, flattened: each the cell's mean coordinates then its median
     /// ln(measured / physics).
-    pub knots: Vec<f32>,
+    pub knots: Knots,
     /// The knots as a k-d tree, built at the first query.
     #[serde(skip)]
     pub tree: KnotTree,
+}
+
+/// A surface's knots, written as one string of decimals and read at the surface's first query:
+/// a process prices a few of the hundreds of shipped surfaces, and reading every surface's
+/// numbers at start-up took longer than the pricing (a string is skipped at memory speed, an
+/// array of numbers is parsed number by number).
+#[derive(Debug, Clone, Default)]
+pub struct Knots {
+    text: String,
+    values: OnceLock<Vec<f32>>,
+}
+
+impl Knots {
+    /// The numbers; none when the text holds a word that is not a finite number (the shipped
+    /// surfaces are checked by a test, and a surface without knots prices nothing).
+    pub fn values(&self) -> &[f32] {
+        self.values.get_or_init(|| read_knots(&self.text).unwrap_or_default())
+    }
+
+    pub fn len(&self) -> usize {
+        self.values().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values().is_empty()
+    }
+}
+
+/// Each word read as `f64` and narrowed, as a JSON array of numbers read into `f32` is.
+fn read_knots(text: &str) -> Option<Vec<f32>> {
+    text.split_ascii_whitespace().map(|w| w.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v as f32)).collect()
+}
+
+impl From<Vec<f32>> for Knots {
+    fn from(values: Vec<f32>) -> Knots {
+        Knots { text: String::new(), values: OnceLock::from(values) }
+    }
+}
+
+impl PartialEq for Knots {
+    fn eq(&self, other: &Knots) -> bool {
+        self.values() == other.values()
+    }
+}
+
+impl Serialize for Knots {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Shortest decimals that read back to the same `f32`.
+        let words: Vec<String> = self.values().iter().map(f32::to_string).collect();
+        s.serialize_str(&words.join(" "))
+    }
+}
+
+impl<'de> Deserialize<'de> for Knots {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Knots, D::Error> {
+        Ok(Knots { text: String::deserialize(d)?, values: OnceLock::new() })
+    }
 }
 
 /// A surface's knots split in halves along the coordinate they spread most in, again and again,
@@ -116,10 +173,11 @@ impl Surface {
     /// knot; `None` for an empty surface or coordinates of another dimension.
     pub fn correction(&self, at: &[f64]) -> Option<(f64, f64)> {
         let width = at.len() + 1;
-        if self.knots.is_empty() || !self.knots.len().is_multiple_of(width) {
+        let knots = self.knots.values();
+        if knots.is_empty() || !knots.len().is_multiple_of(width) {
             return None;
         }
-        let mut near = nearest_knots(&self.knots, width, at, &self.tree);
+        let mut near = nearest_knots(knots, width, at, &self.tree);
         near.iter_mut().for_each(|n| n.0 = n.0.sqrt());
         let nearest = near.iter().map(|n| n.0).fold(f64::INFINITY, f64::min);
         // A query on a knot takes that knot's value (the floor keeps the weight finite).
@@ -304,7 +362,7 @@ mod tests {
 
     fn surface(gpu: &str, knots: Vec<f32>) -> Surface {
         let family = Family::of(Source::Aiconfigurator, &Shape::Gemm { m: 1, n: 1, k: 1 }, Precision::Bf16);
-        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots, tree: KnotTree::default() }
+        Surface { family, gpu: gpu.into(), library: "lib".into(), rows: 2, half_width: 0.05, step: 1.0, knots: knots.into(), tree: KnotTree::default() }
     }
 
     #[test]
@@ -359,6 +417,21 @@ mod tests {
     }
 
     #[test]
+    fn knots_are_written_as_decimals_and_a_word_that_is_no_number_leaves_none() {
+        let s = surface("a", vec![1.0, -0.25, 12.5, 0.001]);
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(text.contains(r#""knots":"1 -0.25 12.5 0.001""#), "{text}");
+        let back: Surface = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.knots.values(), [1.0, -0.25, 12.5, 0.001]);
+        assert_eq!(back, s);
+        for bad in ["1 x 2", "1 NaN", "1 inf"] {
+            let broken: Surface = serde_json::from_str(&text.replace("1 -0.25 12.5 0.001", bad)).unwrap();
+            assert!(broken.knots.is_empty(), "{bad}");
+            assert_eq!(broken.correction(&[0.0]), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn leaving_a_gpu_out_drops_every_surface_of_it() {
         let all = Surfaces::new(vec![surface("a", vec![0.0, 0.0, 0.0, 0.1]), surface("b", vec![0.0, 0.0, 0.0, 0.2])]);
         let family = all.surfaces[0].family.clone();
@@ -372,6 +445,13 @@ mod tests {
     fn the_shipped_surfaces_parse_and_name_their_gpus() {
         let shipped = Surfaces::shipped();
         assert!(shipped.surfaces.iter().all(|s| shipped.trained_on.contains(&s.gpu)));
+        // Every knot reads as a finite number (knots are read in use, where an unreadable word
+        // would only show as a surface that prices nothing).
+        for s in &shipped.surfaces {
+            assert!(!s.knots.is_empty(), "{} {:?}: no knots read", s.gpu, s.family);
+        }
+        // What `wavecast fit --predictor ladder` writes is what ships, number for number.
+        assert_eq!(serde_json::to_string(&*shipped).unwrap(), SHIPPED.trim_end());
         let without = Surfaces::shipped_without(shipped.trained_on.first().map(String::as_str));
         assert!(shipped.trained_on.is_empty() || without.trained_on.len() + 1 == shipped.trained_on.len());
     }

@@ -3,6 +3,8 @@
 //! other predictor parameters. It is trained with candle in `wavecast-train`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// One dense layer, row-major `out × in`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,12 +33,40 @@ pub struct MlpParameters {
 pub struct Mlp {
     parameters: MlpParameters,
     packed: Vec<PackedDense>,
+    memo: Memo,
+}
+
+/// Outputs already computed by [`Mlp::predict_remembered`], by input (as bits: the same
+/// input, the same output). Emptied when the parameters change; a copy starts empty.
+#[derive(Default)]
+struct Memo(Mutex<HashMap<Vec<u32>, f32>>);
+
+/// Inputs a memo holds before it starts over (a few MB).
+const MEMO_CAPACITY: usize = 1 << 16;
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo::default()
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
+}
+
+impl Memo {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, f32>> {
+        // A panic elsewhere while the lock was held leaves whole entries only.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl From<MlpParameters> for Mlp {
     fn from(parameters: MlpParameters) -> Mlp {
         let packed = parameters.layers.iter().map(PackedDense::new).collect();
-        Mlp { parameters, packed }
+        Mlp { parameters, packed, memo: Memo::default() }
     }
 }
 
@@ -93,6 +123,24 @@ impl Mlp {
     pub fn update(&mut self, change: impl FnOnce(&mut MlpParameters)) {
         change(&mut self.parameters);
         self.packed = self.parameters.layers.iter().map(PackedDense::new).collect();
+        self.memo.entries().clear();
+    }
+
+    /// [`Mlp::predict`], remembering the answer for an input asked again: for callers that ask
+    /// the same inputs many times over (a matrix product's halvings, shared by every product
+    /// of the same columns).
+    pub fn predict_remembered(&self, x: &[f32]) -> f32 {
+        let key: Vec<u32> = x.iter().map(|v| v.to_bits()).collect();
+        if let Some(&y) = self.memo.entries().get(&key) {
+            return y;
+        }
+        let y = self.predict(x);
+        let mut entries = self.memo.entries();
+        if entries.len() >= MEMO_CAPACITY {
+            entries.clear();
+        }
+        entries.insert(key, y);
+        y
     }
 
     /// Plain-Rust forward pass: the first output.
@@ -210,5 +258,24 @@ mod tests {
             PackedDense::new(&d).forward_into(&[1.0, 2.0, 3.0], &mut out);
             assert_eq!(out.len(), biases.min(9));
         }
+    }
+
+    #[test]
+    fn a_remembered_answer_is_the_computed_one_until_the_parameters_change() {
+        let mut rng = Rng::new(11);
+        let inputs = 3;
+        let layers = vec![random_dense(&mut rng, 8, inputs), random_dense(&mut rng, 1, 8)];
+        let ones = vec![1.0; inputs];
+        let mut mlp = Mlp::new(MlpParameters { mean: vec![0.0; inputs], std: ones.clone(), lo: vec![-9.0; inputs], hi: vec![9.0; inputs], layers });
+        let x = [0.5, -1.0, 2.0];
+        let first = mlp.predict_remembered(&x);
+        assert_eq!(first.to_bits(), mlp.predict(&x).to_bits());
+        assert_eq!(mlp.predict_remembered(&x).to_bits(), first.to_bits());
+        assert_eq!(mlp.predict_remembered(&[0.5, -1.0, 2.5]).to_bits(), mlp.predict(&[0.5, -1.0, 2.5]).to_bits());
+        mlp.update(|p| p.layers[1].bias[0] += 1.0);
+        let updated = mlp.predict_remembered(&x);
+        assert_ne!(updated, first, "an update forgets what was remembered");
+        assert_eq!(updated.to_bits(), mlp.predict(&x).to_bits());
+        assert_eq!(mlp.clone().predict_remembered(&x).to_bits(), mlp.predict(&x).to_bits());
     }
 }

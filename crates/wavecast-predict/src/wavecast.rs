@@ -240,7 +240,11 @@ impl Wavecast {
             .or_else(|| model.per_runtime.get(gpu.vendor.runtime()))
             .copied()
             .unwrap_or(model.default_offset);
-        let learned = (model.mlp.predict(&features(op, fam, gpu, self.watts_per_tflop_12nm)) as f64).clamp(lo, hi);
+        let x = features(op, fam, gpu, self.watts_per_tflop_12nm);
+        // A product's halvings are asked for every product of the same columns, on every GPU
+        // (its features are the shape's alone): those answers are remembered.
+        let learned = if fam.is_gemm() { model.mlp.predict_remembered(&x) } else { model.mlp.predict(&x) };
+        let learned = (learned as f64).clamp(lo, hi);
         let factor = (learned + offset).exp();
         // The wave-padded bound assumes a tile size, so the learned factor may undercut it, but
         // nothing undercuts the plain roofline.

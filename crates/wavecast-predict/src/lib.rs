@@ -23,6 +23,7 @@ pub mod conv;
 pub mod kernels;
 pub mod li;
 pub mod measured;
+mod memo;
 pub mod mlp;
 pub mod neusight;
 pub mod physics;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use crate::memo::Memo;
 
 /// One dense layer, row-major `out × in`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,40 +34,25 @@ pub struct MlpParameters {
 pub struct Mlp {
     parameters: MlpParameters,
     packed: Vec<PackedDense>,
-    memo: Memo,
+    memo: Outputs,
 }
 
 /// Outputs already computed by [`Mlp::predict_remembered`], by input (as bits: the same
-/// input, the same output). Emptied when the parameters change; a copy starts empty.
-#[derive(Default)]
-struct Memo(Mutex<HashMap<Vec<u32>, f32>>);
+/// input, the same output). Emptied when the parameters change.
+type Outputs = Memo<Mutex<HashMap<Vec<u32>, f32>>>;
 
 /// Inputs a memo holds before it starts over (a few MB).
 const MEMO_CAPACITY: usize = 1 << 16;
 
-impl Clone for Memo {
-    fn clone(&self) -> Memo {
-        Memo::default()
-    }
-}
-
-impl std::fmt::Debug for Memo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Memo")
-    }
-}
-
-impl Memo {
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, f32>> {
-        // A panic elsewhere while the lock was held leaves whole entries only.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+fn entries(memo: &Outputs) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, f32>> {
+    // A panic elsewhere while the lock was held leaves whole entries only.
+    memo.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl From<MlpParameters> for Mlp {
     fn from(parameters: MlpParameters) -> Mlp {
         let packed = parameters.layers.iter().map(PackedDense::new).collect();
-        Mlp { parameters, packed, memo: Memo::default() }
+        Mlp { parameters, packed, memo: Outputs::default() }
     }
 }
 
@@ -123,7 +109,7 @@ impl Mlp {
     pub fn update(&mut self, change: impl FnOnce(&mut MlpParameters)) {
         change(&mut self.parameters);
         self.packed = self.parameters.layers.iter().map(PackedDense::new).collect();
-        self.memo.entries().clear();
+        entries(&self.memo).clear();
     }
 
     /// [`Mlp::predict`], remembering the answer for an input asked again: for callers that ask
@@ -131,15 +117,15 @@ impl Mlp {
     /// of the same columns).
     pub fn predict_remembered(&self, x: &[f32]) -> f32 {
         let key: Vec<u32> = x.iter().map(|v| v.to_bits()).collect();
-        if let Some(&y) = self.memo.entries().get(&key) {
+        if let Some(&y) = entries(&self.memo).get(&key) {
             return y;
         }
         let y = self.predict(x);
-        let mut entries = self.memo.entries();
-        if entries.len() >= MEMO_CAPACITY {
-            entries.clear();
+        let mut held = entries(&self.memo);
+        if held.len() >= MEMO_CAPACITY {
+            held.clear();
         }
-        entries.insert(key, y);
+        held.insert(key, y);
         y
     }
 

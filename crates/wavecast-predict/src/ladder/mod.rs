@@ -27,6 +27,7 @@ pub mod surface;
 pub mod tables;
 pub mod transfer;
 
+use crate::memo::Memo;
 use crate::provenance::Provenance;
 use crate::sustained::{Model, Work};
 use std::collections::{BTreeMap, HashMap};
@@ -138,8 +139,7 @@ type Others = Arc<[(usize, f64)]>;
 /// it: a deployment prices thousands of shapes of a handful of families, and finding and
 /// ranking the GPUs that measured a family is the same work for each (it was most of pricing a
 /// deployment on a GPU with no tables of its own).
-#[derive(Default)]
-struct OthersMemo(RwLock<HashMap<Family, Vec<(AskingGpu, Others)>>>);
+type OthersMemo = Memo<RwLock<HashMap<Family, Vec<(AskingGpu, Others)>>>>;
 
 /// What [`similarity`] and the sibling test read of the asking GPU.
 struct AskingGpu {
@@ -159,19 +159,6 @@ impl AskingGpu {
     /// Whether `gpu` (with `peak`) is this one, without copying its names.
     fn is(&self, gpu: &Gpu, peak: f64) -> bool {
         self.id == gpu.id && self.architecture == gpu.architecture && self.compute_capability == gpu.compute_capability && self.peak_bits == peak.to_bits() && self.bandwidth_bits == gpu.bandwidth().to_bits() && self.sm_count == gpu.sm_count
-    }
-}
-
-impl Clone for OthersMemo {
-    /// A copy starts empty: it is only a cache.
-    fn clone(&self) -> OthersMemo {
-        OthersMemo::default()
-    }
-}
-
-impl std::fmt::Debug for OthersMemo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OthersMemo")
     }
 }
 

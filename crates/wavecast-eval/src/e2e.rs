@@ -153,6 +153,21 @@ fn predictor_for(name: &str, gpu: &str, cat: &Catalog, all_gpus: bool, ops_data:
     Ok(wavecast_predict::by_name_with(name, holdout_of(gpu, cat, all_gpus).as_deref(), ops_data)?)
 }
 
+/// `build(gpu)` for each of `gpus`, once: the first alone (it reads the measured folder, which
+/// the process keeps for the others), the rest in parallel.
+fn per_gpu<'a, P: Send>(gpus: impl IntoIterator<Item = &'a str>, build: impl Fn(&str) -> Result<P, EvalError> + Sync) -> Result<BTreeMap<&'a str, P>, EvalError> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for gpu in gpus {
+        if !distinct.contains(&gpu) {
+            distinct.push(gpu);
+        }
+    }
+    let Some((&first, rest)) = distinct.split_first() else { return Ok(BTreeMap::new()) };
+    let first = (first, build(first)?);
+    let rest: Vec<(&str, P)> = rest.par_iter().map(|&gpu| Ok((gpu, build(gpu)?))).collect::<Result<_, EvalError>>()?;
+    Ok(std::iter::once(first).chain(rest).collect())
+}
+
 /// `data` when it holds NeuSight's per-op measurements: the tables the ladder and the naive
 /// transfer baselines read.
 fn per_op_tables(data: &Path) -> Option<&Path> {
@@ -166,14 +181,10 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
     if labels.is_empty() {
         return Err(EvalError::Invalid(format!("no labels found under {}", data.join("label").display())));
     }
-    // The first predictor reads the measured folder, which the process keeps for the others:
-    // built before the labels fan out over threads, so the folder is parsed once. The labels'
-    // answers come back in their order, so the report does not depend on the threads.
-    predictor_for(predictor_name, &labels[0].gpu_dir, cat, all_gpus, per_op_tables(data))?;
-    let outcomes = labels
-        .par_iter()
-        .map(|l| Ok(predict_label(data, l, cat, predictor_for(predictor_name, &l.gpu_dir, cat, all_gpus, per_op_tables(data))?.as_ref())))
-        .collect::<Result<Vec<_>, EvalError>>()?;
+    // One predictor per GPU, then the labels priced in parallel; their answers come back in
+    // their order, so the report does not depend on the threads.
+    let predictors = per_gpu(labels.iter().map(|l| l.gpu_dir.as_str()), |gpu| predictor_for(predictor_name, gpu, cat, all_gpus, per_op_tables(data)))?;
+    let outcomes: Vec<_> = labels.par_iter().map(|l| predict_label(data, l, cat, predictors[l.gpu_dir.as_str()].as_ref())).collect();
     let mut workloads = Vec::new();
     let mut unpredicted = Vec::new();
     for (l, outcome) in labels.iter().zip(outcomes) {
@@ -230,18 +241,17 @@ pub fn evaluate(data: &Path, cat: &Catalog, predictor_name: &str, all_gpus: bool
 /// scaled by the roofline ratio), the rest as the ladder prices them; per GPU and over all.
 fn transfer_baselines(data: &Path, tables: &Path, labels: &[Label], cat: &Catalog, all_gpus: bool, ours: &[WorkloadResult]) -> Result<Vec<BaselineStats>, EvalError> {
     let mut out = Vec::new();
+    let asked: Vec<(&Label, &WorkloadResult)> = ours.iter().filter_map(|w| Some((labels.iter().find(|l| l.gpu_dir == w.gpu && l.workload == w.workload)?, w))).collect();
     for kind in Baseline::ALL {
+        let predictors = per_gpu(asked.iter().map(|(l, _)| l.gpu_dir.as_str()), |gpu| {
+            let ops = LadderOps::load(Some(tables), holdout_of(gpu, cat, all_gpus).as_deref()).map_err(EvalError::Invalid)?;
+            Ok(Bounded(Box::new(Fp32Baseline { ops, kind })))
+        })?;
         // In parallel, answers in the labels' order (as in `evaluate`).
-        let priced = ours
+        let rows: Vec<(&str, f64, f64)> = asked
             .par_iter()
-            .map(|w| {
-                let Some(l) = labels.iter().find(|l| l.gpu_dir == w.gpu && l.workload == w.workload) else { return Ok(None) };
-                let ops = LadderOps::load(Some(tables), holdout_of(&l.gpu_dir, cat, all_gpus).as_deref()).map_err(EvalError::Invalid)?;
-                let predictor = Bounded(Box::new(Fp32Baseline { ops, kind }));
-                Ok(predict_label(data, l, cat, &predictor).ok().map(|p| (w.gpu.as_str(), ape(p, l.e2e_ms), w.ape)))
-            })
-            .collect::<Result<Vec<_>, EvalError>>()?;
-        let rows: Vec<(&str, f64, f64)> = priced.into_iter().flatten().collect();
+            .filter_map(|(l, w)| predict_label(data, l, cat, &predictors[l.gpu_dir.as_str()]).ok().map(|p| (w.gpu.as_str(), ape(p, l.e2e_ms), w.ape)))
+            .collect();
         let mut gpus: Vec<&str> = rows.iter().map(|r| r.0).collect();
         gpus.dedup();
         for gpu in gpus.into_iter().chain(std::iter::once("all")) {

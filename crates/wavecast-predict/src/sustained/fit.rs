@@ -141,8 +141,8 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, held_out: Option<&str>, o: &FitOp
     let trained_on: BTreeSet<String> = groups.values().flat_map(|g| g.1.iter().map(|s| s.to_string())).collect();
     // Keys are fitted independently, on as many threads as there are cores (a leave-one-GPU-out
     // refit of AIConfigurator's tables is seconds of search per key).
-    let fitted: Vec<_> = groups.iter().filter(|(_, g)| g.0.len() >= o.min_rows && g.1.len() >= o.min_gpus).collect();
-    let keys = fitted
+    let to_fit: Vec<_> = groups.iter().filter(|(_, g)| g.0.len() >= o.min_rows && g.1.len() >= o.min_gpus).collect();
+    let keys = to_fit
         .par_iter()
         .map(|(k, (idx, gpus))| {
             let rows: Vec<(Work, f64)> = stride(idx, o.max_rows).iter().map(|&i| samples[i as usize].clone()).collect();

@@ -116,17 +116,22 @@ impl Shape {
     /// `moe`, `mla`, `gated_delta_prefill`, `gated_delta_decode`, a collective's name, or the
     /// vector op's name.
     pub fn family(&self) -> String {
+        self.family_name().to_string()
+    }
+
+    /// [`Shape::family`] without a copy (it is asked for every shape priced).
+    pub fn family_name(&self) -> &str {
         match self {
-            Shape::Gemm { .. } => "gemm".into(),
-            Shape::Bmm { .. } => "bmm".into(),
-            Shape::AttentionPrefill { .. } => "attention_prefill".into(),
-            Shape::AttentionDecode { .. } => "attention_decode".into(),
-            Shape::Moe { .. } => "moe".into(),
-            Shape::Mla { .. } => "mla".into(),
-            Shape::GatedDelta { generation: false, .. } => "gated_delta_prefill".into(),
-            Shape::GatedDelta { generation: true, .. } => "gated_delta_decode".into(),
-            Shape::Collective { op, .. } => op.as_str().into(),
-            Shape::Vector { op, .. } => op.clone(),
+            Shape::Gemm { .. } => "gemm",
+            Shape::Bmm { .. } => "bmm",
+            Shape::AttentionPrefill { .. } => "attention_prefill",
+            Shape::AttentionDecode { .. } => "attention_decode",
+            Shape::Moe { .. } => "moe",
+            Shape::Mla { .. } => "mla",
+            Shape::GatedDelta { generation: false, .. } => "gated_delta_prefill",
+            Shape::GatedDelta { generation: true, .. } => "gated_delta_decode",
+            Shape::Collective { op, .. } => op.as_str(),
+            Shape::Vector { op, .. } => op,
         }
     }
 }

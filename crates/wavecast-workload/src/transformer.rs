@@ -451,6 +451,9 @@ pub fn check_positions(spec: &TransformerSpec, kv_len: u64) -> Result<(), Worklo
     Ok(())
 }
 
+/// Nodes a forward pass's graph is given room for at once (DeepSeek-V3's has 46).
+const NODES_PER_PASS: usize = 64;
+
 /// Builds the graph for `spec` under `o`.
 pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, WorkloadError> {
     if spec.encdec.is_some() {
@@ -475,6 +478,8 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     let local_tokens = if o.sequence_parallel && shard.tp > 1 { tokens.div_ceil(shard.tp) } else { tokens };
     let cx = Ctx { spec, o, tokens, local_tokens, kv_len, fused, train: o.mode == Mode::Training, shard, layout };
     let mut g = Graph::new(spec.name.clone());
+    // Room for a pass's nodes (a few dozen): the serving grids build hundreds of these graphs.
+    g.nodes.reserve(NODES_PER_PASS);
     embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1, role: Role::Prologue })?;
     for (prefix, repeat, kind) in layer_groups(spec, kv_len) {
         layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat, role: Role::Layer }, kind)?;

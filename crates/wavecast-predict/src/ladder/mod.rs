@@ -81,6 +81,7 @@ pub struct Query {
     /// The family of the fields above, worked out once: pricing one shape asks for it several
     /// times (its tables, its siblings, whether it carries across GPUs).
     family: std::sync::OnceLock<Family>,
+    default_family: std::sync::OnceLock<Family>,
 }
 
 impl Query {
@@ -88,7 +89,7 @@ impl Query {
     /// `trtllm`; empty or `vllm`: the default engine's), from `library` (`None`: the fastest
     /// the GPU's tables know).
     pub fn new(source: Source, shape: Shape, precision: Precision, library: Option<String>, engine: &str) -> Query {
-        Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), family: std::sync::OnceLock::new() }
+        Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), family: std::sync::OnceLock::new(), default_family: std::sync::OnceLock::new() }
     }
 
     pub fn of(t: &Timing) -> Query {
@@ -102,6 +103,11 @@ impl Query {
 
     fn family(&self) -> &Family {
         self.family.get_or_init(|| Family::of_engine(self.source, &self.shape, self.precision, &self.engine))
+    }
+
+    /// The family as the default engine times it (the shipped surfaces' key).
+    fn default_family(&self) -> &Family {
+        self.default_family.get_or_init(|| Family { engine: String::new(), ..self.family().clone() })
     }
 
     fn timing(&self, shape: &Shape, gpu: &Gpu) -> Timing {
@@ -220,10 +226,12 @@ impl Ladder {
         if let Some(libraries) = self.tables.of(asked, &gpu.id) {
             return Some((libraries, None));
         }
-        let families = self.engine_families(q);
-        let (family, libraries) = families.iter().skip(1).find_map(|f| Some((f, self.tables.of(f, &gpu.id)?)))?;
-        let name = if family.engine.is_empty() { wavecast_data::DEFAULT_ENGINE } else { self.tables.engines().find(|e| *e == family.engine)? };
-        Some((libraries, Some(name)))
+        // The other engines in `engine_families`' order, without building that list (this runs
+        // for every shape priced).
+        self.tables.engines().filter(|e| *e != asked.engine).find_map(|engine| {
+            let libraries = self.tables.of(&Family { engine: engine.to_string(), ..asked.clone() }, &gpu.id)?;
+            Some((libraries, Some(if engine.is_empty() { wavecast_data::DEFAULT_ENGINE } else { engine })))
+        })
     }
 
     /// The engine whose measurements answer `q` on `gpu` when not the asked one: another
@@ -240,7 +248,7 @@ impl Ladder {
     /// else from its shipped surface of it; `None` when it has neither.
     pub fn measured(&self, q: &Query, gpu: &Gpu) -> Option<Lookup> {
         let Some((libraries, _)) = self.own_tables(q, gpu) else {
-            let hit = self.surfaces.lookup(&q.timing(&q.shape, gpu), gpu, &self.reference)?;
+            let hit = self.surfaces.lookup(q.default_family(), &q.timing(&q.shape, gpu), gpu, &self.reference)?;
             // Beyond a cell of the nearest knot the answer is carried by physics, as a table's is.
             let half_width = hit.half_width + MEASURED_PER_STEP * (hit.distance - hit.step).max(0.0);
             return Some(Lookup { seconds: hit.seconds, distance: hit.distance, surface_half_width: Some(half_width) });

@@ -157,8 +157,8 @@ impl LadderOps {
     fn in_model_ratio(&self, q: &Query, gpu: &Gpu) -> f64 {
         let t = Timing { source: q.source, gpu: gpu.id.clone(), shape: q.shape.clone(), precision: q.precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
         let model = self.ladder.model();
-        match (model.predict_in_model(&t, gpu, IN_MODEL_KERNEL_US), model.predict(&t, gpu)) {
-            (Ok(inside), Ok(alone)) if inside > 0.0 && alone > 0.0 => (inside / alone).min(1.0),
+        match model.predict_alone_and_in_model(&t, gpu, IN_MODEL_KERNEL_US) {
+            Ok((alone, inside)) if inside > 0.0 && alone > 0.0 => (inside / alone).min(1.0),
             _ => 1.0,
         }
     }

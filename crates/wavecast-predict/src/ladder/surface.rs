@@ -17,7 +17,7 @@ use crate::sustained::Model;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
-use wavecast_data::{Shape, Timing};
+use wavecast_data::Timing;
 use wavecast_gpu::Gpu;
 
 /// Knots a query averages over.
@@ -121,6 +121,8 @@ struct Tree {
     width: usize,
     /// Knot indices, each cell's a contiguous run.
     order: Vec<usize>,
+    /// The knots in `order`'s order, so a cell's knots are read from one run of memory.
+    packed: Vec<f32>,
     cells: Vec<Cell>,
 }
 
@@ -137,9 +139,10 @@ enum Cell {
 
 impl Tree {
     fn of(knots: &[f32], width: usize) -> Tree {
-        let mut tree = Tree { width, order: (0..knots.len() / width).collect(), cells: Vec::new() };
+        let mut tree = Tree { width, order: (0..knots.len() / width).collect(), packed: Vec::new(), cells: Vec::new() };
         let n = tree.order.len();
         tree.split(knots, 0, n);
+        tree.packed = tree.order.iter().flat_map(|&i| knots[i * width..(i + 1) * width].iter().copied()).collect();
         tree
     }
 
@@ -203,9 +206,9 @@ fn nearest_knots(knots: &[f32], width: usize, at: &[f64], tree: &KnotTree) -> Ve
         other = Tree::of(knots, width);
         &other
     };
-    let mut near = Near { knots, width, at, kept: Vec::with_capacity(NEIGHBOURS + 1) };
+    let mut near = Near { width, at, kept: Vec::with_capacity(NEIGHBOURS + 1), offsets: vec![0.0; width - 1] };
     if !tree.cells.is_empty() {
-        near.visit(tree, 0);
+        near.visit(tree, 0, 0.0);
     }
     near.kept.into_iter().map(|(d, _, v)| (d, v)).collect()
 }
@@ -213,31 +216,42 @@ fn nearest_knots(knots: &[f32], width: usize, at: &[f64], tree: &KnotTree) -> Ve
 /// A search in progress: (squared distance, knot index, value), nearest first, the lower
 /// index first among equals.
 struct Near<'a> {
-    knots: &'a [f32],
     width: usize,
     at: &'a [f64],
     kept: Vec<(f64, usize, f64)>,
+    /// How far the cell being visited lies from the query along each coordinate, at least.
+    offsets: Vec<f64>,
 }
 
+/// Rounding slack on a cell's least distance, so that pruning never drops a knot the exact
+/// ranking keeps (one at exactly the farthest kept distance may still win a tie by its index).
+const PRUNE_SLACK: f64 = 1e-9;
+
 impl Near<'_> {
-    fn visit(&mut self, tree: &Tree, cell: usize) {
+    /// Searches `cell`, which lies at least √`least` from the query (the sum over coordinates
+    /// of `offsets` squared): a far half is skipped once that bound, not only its splitting
+    /// coordinate's gap, passes the farthest neighbour kept.
+    fn visit(&mut self, tree: &Tree, cell: usize, least: f64) {
         match tree.cells[cell] {
-            Cell::Leaf { start, end } => tree.order[start..end].iter().for_each(|&i| self.keep(i)),
+            Cell::Leaf { start, end } => (start..end).for_each(|j| self.keep(tree.order[j], &tree.packed[j * self.width..(j + 1) * self.width])),
             Cell::Split { axis, at, low, high } => {
                 let gap = self.at[axis] - at;
                 let (near, far) = if gap <= 0.0 { (low, high) } else { (high, low) };
-                self.visit(tree, near);
-                // The far half lies at least |gap| away; at exactly the farthest kept distance
-                // one of its knots may still win a tie by its index.
-                if self.kept.len() < NEIGHBOURS || gap * gap <= self.kept[NEIGHBOURS - 1].0 {
-                    self.visit(tree, far);
+                self.visit(tree, near, least);
+                let before = self.offsets[axis];
+                let offset = before.max(gap.abs());
+                let far_least = least - before * before + offset * offset;
+                if self.kept.len() < NEIGHBOURS || far_least <= self.kept[NEIGHBOURS - 1].0 * (1.0 + PRUNE_SLACK) {
+                    self.offsets[axis] = offset;
+                    self.visit(tree, far, far_least);
+                    self.offsets[axis] = before;
                 }
             }
         }
     }
 
-    fn keep(&mut self, i: usize) {
-        let k = &self.knots[i * self.width..(i + 1) * self.width];
+    /// Keeps knot `i` (coordinates then value, `k`) if it is among the nearest so far.
+    fn keep(&mut self, i: usize, k: &[f32]) {
         let d = squared_distance(&k[..self.width - 1], self.at);
         let full = self.kept.len() == NEIGHBOURS;
         if d.is_nan() || (full && (d, i) >= (self.kept[NEIGHBOURS - 1].0, self.kept[NEIGHBOURS - 1].1)) {
@@ -323,17 +337,27 @@ impl Surfaces {
         self.index.get(family).and_then(|g| g.get(gpu)).map(|libs| libs.values().map(|&i| &self.surfaces[i]).collect()).unwrap_or_default()
     }
 
-    /// Seconds of `t`'s shape on `gpu` from its surfaces (its own library's when it has one,
-    /// else the fastest), with the surface's half-width and the distance to the nearest knot;
-    /// `None` without a surface or without physics for the shape. `reference` is the physics
-    /// the surfaces were fitted against.
-    pub fn lookup(&self, t: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
-        let family = Family::of(t.source, &t.shape, t.precision);
-        let surfaces = self.of(&family, &gpu.id);
+    /// Seconds of `t`'s shape on `gpu` from its surfaces of `family` (`t`'s, as the default
+    /// engine times it): its own library's when it has one, else the fastest, with the
+    /// surface's half-width and the distance to the nearest knot; `None` without a surface or
+    /// without physics for the shape. `reference` is the physics the surfaces were fitted
+    /// against.
+    pub fn lookup(&self, family: &Family, t: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
+        let surfaces = self.of(family, &gpu.id);
         let own: Vec<&Surface> = surfaces.iter().copied().filter(|s| s.library == t.kernel_source).collect();
         let candidates = if own.is_empty() { surfaces } else { own };
+        if candidates.is_empty() {
+            return None;
+        }
         let at = coordinates(&t.shape);
-        candidates.into_iter().filter_map(|s| price(s, &at, &t.shape, t, gpu, reference)).min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        let mut asked = t.clone();
+        candidates
+            .into_iter()
+            .filter_map(|s| {
+                asked.kernel_source.clone_from(&s.library);
+                price(s, &at, &asked, gpu, reference)
+            })
+            .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
     }
 }
 
@@ -347,10 +371,10 @@ pub struct SurfaceHit {
     pub step: f64,
 }
 
-fn price(s: &Surface, at: &[f64], shape: &Shape, t: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
+/// `asked` (timed by `s`'s library) priced from `s` at its coordinates `at`.
+fn price(s: &Surface, at: &[f64], asked: &Timing, gpu: &Gpu, reference: &Model) -> Option<SurfaceHit> {
     let (correction, distance) = s.correction(at)?;
-    let asked = Timing { kernel_source: s.library.clone(), shape: shape.clone(), ..t.clone() };
-    let physics = reference.predict(&asked, gpu).ok().filter(|p| p.is_finite() && *p > 0.0)?;
+    let physics = reference.predict(asked, gpu).ok().filter(|p| p.is_finite() && *p > 0.0)?;
     let seconds = physics * correction.exp();
     (seconds.is_finite() && seconds > 0.0).then_some(SurfaceHit { seconds, half_width: s.half_width, distance, step: s.step })
 }
@@ -358,7 +382,7 @@ fn price(s: &Surface, at: &[f64], shape: &Shape, t: &Timing, gpu: &Gpu, referenc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wavecast_data::{Precision, Source};
+    use wavecast_data::{Precision, Shape, Source};
 
     fn surface(gpu: &str, knots: Vec<f32>) -> Surface {
         let family = Family::of(Source::Aiconfigurator, &Shape::Gemm { m: 1, n: 1, k: 1 }, Precision::Bf16);

@@ -76,12 +76,7 @@ impl Params {
     /// Seconds for `work`: the physics, the learned correction, and never below its floor
     /// (dense peak, achievable bandwidth; see [`Work::floor_seconds`]).
     pub fn seconds(&self, work: &Work) -> f64 {
-        let physics = self.physics_seconds(work);
-        let correction = if self.residual.is_empty() { 0.0 } else { features(work).iter().zip(&self.residual).map(|(x, w)| x * w).sum::<f64>() };
-        // A non-finite correction is no correction: `max` below would otherwise turn its NaN
-        // into the bare floor.
-        let correction = if correction.is_finite() { correction } else { 0.0 };
-        (physics * correction.clamp(-MAX_CORRECTION.ln(), MAX_CORRECTION.ln()).exp()).max(work.floor_seconds())
+        self.corrected(work, self.physics_seconds(work), self.correction_factor(work))
     }
 
     /// Seconds for `work` inside a running model: like [`Params::seconds`], but a kernel's fixed
@@ -90,17 +85,46 @@ impl Params {
     /// CUDA graph, kernels pay only the GPU's gap between them. Collectives keep theirs (their
     /// fixed cost is the GPUs' handshake, not the host).
     pub fn seconds_in_model(&self, work: &Work, fixed_us: f64) -> f64 {
-        match work {
-            Work::Kernel(_) | Work::Chain(_) if self.overhead_us > fixed_us => Params { overhead_us: fixed_us, ..self.clone() }.seconds(work),
-            _ => self.seconds(work),
-        }
+        self.seconds_alone_and_in_model(work, fixed_us).1
+    }
+
+    /// [`Params::seconds`] and [`Params::seconds_in_model`] of the same work, its correction
+    /// worked out once.
+    pub fn seconds_alone_and_in_model(&self, work: &Work, fixed_us: f64) -> (f64, f64) {
+        let factor = self.correction_factor(work);
+        let alone = self.corrected(work, self.physics_seconds(work), factor);
+        let inside = match work {
+            Work::Kernel(_) | Work::Chain(_) if self.overhead_us > fixed_us => self.corrected(work, self.physics_seconds_with(work, fixed_us), factor),
+            _ => alone,
+        };
+        (alone, inside)
+    }
+
+    /// The learned correction's factor on the physics for `work`.
+    fn correction_factor(&self, work: &Work) -> f64 {
+        let correction = if self.residual.is_empty() { 0.0 } else { features(work).iter().zip(&self.residual).map(|(x, w)| x * w).sum::<f64>() };
+        // A non-finite correction is no correction: `max` in `corrected` would otherwise turn
+        // its NaN into the bare floor.
+        let correction = if correction.is_finite() { correction } else { 0.0 };
+        correction.clamp(-MAX_CORRECTION.ln(), MAX_CORRECTION.ln()).exp()
+    }
+
+    /// `physics` times the correction's `factor`, never below the work's floor.
+    fn corrected(&self, work: &Work, physics: f64, factor: f64) -> f64 {
+        (physics * factor).max(work.floor_seconds())
     }
 
     /// Seconds for `work` from the physics alone.
     pub fn physics_seconds(&self, work: &Work) -> f64 {
+        self.physics_seconds_with(work, self.overhead_us)
+    }
+
+    /// [`Params::physics_seconds`] with a kernel's fixed cost `overhead_us` (a collective keeps
+    /// its own).
+    fn physics_seconds_with(&self, work: &Work, overhead_us: f64) -> f64 {
         match work {
-            Work::Kernel(k) => self.overhead_us * 1e-6 + self.kernel_seconds(k),
-            Work::Chain(ks) => self.overhead_us * 1e-6 + ks.iter().map(|k| self.kernel_seconds(k)).sum::<f64>(),
+            Work::Kernel(k) => overhead_us * 1e-6 + self.kernel_seconds(k),
+            Work::Chain(ks) => overhead_us * 1e-6 + ks.iter().map(|k| self.kernel_seconds(k)).sum::<f64>(),
             Work::Collective(c) => (self.overhead_us + self.per_gpu_us * (c.gpus - 1.0)) * 1e-6 + c.link_bytes / (self.memory_efficiency.min(ACHIEVABLE_BANDWIDTH) * c.link_bandwidth),
         }
     }
@@ -170,25 +194,29 @@ pub fn keys(t: &Timing, work: &Work) -> [String; KEY_LEVELS] {
 const KEY_LEVELS: usize = 4;
 
 /// The family part of [`keys`].
-fn key_family(t: &Timing, work: &Work) -> String {
+fn key_family<'a>(t: &'a Timing, work: &Work) -> std::borrow::Cow<'a, str> {
     match (work, &t.shape) {
-        (Work::Collective(c), _) => format!("{}@{}", t.shape.family(), c.link.as_str()),
-        (_, Shape::Mla { module: false, .. }) => "mla_kernel".to_string(),
-        _ => t.shape.family(),
+        (Work::Collective(c), _) => format!("{}@{}", t.shape.family_name(), c.link.as_str()).into(),
+        (_, Shape::Mla { module: false, .. }) => "mla_kernel".into(),
+        _ => t.shape.family_name().into(),
     }
 }
 
-/// Key `level` (0: the most specific) of [`keys`], written into `key`.
+/// Key `level` (0: the most specific) of [`keys`], written into `key`: `source/family/format/
+/// library`, `source/family/format`, `*/family/format`, `*/family`.
 fn write_key(key: &mut String, t: &Timing, family: &str, level: usize) {
-    use std::fmt::Write;
-    let (source, precision) = (t.source.as_str(), t.precision.as_str());
-    // Writing into a String cannot fail.
-    let _ = match level {
-        0 => write!(key, "{source}/{family}/{precision}/{}", t.kernel_source),
-        1 => write!(key, "{source}/{family}/{precision}"),
-        2 => write!(key, "*/{family}/{precision}"),
-        _ => write!(key, "*/{family}"),
-    };
+    // Pushed piece by piece: this runs up to four times for every shape priced.
+    key.push_str(if level < 2 { t.source.as_str() } else { "*" });
+    key.push('/');
+    key.push_str(family);
+    if level < 3 {
+        key.push('/');
+        key.push_str(t.precision.as_str());
+    }
+    if level == 0 {
+        key.push('/');
+        key.push_str(&t.kernel_source);
+    }
 }
 
 /// Fitted numbers per key, and the GPUs they were fitted on.
@@ -244,6 +272,12 @@ impl Model {
     pub fn predict_in_model(&self, t: &Timing, gpu: &Gpu, fixed_us: f64) -> Result<f64, String> {
         let (work, params) = self.fitted(t, gpu)?;
         Ok(params.seconds_in_model(&work, fixed_us))
+    }
+
+    /// [`Model::predict`] and [`Model::predict_in_model`] of the same shape at once.
+    pub fn predict_alone_and_in_model(&self, t: &Timing, gpu: &Gpu, fixed_us: f64) -> Result<(f64, f64), String> {
+        let (work, params) = self.fitted(t, gpu)?;
+        Ok(params.seconds_alone_and_in_model(&work, fixed_us))
     }
 
     /// The plain roofline of the same work: datasheet peak and bandwidth, no overhead.

@@ -47,14 +47,31 @@ impl DecodeGroup {
 
     /// Adds a decoding sequence (its cache holding exactly the pages its tokens fill, nothing
     /// scheduled).
-    pub(super) fn join(&mut self, mut s: Seq) {
+    pub(super) fn join(&mut self, s: Seq) {
+        let s = self.counted(s);
+        self.seqs.insert(s.adm, s);
+    }
+
+    /// Adds decoding sequences in admission order, as [`DecodeGroup::join`] one by one would.
+    /// Into an empty group (a worker regrouping after a preemption took it apart) they are
+    /// filed at once, not one search each.
+    pub(super) fn join_all(&mut self, seqs: Vec<Seq>) {
+        if self.seqs.is_empty() {
+            self.seqs = seqs.into_iter().map(|s| self.counted(s)).map(|s| (s.adm, s)).collect();
+        } else {
+            seqs.into_iter().for_each(|s| self.join(s));
+        }
+    }
+
+    /// `s` as of this tick, counted in the group's sums, its end awaited.
+    fn counted(&mut self, mut s: Seq) -> Seq {
         debug_assert!(s.computed >= s.prompt && s.generated < s.output && s.scheduled == 0);
         s.since = self.ticks;
         let phase = self.phase(&s);
         self.by_phase[phase] += 1;
         self.offset_sum += s.computed as i64 - s.since as i64;
         self.finishing.push(Reverse((s.since + s.output - s.generated, s.adm)));
-        self.seqs.insert(s.adm, s);
+        s
     }
 
     /// Σ (cache length + the token this iteration adds) over members: the batch's decode context.

@@ -14,7 +14,9 @@ fn reason_key(pieces: &[String]) -> String {
 /// numbers as written. Digits inside names (`h200`, `fp8`) are text.
 fn split_numbers(message: &str) -> (Vec<String>, Vec<String>) {
     let text: Vec<char> = message.chars().collect();
-    let (mut pieces, mut numbers) = (vec![String::new()], Vec::<String>::new());
+    // Room for the rest of the message in each piece at once: the planner files a reason for
+    // every layout it sets aside, and a piece grown a character at a time is reallocated often.
+    let (mut pieces, mut numbers) = (vec![String::with_capacity(message.len())], Vec::<String>::new());
     let mut in_name = false;
     for (i, &c) in text.iter().enumerate() {
         let prev = if i > 0 { text[i - 1] } else { ' ' };
@@ -30,7 +32,7 @@ fn split_numbers(message: &str) -> (Vec<String>, Vec<String>) {
             in_name = in_name && c != '.';
         } else if starts_number {
             numbers.push(c.to_string());
-            pieces.push(String::new());
+            pieces.push(String::with_capacity(message.len() - i));
         } else if let Some(n) = numbers.last_mut() {
             n.push(c);
         }

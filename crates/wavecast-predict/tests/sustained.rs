@@ -242,3 +242,42 @@ proptest! {
         prop_assert!(t >= floor * (1.0 - 1e-12), "{} < {}", t, floor);
     }
 }
+
+/// A shape's time alone and inside a model, asked at once, is bit for bit what the two separate
+/// questions give, and inside a model it is the same numbers with the fixed cost lowered (the
+/// definition: the fitted numbers with `overhead_us` at most the gap), for kernels, chains of
+/// kernels and collectives, on GPUs of three generations.
+#[test]
+fn alone_and_in_model_at_once_are_the_two_answers_asked_apart() {
+    use wavecast_data::timing::Collective;
+    use wavecast_data::Source;
+    let cat = Catalog::builtin();
+    let model = Model::shipped();
+    let shapes = [
+        (Shape::Gemm { m: 1, n: 4096, k: 4096 }, Precision::Bf16),
+        (Shape::Gemm { m: 8192, n: 8192, k: 8192 }, Precision::Fp8),
+        (Shape::AttentionDecode { batch: 32, kv_len: 4096, heads: 32, kv_heads: 8, head_dim: 128, window: 0, kv_precision: Precision::Bf16 }, Precision::Bf16),
+        (Shape::Vector { op: wavecast_data::STREAM.into(), tokens: 1, width: 27648 }, Precision::Fp16),
+        (Shape::Collective { op: Collective::AllReduce, gpus: 8, bytes: 1 << 24, gpus_per_node: 8 }, Precision::Bf16),
+    ];
+    let mut compared = 0;
+    for id in ["a100", "h100", "b200"] {
+        let gpu = cat.get(id).unwrap();
+        for (shape, precision) in &shapes {
+            let t = Timing { source: Source::Aiconfigurator, gpu: gpu.id.clone(), shape: shape.clone(), precision: *precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
+            let (Ok(alone), Ok(inside)) = (model.predict(&t, gpu), model.predict_in_model(&t, gpu, 2.0)) else { continue };
+            let (both_alone, both_inside) = model.predict_alone_and_in_model(&t, gpu, 2.0).unwrap();
+            assert_eq!((both_alone.to_bits(), both_inside.to_bits()), (alone.to_bits(), inside.to_bits()), "{id} {shape:?}");
+            let work = Work::of(shape, *precision, gpu).unwrap();
+            for p in model.keys.values().take(20) {
+                let lowered = match &work {
+                    Work::Kernel(_) | Work::Chain(_) if p.overhead_us > 2.0 => Params { overhead_us: 2.0, ..p.clone() }.seconds(&work),
+                    _ => p.seconds(&work),
+                };
+                assert_eq!(p.seconds_in_model(&work, 2.0).to_bits(), lowered.to_bits(), "{id} {shape:?}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 12, "{compared}");
+}

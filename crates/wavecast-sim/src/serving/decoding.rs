@@ -142,3 +142,51 @@ impl DecodeGroup {
         seqs.into_values().map(|s| self.current(s)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoding(adm: u64, computed: u64, generated: u64, output: u64) -> Seq {
+        Seq { id: adm as usize, prompt: computed - generated, computed, generated, output, blocks: computed.div_ceil(16), prefix_blocks: 0, scheduled: 0, adm, since: 0 }
+    }
+
+    /// What the group knows of its members: sizes, context, pages due and ahead, who finishes
+    /// next, and every member as of now.
+    fn state(g: &mut DecodeGroup) -> (usize, u64, u64, u64, u64, Vec<(u64, u64, u64, u64)>) {
+        let head = (g.len(), g.context(), g.pages_due(), g.pages_ahead(37), g.fewest_to_go());
+        let members = g.take_all().into_iter().map(|s| (s.adm, s.computed, s.generated, s.blocks)).collect();
+        (head.0, head.1, head.2, head.3, head.4, members)
+    }
+
+    /// Sequences filed at once, into an empty group or beside members already there, leave the
+    /// group as joining them one by one does, however many ticks the group has run.
+    #[test]
+    fn joining_all_at_once_is_joining_one_by_one() {
+        let batch = |from: u64| (from..from + 40).map(|a| decoding(a, 100 + a * 7 % 53, 1 + a % 5, 20 + a % 9)).collect::<Vec<Seq>>();
+        for ticks in [0, 3, 17] {
+            let (mut at_once, mut one_by_one) = (DecodeGroup::new(16), DecodeGroup::new(16));
+            for g in [&mut at_once, &mut one_by_one] {
+                g.advance(ticks);
+            }
+            at_once.join_all(batch(0));
+            batch(0).into_iter().for_each(|s| one_by_one.join(s));
+            for g in [&mut at_once, &mut one_by_one] {
+                g.advance(2);
+            }
+            // The second batch joins a group that has members.
+            at_once.join_all(batch(100));
+            batch(100).into_iter().for_each(|s| one_by_one.join(s));
+            let (mut done_a, mut done_b) = (Vec::new(), Vec::new());
+            at_once.advance(4);
+            one_by_one.advance(4);
+            at_once.take_finished(&mut done_a);
+            one_by_one.take_finished(&mut done_b);
+            let ids = |v: &[Seq]| v.iter().map(|s| (s.adm, s.computed)).collect::<Vec<_>>();
+            assert_eq!(ids(&done_a), ids(&done_b), "ticks {ticks}");
+            let (a, b) = (state(&mut at_once), state(&mut one_by_one));
+            assert_eq!(a, b, "ticks {ticks}");
+            assert_eq!(a.0 + done_a.len(), 80, "every member is in the group or finished");
+        }
+    }
+}

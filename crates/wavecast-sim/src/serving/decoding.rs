@@ -151,12 +151,18 @@ mod tests {
         Seq { id: adm as usize, prompt: computed - generated, computed, generated, output, blocks: computed.div_ceil(16), prefix_blocks: 0, scheduled: 0, adm, since: 0 }
     }
 
-    /// What the group knows of its members: sizes, context, pages due and ahead, who finishes
-    /// next, and every member as of now.
-    fn state(g: &mut DecodeGroup) -> (usize, u64, u64, u64, u64, Vec<(u64, u64, u64, u64)>) {
-        let head = (g.len(), g.context(), g.pages_due(), g.pages_ahead(37), g.fewest_to_go());
-        let members = g.take_all().into_iter().map(|s| (s.adm, s.computed, s.generated, s.blocks)).collect();
-        (head.0, head.1, head.2, head.3, head.4, members)
+    /// What the group knows of its members.
+    #[derive(Debug, PartialEq)]
+    struct State {
+        /// Size, context, pages due, pages for 37 more tokens, fewest tokens to go.
+        sums: [u64; 5],
+        /// Every member as of now: admission, cache, generated, pages.
+        members: Vec<[u64; 4]>,
+    }
+
+    fn state(g: &mut DecodeGroup) -> State {
+        let sums = [g.len() as u64, g.context(), g.pages_due(), g.pages_ahead(37), g.fewest_to_go()];
+        State { sums, members: g.take_all().into_iter().map(|s| [s.adm, s.computed, s.generated, s.blocks]).collect() }
     }
 
     /// Sequences filed at once, into an empty group or beside members already there, leave the
@@ -186,7 +192,7 @@ mod tests {
             assert_eq!(ids(&done_a), ids(&done_b), "ticks {ticks}");
             let (a, b) = (state(&mut at_once), state(&mut one_by_one));
             assert_eq!(a, b, "ticks {ticks}");
-            assert_eq!(a.0 + done_a.len(), 80, "every member is in the group or finished");
+            assert_eq!(a.members.len() + done_a.len(), 80, "every member is in the group or finished");
         }
     }
 }

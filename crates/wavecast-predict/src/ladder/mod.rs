@@ -213,9 +213,14 @@ impl Ladder {
     /// `q`'s family as each engine the tables hold times it: the asked engine first, then the
     /// default, then the others by name.
     fn engine_families(&self, q: &Query) -> Vec<Family> {
-        let asked = q.family().clone();
-        let others: Vec<Family> = self.tables.engines().filter(|e| *e != asked.engine).map(|e| Family { engine: e.to_string(), ..asked.clone() }).collect();
-        std::iter::once(asked).chain(others).collect()
+        std::iter::once(q.family().clone()).chain(self.other_engine_families(q).map(|(_, f)| f)).collect()
+    }
+
+    /// `q`'s family as each engine the tables hold other than the asked one times it, in
+    /// [`Ladder::engine_families`]' order, with that engine's key (empty: the default).
+    fn other_engine_families<'a, 'q>(&'a self, q: &'q Query) -> impl Iterator<Item = (&'a str, Family)> + use<'a, 'q> {
+        let asked = q.family();
+        self.tables.engines().filter(move |e| *e != asked.engine).map(move |e| (e, Family { engine: e.to_string(), ..asked.clone() }))
     }
 
     /// `gpu`'s tables of `q`'s family by kernel library, from the asked engine's collection
@@ -226,10 +231,9 @@ impl Ladder {
         if let Some(libraries) = self.tables.of(asked, &gpu.id) {
             return Some((libraries, None));
         }
-        // The other engines in `engine_families`' order, without building that list (this runs
-        // for every shape priced).
-        self.tables.engines().filter(|e| *e != asked.engine).find_map(|engine| {
-            let libraries = self.tables.of(&Family { engine: engine.to_string(), ..asked.clone() }, &gpu.id)?;
+        // Looked through lazily, not as a built list: this runs for every shape priced.
+        self.other_engine_families(q).find_map(|(engine, family)| {
+            let libraries = self.tables.of(&family, &gpu.id)?;
             Some((libraries, Some(if engine.is_empty() { wavecast_data::DEFAULT_ENGINE } else { engine })))
         })
     }

@@ -102,8 +102,8 @@ impl<'de> Deserialize<'de> for Knots {
 }
 
 /// A surface's knots split in halves along the coordinate they spread most in, again and again,
-/// so a query measures the knots of the cells near it and skips a whole half once the splitting
-/// coordinate alone puts it further than the neighbours it holds. The same knots as ranking
+/// so a query measures the knots of the cells near it and skips a whole half once its least
+/// distance to that half puts it further than the neighbours it holds. The same knots as ranking
 /// every one, in far fewer distance computations.
 #[derive(Debug, Clone, Default)]
 pub struct KnotTree(OnceLock<Tree>);

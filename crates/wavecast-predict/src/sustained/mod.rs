@@ -85,7 +85,10 @@ impl Params {
     /// CUDA graph, kernels pay only the GPU's gap between them. Collectives keep theirs (their
     /// fixed cost is the GPUs' handshake, not the host).
     pub fn seconds_in_model(&self, work: &Work, fixed_us: f64) -> f64 {
-        self.seconds_alone_and_in_model(work, fixed_us).1
+        match self.physics_in_model(work, fixed_us) {
+            Some(physics) => self.corrected(work, physics, self.correction_factor(work)),
+            None => self.seconds(work),
+        }
     }
 
     /// [`Params::seconds`] and [`Params::seconds_in_model`] of the same work, its correction
@@ -93,11 +96,16 @@ impl Params {
     pub fn seconds_alone_and_in_model(&self, work: &Work, fixed_us: f64) -> (f64, f64) {
         let factor = self.correction_factor(work);
         let alone = self.corrected(work, self.physics_seconds(work), factor);
-        let inside = match work {
-            Work::Kernel(_) | Work::Chain(_) if self.overhead_us > fixed_us => self.corrected(work, self.physics_seconds_with(work, fixed_us), factor),
-            _ => alone,
-        };
-        (alone, inside)
+        (alone, self.physics_in_model(work, fixed_us).map_or(alone, |physics| self.corrected(work, physics, factor)))
+    }
+
+    /// The physics inside a running model where it differs from alone: a kernel (or chain)
+    /// whose fitted fixed cost exceeds `fixed_us` pays `fixed_us` instead; `None` otherwise.
+    fn physics_in_model(&self, work: &Work, fixed_us: f64) -> Option<f64> {
+        match work {
+            Work::Kernel(_) | Work::Chain(_) if self.overhead_us > fixed_us => Some(self.physics_seconds_with(work, fixed_us)),
+            _ => None,
+        }
     }
 
     /// The learned correction's factor on the physics for `work`.

@@ -239,9 +239,8 @@ impl<'a> Worker<'a> {
         if !self.grouped || self.running.iter().all(|s| s.computed < s.prompt) {
             return;
         }
-        // Both parts keep their (admission) order.
-        let (decoding, prompting) = std::mem::take(&mut self.running).into_iter().partition(|s| s.computed >= s.prompt);
-        self.running = prompting;
+        // Both parts keep their (admission) order; the running list keeps its allocation.
+        let decoding: Vec<Seq> = self.running.extract_if(.., |s| s.computed >= s.prompt).collect();
         self.group.join_all(decoding);
     }
 

@@ -99,6 +99,14 @@ impl Role {
     pub fn in_layers(self) -> bool {
         matches!(self, Role::Layer | Role::Expert | Role::Routing | Role::OverContext)
     }
+
+    /// Whether `op` in this role grows with the tokens each query sees, not with the batch's
+    /// tokens alone: the attention kernels, the gated delta rule (its state per sequence) and
+    /// the work marked [`Role::OverContext`]. Serving prices these per sequence and context
+    /// length, the rest per token.
+    pub fn sees_context(self, op: &Op) -> bool {
+        matches!(op, Op::Attention(_) | Op::GatedDelta(_)) || self == Role::OverContext
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

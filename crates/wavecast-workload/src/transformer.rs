@@ -129,6 +129,11 @@ pub struct BuildOptions {
     /// `ep` keeps the training meaning (expert parallelism carved out of data-parallel ranks,
     /// each bringing its own tokens).
     pub moe_tp: Option<u64>,
+    /// Only the ops that grow with the context each query sees ([`Role::sees_context`]:
+    /// attention, the gated delta rule, the sparse indexer's scores and pick), in the order
+    /// and with the repeats the whole graph gives them. The serving grids price attention
+    /// over hundreds of batch and context sizes and need nothing else of those graphs.
+    pub context_only: bool,
 }
 
 impl BuildOptions {
@@ -154,6 +159,7 @@ impl BuildOptions {
             kv_dtype: None,
             attention_dp: 1,
             moe_tp: None,
+            context_only: false,
         }
     }
 
@@ -175,6 +181,8 @@ struct Emitter<'a> {
     repeat: u64,
     /// The scope's place in the model, given to every node it emits.
     role: Role,
+    /// [`BuildOptions::context_only`]: every other op is dropped unnamed.
+    context_only: bool,
 }
 
 impl Emitter<'_> {
@@ -184,6 +192,9 @@ impl Emitter<'_> {
 
     /// An op of this scope that later passes treat apart from its neighbours ([`Role`]).
     fn op_in(&mut self, role: Role, name: &str, op: Op) {
+        if self.context_only && !role.sees_context(&op) {
+            return;
+        }
         let mut full = String::with_capacity(self.prefix.len() + name.len());
         full.push_str(&self.prefix);
         full.push_str(name);
@@ -480,11 +491,17 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     let mut g = Graph::new(spec.name.clone());
     // Room for a pass's nodes (a few dozen): the serving grids build hundreds of these graphs.
     g.nodes.reserve(NODES_PER_PASS);
-    embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1, role: Role::Prologue })?;
-    for (prefix, repeat, kind) in layer_groups(spec, kv_len) {
-        layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat, role: Role::Layer }, kind)?;
+    let context_only = o.context_only;
+    // Embeddings and the head see no context: skipped whole when only that is asked for.
+    if !context_only {
+        embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1, role: Role::Prologue, context_only })?;
     }
-    epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1, role: Role::Head })?;
+    for (prefix, repeat, kind) in layer_groups(spec, kv_len) {
+        layer(&cx, &mut Emitter { graph: &mut g, prefix: prefix.into(), repeat, role: Role::Layer, context_only }, kind)?;
+    }
+    if !context_only {
+        epilogue(&cx, &mut Emitter { graph: &mut g, prefix: "head.".into(), repeat: 1, role: Role::Head, context_only })?;
+    }
     if cx.train {
         g.add_backward();
         g.add_grad_clip();
@@ -547,6 +564,8 @@ fn layer(cx: &Ctx, e: &mut Emitter, kind: LayerKind) -> Result<(), WorkloadError
         e.op("mlp_norm", cx.norm(t, h));
     }
     match kind.dense_ffn {
+        // The MLPs and experts see no context.
+        _ if cx.o.context_only => {}
         Some(f) => mlp_block(cx, e, f)?,
         None if s.moe.is_some() => moe_block(cx, e)?,
         None => mlp_block(cx, e, s.ffn)?,
@@ -596,7 +615,7 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
     }
     // Ring attention: every GPU sees every other shard's keys and values once, while computing.
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, 2 * t * kv_dim * cx.o.cp, cx.o.cp, true);
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role };
+    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role, context_only: e.context_only };
     let e_core = &mut core;
     // Sliding-window layers run the fused kernel (eager kernels have no window).
     if cx.fused || window.is_some() {
@@ -782,7 +801,7 @@ fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -
         }
     };
     // Always the fused kernel: MLA has no eager path in serving engines.
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role };
+    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role, context_only: e.context_only };
     core.op("attention", Op::Attention(attention));
     if absorbed {
         e.op("v_up", Op::Gemm(Gemm::bmm(heads, t, m.kv_lora_rank, m.v_head_dim, cx.dt())?));
@@ -859,7 +878,7 @@ fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64, hos
     let o = BuildOptions { quant: cx.o.moe_quant.or(cx.o.quant), ..cx.o.clone() };
     let cx = Ctx { o: &o, ..*cx };
     let from = e.graph.nodes.len();
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert };
+    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert, context_only: e.context_only };
     gate_up(&cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, cx.spec.hidden, cx.spec.mlp_bias)?);
     // The GPU's other experts wait in memory for tokens.
@@ -870,7 +889,7 @@ fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64, hos
 /// Shared experts: one SwiGLU MLP of the shared width `width` (this GPU's share) over `rows`
 /// tokens, in a `shared.` sub-scope.
 fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<(), WorkloadError> {
-    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat, role: e.role };
+    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat, role: e.role, context_only: e.context_only };
     gate_up(cx, &mut sh, rows, width)?;
     sh.op("down", cx.linear(rows, width, cx.spec.hidden, cx.spec.mlp_bias)?);
     Ok(())

@@ -897,6 +897,29 @@ fn sparse_attention_scores_every_token_and_attends_to_the_top_k() {
     assert!(s.params().total - without.params().total > 700_000_000);
 }
 
+/// The serving grids' context-only passes hold exactly the nodes of the whole pass that see
+/// the context (attention, the gated delta rule, the sparse indexer's scores and pick), in the
+/// same order with the same repeats: MLA, hybrid linear attention, sparse attention, sliding
+/// windows, context parallelism and learned positions, in prefill, chunks and decode.
+#[test]
+fn a_context_only_pass_is_the_whole_pass_less_what_sees_no_context() {
+    let llama = presets::preset("llama-3.1-70b").unwrap();
+    let gpt2 = presets::preset("gpt2").unwrap();
+    let models = [fixture("deepseek-ai--DeepSeek-V3"), fixture("Qwen--Qwen3.5-397B-A17B"), fixture("zai-org--GLM-5"), fixture("openai--gpt-oss-120b"), llama, gpt2];
+    for spec in &models {
+        for (batch, seq, past, cp) in [(1, 512, 0, 1), (1, 256, 700, 1), (8, 1, 900, 1), (1, 512, 0, 2)] {
+            let mut o = BuildOptions::new(batch, seq, Mode::Inference, DType::Bf16);
+            (o.past, o.cp, o.tp, o.merged_projections) = (past, cp, 1, spec.name != "gpt2");
+            let whole = build(spec, &o).unwrap();
+            o.context_only = true;
+            let only = build(spec, &o).unwrap();
+            let seen: Vec<&Node> = whole.nodes.iter().filter(|n| n.role.sees_context(&n.op)).collect();
+            assert!(!seen.is_empty(), "{}: no attention in the pass", spec.name);
+            assert_eq!(only.nodes.iter().collect::<Vec<_>>(), seen, "{} at {batch}×{seq} after {past}, cp {cp}", spec.name);
+        }
+    }
+}
+
 /// A rotary model priced past its context says so in the workload's notes; within it, nothing.
 #[test]
 fn a_sequence_beyond_the_context_is_priced_with_a_note() {

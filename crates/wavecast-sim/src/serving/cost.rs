@@ -311,7 +311,7 @@ fn part(n: &Node) -> Part {
         // the tokens each query sees (the sparse-attention indexer's scores and top-k pick):
         // per sequence and cache length in decode, per prompt chunk after the tokens before it
         // in prefill, not with the layers' ops that grow with the batch's tokens alone.
-        (Op::Attention(_) | Op::GatedDelta(_), _) | (_, Role::OverContext) => Part::Attention,
+        _ if n.role.sees_context(&n.op) => Part::Attention,
         // The routed tokens' gather and weighted sum go with the experts: the fused MoE kernel
         // the expert part is priced as (AIConfigurator's `moe` measurements) does both, so
         // pricing them again as a copy and a multiply beside it would count them twice.
@@ -361,12 +361,17 @@ impl IterationModel {
         let dp = par.attention_dp.max(1);
         let rank_tokens = limits.max_tokens.div_ceil(dp).max(1);
         let rank_seqs = limits.max_seqs.min(limits.max_tokens).div_ceil(dp).max(1);
-        let graph = |batch: u64, seq: u64, past: u64, head: Head| -> Result<Graph, SimError> { Ok(build(spec, &build_options(formats, par, batch, seq, past, head))?) };
+        let graph = |batch: u64, seq: u64, past: u64, head: Head, want: Part| -> Result<Graph, SimError> {
+            let mut o = build_options(formats, par, batch, seq, past, head);
+            // The attention grids' hundreds of passes need only their attention's nodes.
+            o.context_only = want == Part::Attention;
+            Ok(build(spec, &o)?)
+        };
         let key = |what: &str, a: u64, b: u64, c: u64| format!("{}|{}|{formats:?}|{par:?}|{what}|{a}|{b}|{c}", spec.name, gpu.id);
         // One rank's pass of `batch` × `seq` tokens after `past` cached ones: ms of `want`, and
         // of the collectives among them.
         let part_ms = |what: &str, want: Part, batch: u64, seq: u64, past: u64| -> Result<(f64, f64), SimError> {
-            ops.cached(|| key(what, batch, seq, past), || price_split(&graph(batch, seq, past, Head::None)?, gpu, ops, want))
+            ops.cached(|| key(what, batch, seq, past), || price_split(&graph(batch, seq, past, Head::None, want)?, gpu, ops, want))
         };
         let curve = |xs: Vec<u64>, f: &dyn Fn(u64) -> Result<f64, SimError>| -> Result<Curve, SimError> {
             let ys = xs.iter().map(|&x| f(x)).collect::<Result<Vec<f64>, SimError>>()?;
@@ -379,7 +384,7 @@ impl IterationModel {
         let collectives = Curve { xs, ys: split.iter().map(|s| s.1).collect() };
         let head = curve(sizes(rank_seqs), &|rows| {
             let sampled = || {
-                let mut g = graph(rows, 1, 0, Head::LastToken)?;
+                let mut g = graph(rows, 1, 0, Head::LastToken, Part::Head)?;
                 wavecast_workload::serve::add_sampling(spec, rows, &mut g);
                 Ok((price(&g, gpu, ops, Part::Head)?, 0.0))
             };

@@ -42,4 +42,7 @@ pub enum SimError {
     Catalog(#[from] wavecast_gpu::CatalogError),
     #[error("{0}")]
     Invalid(String),
+    /// A training layout that does not fit (its figures written out when shown).
+    #[error("{0}")]
+    OutOfMemory(Box<train::MemoryShort>),
 }

@@ -141,7 +141,11 @@ pub fn candidates(spec: &TransformerSpec, req: &PlanRequest) -> Vec<Layout> {
 
 /// The head of an error (before its details), without the layout labels it names.
 fn reason_head(e: &SimError) -> String {
-    let text = e.to_string();
+    // A memory refusal's head is fixed: its figures need not be written out to be dropped.
+    let text = match e {
+        SimError::OutOfMemory(_) => std::borrow::Cow::Borrowed(crate::train::MemoryShort::HEAD),
+        _ => std::borrow::Cow::Owned(e.to_string()),
+    };
     let head = text.split([':', ';']).next().unwrap_or("").trim();
     head.split_whitespace().filter(|w| !w.contains('·')).collect::<Vec<_>>().join(" ")
 }
@@ -316,5 +320,21 @@ mod tests {
         // tp 8 does not divide 20 heads; tp 4 does.
         assert!(c.iter().all(|l| l.tp != 8));
         assert!(c.iter().any(|l| l.tp == 4));
+    }
+
+    /// A memory refusal is counted under its head without writing its figures out: the same
+    /// head its written message gives.
+    #[test]
+    fn a_memory_refusal_is_counted_under_the_head_of_its_message() {
+        let cfg = r#"{"model_type":"gpt2","n_embd":12288,"n_layer":96,"n_head":96,"vocab_size":50257,"n_positions":2048}"#;
+        let spec = TransformerSpec::from_json(cfg, "gpt3").unwrap();
+        let o = TrainOptions { global_batch: 8, seq: 2048, dtype: DType::Bf16, optimizer: OptimizerKind::Adam, layout: Layout { dp: 8, ..Layout::default() }, stack: Stack::EAGER, power_limit_w: None };
+        let gpu = wavecast_gpu::Catalog::builtin().get("a100-sxm-80gb").unwrap().clone();
+        let predictor = wavecast_predict::by_name("roofline").unwrap();
+        let e = crate::train_step(&spec, &o, &Topology::eight_per_node(), &gpu, predictor.as_ref(), &CommModel::default(), None).unwrap_err();
+        assert!(matches!(e, SimError::OutOfMemory(_)), "{e}");
+        let written = SimError::Invalid(e.to_string());
+        assert_eq!(reason_head(&e), reason_head(&written));
+        assert_eq!(reason_head(&e), "does not fit in memory");
     }
 }

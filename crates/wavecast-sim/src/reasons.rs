@@ -74,6 +74,14 @@ pub struct SetAside {
 
 impl SetAside {
     pub fn add(&mut self, message: &str) {
+        // Most reasons the planner files come again and again without a number ("does not fit
+        // in memory"): such a message is its own key and has no ranges to widen.
+        if !message.bytes().any(|b| b.is_ascii_digit()) {
+            if let Some(group) = self.groups.get_mut(message) {
+                group.count += 1;
+                return;
+            }
+        }
         let (pieces, numbers) = split_numbers(message);
         let key = reason_key(&pieces);
         let parsed: Vec<(f64, String)> = numbers.into_iter().map(|n| (n.parse().unwrap_or(f64::NAN), n)).collect();
@@ -122,7 +130,11 @@ mod tests {
         s.add("h200 needs 99.1 GB of 80 GB with fp8.");
         s.add("h200 needs 150 GB of 80 GB with fp8.");
         s.add("tp3 does not divide 64 heads");
+        // Without numbers, a reason seen before is counted as it is.
+        s.add("does not fit in memory");
+        s.add("does not fit in memory");
         let counts = s.into_counts();
+        assert_eq!(counts.get("does not fit in memory"), Some(&2), "{counts:?}");
         assert_eq!(counts.get("h200 needs 99.1–150 GB of 80 GB with fp8."), Some(&3), "{counts:?}");
         assert_eq!(counts.get("tp3 does not divide 64 heads"), Some(&1), "{counts:?}");
         assert!(counts.keys().all(|k| !k.contains(" N ")), "{counts:?}");

@@ -909,39 +909,67 @@ fn memory(
     }
 }
 
-/// Errors when the most loaded GPU needs more than it has, saying by how much and which knob
-/// attacks the largest part.
+/// Errors when the most loaded GPU needs more than it has ([`MemoryShort`]).
 fn check_memory(m: &MemoryGb, gpu: &Gpu, l: &Layout) -> Result<(), SimError> {
     if m.total <= m.capacity {
         return Ok(());
     }
-    let p = &m.parts;
-    let states = p.gradients + p.optimizer_states + p.master_weights;
-    let remedy = if p.activations >= states.max(p.weights) {
-        match l.recompute {
-            Recompute::None => "recompute activations (--recompute full or selective-op), a smaller --micro-batch, or more --tp/--pp",
-                        Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
-            Recompute::Selective | Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
+    Err(SimError::OutOfMemory(Box::new(MemoryShort { layout: *l, memory: m.clone(), gpu: gpu.id.clone() })))
+}
+
+/// A training layout whose most loaded GPU needs more memory than it has. Its message says by
+/// how much and which knob attacks the largest part; it is written only when shown, since
+/// `plan train` turns away most of the layouts it prices for this and counts them under
+/// [`MemoryShort::HEAD`] alone.
+#[derive(Debug)]
+pub struct MemoryShort {
+    layout: Layout,
+    memory: MemoryGb,
+    gpu: String,
+}
+
+impl MemoryShort {
+    /// What the message says before its figures.
+    pub const HEAD: &str = "does not fit in memory";
+
+    fn remedy(&self) -> &'static str {
+        let (p, l) = (&self.memory.parts, &self.layout);
+        let states = p.gradients + p.optimizer_states + p.master_weights;
+        if p.activations >= states.max(p.weights) {
+            match l.recompute {
+                Recompute::None => "recompute activations (--recompute full or selective-op), a smaller --micro-batch, or more --tp/--pp",
+                Recompute::Full => "a smaller --micro-batch, a shorter sequence, or more --tp/--pp/--cp",
+                Recompute::Selective | Recompute::SelectiveOp | Recompute::SelectiveLayer => "full recomputation (--recompute full), a smaller --micro-batch, or more --tp/--pp",
+            }
+        } else if l.zero < 3 && l.dp > 1 {
+            "a higher ZeRO stage (--zero) to shard model states over the data-parallel GPUs, or more --tp/--pp"
+        } else {
+            "more --tp/--pp (or more data-parallel GPUs with --zero), or GPUs with more memory"
         }
-    } else if l.zero < 3 && l.dp > 1 {
-        "a higher ZeRO stage (--zero) to shard model states over the data-parallel GPUs, or more --tp/--pp"
-    } else {
-        "more --tp/--pp (or more data-parallel GPUs with --zero), or GPUs with more memory"
-    };
-    Err(SimError::Invalid(format!(
-        "does not fit in memory: {} needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer states {:.1}, master weights {:.1}, activations {:.1}, buffers {:.1}) but {} has {:.1} GB, {:.1} GB short; try {remedy}",
-        l.label(),
-        m.total,
-        p.weights,
-        p.gradients,
-        p.optimizer_states,
-        p.master_weights,
-        p.activations,
-        p.buffers,
-        gpu.id,
-        m.capacity,
-        m.total - m.capacity
-    )))
+    }
+}
+
+impl std::fmt::Display for MemoryShort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, p) = (&self.memory, &self.memory.parts);
+        write!(
+            f,
+            "{}: {} needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer states {:.1}, master weights {:.1}, activations {:.1}, buffers {:.1}) but {} has {:.1} GB, {:.1} GB short; try {}",
+            MemoryShort::HEAD,
+            self.layout.label(),
+            m.total,
+            p.weights,
+            p.gradients,
+            p.optimizer_states,
+            p.master_weights,
+            p.activations,
+            p.buffers,
+            self.gpu,
+            m.capacity,
+            m.total - m.capacity,
+            self.remedy()
+        )
+    }
 }
 
 /// A measured multi-GPU run's layout, as NeuSight's workload names give it (`dp4`, `tp4`,

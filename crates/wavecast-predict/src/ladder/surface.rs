@@ -102,9 +102,9 @@ impl<'de> Deserialize<'de> for Knots {
 }
 
 /// A surface's knots split in halves along the coordinate they spread most in, again and again,
-/// so a query measures the knots of the cells near it and skips a whole half once its least
-/// distance to that half puts it further than the neighbours it holds. The same knots as ranking
-/// every one, in far fewer distance computations.
+/// so a query measures the knots of the cells near it and skips a whole cell once its least
+/// distance to the box its knots span puts it further than the neighbours it holds. The same
+/// knots as ranking every one, in far fewer distance computations.
 #[derive(Debug, Clone, Default)]
 pub struct KnotTree(OnceLock<Tree>);
 
@@ -124,6 +124,10 @@ struct Tree {
     /// The knots in `order`'s order, so a cell's knots are read from one run of memory.
     packed: Vec<f32>,
     cells: Vec<Cell>,
+    /// Per cell, the least then the greatest of its knots' coordinates, axis by axis: the box
+    /// its knots span (the knots' grid leaves most of a split's half empty, so the box is a far
+    /// tighter bound than the splitting planes).
+    boxes: Vec<f32>,
 }
 
 /// Knots a cell holds before it is split.
@@ -139,19 +143,42 @@ enum Cell {
 
 impl Tree {
     fn of(knots: &[f32], width: usize) -> Tree {
-        let mut tree = Tree { width, order: (0..knots.len() / width).collect(), packed: Vec::new(), cells: Vec::new() };
+        let mut tree = Tree { width, order: (0..knots.len() / width).collect(), packed: Vec::new(), cells: Vec::new(), boxes: Vec::new() };
         let n = tree.order.len();
         tree.split(knots, 0, n);
         tree.packed = tree.order.iter().flat_map(|&i| knots[i * width..(i + 1) * width].iter().copied()).collect();
         tree
     }
 
+    /// Makes box `cell` hold `lo_hi` (least coordinates, then greatest) too.
+    fn widen(&mut self, cell: usize, lo_hi: &[f32]) {
+        let axes = self.width - 1;
+        let b = &mut self.boxes[cell * 2 * axes..(cell + 1) * 2 * axes];
+        for axis in 0..axes {
+            b[axis] = b[axis].min(lo_hi[axis]);
+            b[axes + axis] = b[axes + axis].max(lo_hi[axes + axis]);
+        }
+    }
+
+    /// The least squared distance from `at` to any knot of `cell`, never above the true one.
+    fn least(&self, cell: usize, at: &[f64]) -> f64 {
+        let axes = self.width - 1;
+        let b = &self.boxes[cell * 2 * axes..(cell + 1) * 2 * axes];
+        let (lo, hi) = b.split_at(axes);
+        at.iter().zip(lo.iter().zip(hi)).map(|(&q, (&l, &h))| (f64::from(l) - q).max(q - f64::from(h)).max(0.0).powi(2)).sum()
+    }
+
     /// Cells for `order[start..end]`, returning the index of the first.
     fn split(&mut self, knots: &[f32], start: usize, end: usize) -> usize {
         let coord = |i: usize, axis: usize| f64::from(knots[i * self.width + axis]);
-        let me = self.cells.len();
+        let (me, axes) = (self.cells.len(), self.width - 1);
+        self.boxes.extend(std::iter::repeat_n(f32::INFINITY, axes).chain(std::iter::repeat_n(f32::NEG_INFINITY, axes)));
         if end - start <= CELL_KNOTS {
             self.cells.push(Cell::Leaf { start, end });
+            for j in start..end {
+                let k = &knots[self.order[j] * self.width..][..axes];
+                self.widen(me, &[k, k].concat());
+            }
             return me;
         }
         let spread = |axis: usize| {
@@ -167,6 +194,10 @@ impl Tree {
         let low = self.split(knots, start, mid);
         let high = self.split(knots, mid, end);
         self.cells[me] = Cell::Split { axis, at, low, high };
+        for half in [low, high] {
+            let lo_hi = self.boxes[half * 2 * axes..(half + 1) * 2 * axes].to_vec();
+            self.widen(me, &lo_hi);
+        }
         me
     }
 }
@@ -206,9 +237,9 @@ fn nearest_knots(knots: &[f32], width: usize, at: &[f64], tree: &KnotTree) -> Ve
         other = Tree::of(knots, width);
         &other
     };
-    let mut near = Near { width, at, kept: Vec::with_capacity(NEIGHBOURS + 1), offsets: vec![0.0; width - 1] };
+    let mut near = Near { width, at, kept: Vec::with_capacity(NEIGHBOURS + 1) };
     if !tree.cells.is_empty() {
-        near.visit(tree, 0, 0.0);
+        near.visit(tree, 0);
     }
     near.kept.into_iter().map(|(d, _, v)| (d, v)).collect()
 }
@@ -219,8 +250,6 @@ struct Near<'a> {
     width: usize,
     at: &'a [f64],
     kept: Vec<(f64, usize, f64)>,
-    /// How far the cell being visited lies from the query along each coordinate, at least.
-    offsets: Vec<f64>,
 }
 
 /// Rounding slack on a cell's least distance, so that pruning never drops a knot the exact
@@ -228,23 +257,17 @@ struct Near<'a> {
 const PRUNE_SLACK: f64 = 1e-9;
 
 impl Near<'_> {
-    /// Searches `cell`, which lies at least √`least` from the query (the sum over coordinates
-    /// of `offsets` squared): a far half is skipped once that bound, not only its splitting
-    /// coordinate's gap, passes the farthest neighbour kept.
-    fn visit(&mut self, tree: &Tree, cell: usize, least: f64) {
+    /// Searches `cell`, the half nearer the query first, and of each half only what may hold
+    /// a knot nearer than the farthest kept.
+    fn visit(&mut self, tree: &Tree, cell: usize) {
         match tree.cells[cell] {
             Cell::Leaf { start, end } => (start..end).for_each(|j| self.keep(tree.order[j], &tree.packed[j * self.width..(j + 1) * self.width])),
             Cell::Split { axis, at, low, high } => {
-                let gap = self.at[axis] - at;
-                let (near, far) = if gap <= 0.0 { (low, high) } else { (high, low) };
-                self.visit(tree, near, least);
-                let before = self.offsets[axis];
-                let offset = before.max(gap.abs());
-                let far_least = least - before * before + offset * offset;
-                if self.kept.len() < NEIGHBOURS || far_least <= self.kept[NEIGHBOURS - 1].0 * (1.0 + PRUNE_SLACK) {
-                    self.offsets[axis] = offset;
-                    self.visit(tree, far, far_least);
-                    self.offsets[axis] = before;
+                let (near, far) = if self.at[axis] <= at { (low, high) } else { (high, low) };
+                for half in [near, far] {
+                    if self.kept.len() < NEIGHBOURS || tree.least(half, self.at) <= self.kept[NEIGHBOURS - 1].0 * (1.0 + PRUNE_SLACK) {
+                        self.visit(tree, half);
+                    }
                 }
             }
         }

@@ -186,6 +186,12 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
+    /// A scope inside this one: names prefixed by `sub` too, each op run `times` times as
+    /// often, with `role`.
+    fn scope(&mut self, sub: &str, times: u64, role: Role) -> Emitter<'_> {
+        Emitter { graph: &mut *self.graph, prefix: format!("{}{sub}", self.prefix), repeat: self.repeat * times, role, context_only: self.context_only }
+    }
+
     fn op(&mut self, name: &str, op: Op) {
         self.op_in(self.role, name, op);
     }
@@ -489,9 +495,12 @@ pub fn build(spec: &TransformerSpec, o: &BuildOptions) -> Result<Graph, Workload
     let local_tokens = if o.sequence_parallel && shard.tp > 1 { tokens.div_ceil(shard.tp) } else { tokens };
     let cx = Ctx { spec, o, tokens, local_tokens, kv_len, fused, train: o.mode == Mode::Training, shard, layout };
     let mut g = Graph::new(spec.name.clone());
-    // Room for a pass's nodes (a few dozen): the serving grids build hundreds of these graphs.
-    g.nodes.reserve(NODES_PER_PASS);
     let context_only = o.context_only;
+    // Room for a pass's nodes (a few dozen): the serving grids build hundreds of these graphs
+    // (a context-only pass has a node or two per layer scope and grows as it needs).
+    if !context_only {
+        g.nodes.reserve(NODES_PER_PASS);
+    }
     // Embeddings and the head see no context: skipped whole when only that is asked for.
     if !context_only {
         embeddings(&cx, &mut Emitter { graph: &mut g, prefix: "embed.".into(), repeat: 1, role: Role::Prologue, context_only })?;
@@ -615,7 +624,7 @@ fn attention_block(cx: &Ctx, e: &mut Emitter, window: Option<u64>) -> Result<(),
     }
     // Ring attention: every GPU sees every other shard's keys and values once, while computing.
     cx.collective_in(e, "cp_kv_exchange", CommKind::AllGather, 2 * t * kv_dim * cx.o.cp, cx.o.cp, true);
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role, context_only: e.context_only };
+    let mut core = e.scope("", cx.o.cp, e.role);
     let e_core = &mut core;
     // Sliding-window layers run the fused kernel (eager kernels have no window).
     if cx.fused || window.is_some() {
@@ -801,7 +810,7 @@ fn mla_attention_block(cx: &Ctx, e: &mut Emitter, m: Mla, window: Option<u64>) -
         }
     };
     // Always the fused kernel: MLA has no eager path in serving engines.
-    let mut core = Emitter { graph: &mut *e.graph, prefix: e.prefix.clone(), repeat: e.repeat * cx.o.cp, role: e.role, context_only: e.context_only };
+    let mut core = e.scope("", cx.o.cp, e.role);
     core.op("attention", Op::Attention(attention));
     if absorbed {
         e.op("v_up", Op::Gemm(Gemm::bmm(heads, t, m.kv_lora_rank, m.v_head_dim, cx.dt())?));
@@ -878,7 +887,7 @@ fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64, hos
     let o = BuildOptions { quant: cx.o.moe_quant.or(cx.o.quant), ..cx.o.clone() };
     let cx = Ctx { o: &o, ..*cx };
     let from = e.graph.nodes.len();
-    let mut experts = Emitter { graph: &mut *e.graph, prefix: format!("{}expert.", e.prefix), repeat: e.repeat * active, role: Role::Expert, context_only: e.context_only };
+    let mut experts = e.scope("expert.", active, Role::Expert);
     gate_up(&cx, &mut experts, rows, f)?;
     experts.op("down", cx.linear(rows, f, cx.spec.hidden, cx.spec.mlp_bias)?);
     // The GPU's other experts wait in memory for tokens.
@@ -889,7 +898,7 @@ fn routed_experts(cx: &Ctx, e: &mut Emitter, rows: u64, f: u64, active: u64, hos
 /// Shared experts: one SwiGLU MLP of the shared width `width` (this GPU's share) over `rows`
 /// tokens, in a `shared.` sub-scope.
 fn shared_experts(cx: &Ctx, e: &mut Emitter, rows: u64, width: u64) -> Result<(), WorkloadError> {
-    let mut sh = Emitter { graph: &mut *e.graph, prefix: format!("{}shared.", e.prefix), repeat: e.repeat, role: e.role, context_only: e.context_only };
+    let mut sh = e.scope("shared.", 1, e.role);
     gate_up(cx, &mut sh, rows, width)?;
     sh.op("down", cx.linear(rows, width, cx.spec.hidden, cx.spec.mlp_bias)?);
     Ok(())

@@ -130,6 +130,15 @@ struct Tree {
     boxes: Vec<f32>,
 }
 
+/// Makes the box at the start of `b` (least coordinates, then greatest) hold `lo` and `hi` too.
+fn widen(b: &mut [f32], lo: &[f32], hi: &[f32]) {
+    let axes = lo.len();
+    for axis in 0..axes {
+        b[axis] = b[axis].min(lo[axis]);
+        b[axes + axis] = b[axes + axis].max(hi[axis]);
+    }
+}
+
 /// Knots a cell holds before it is split.
 const CELL_KNOTS: usize = 8;
 
@@ -150,16 +159,6 @@ impl Tree {
         tree
     }
 
-    /// Makes box `cell` hold `lo_hi` (least coordinates, then greatest) too.
-    fn widen(&mut self, cell: usize, lo_hi: &[f32]) {
-        let axes = self.width - 1;
-        let b = &mut self.boxes[cell * 2 * axes..(cell + 1) * 2 * axes];
-        for axis in 0..axes {
-            b[axis] = b[axis].min(lo_hi[axis]);
-            b[axes + axis] = b[axes + axis].max(lo_hi[axes + axis]);
-        }
-    }
-
     /// The least squared distance from `at` to any knot of `cell`, never above the true one.
     fn least(&self, cell: usize, at: &[f64]) -> f64 {
         let axes = self.width - 1;
@@ -175,9 +174,9 @@ impl Tree {
         self.boxes.extend(std::iter::repeat_n(f32::INFINITY, axes).chain(std::iter::repeat_n(f32::NEG_INFINITY, axes)));
         if end - start <= CELL_KNOTS {
             self.cells.push(Cell::Leaf { start, end });
-            for j in start..end {
-                let k = &knots[self.order[j] * self.width..][..axes];
-                self.widen(me, &[k, k].concat());
+            for &i in &self.order[start..end] {
+                let k = &knots[i * self.width..][..axes];
+                widen(&mut self.boxes[me * 2 * axes..], k, k);
             }
             return me;
         }
@@ -194,9 +193,11 @@ impl Tree {
         let low = self.split(knots, start, mid);
         let high = self.split(knots, mid, end);
         self.cells[me] = Cell::Split { axis, at, low, high };
+        // The halves' boxes come after this cell's (cells are numbered parent first).
+        let (mine, after) = self.boxes.split_at_mut((me + 1) * 2 * axes);
         for half in [low, high] {
-            let lo_hi = self.boxes[half * 2 * axes..(half + 1) * 2 * axes].to_vec();
-            self.widen(me, &lo_hi);
+            let b = &after[(half - me - 1) * 2 * axes..][..2 * axes];
+            widen(&mut mine[me * 2 * axes..], &b[..axes], &b[axes..]);
         }
         me
     }

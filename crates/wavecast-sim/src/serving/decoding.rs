@@ -115,10 +115,15 @@ impl DecodeGroup {
 
     fn remove(&mut self, adm: u64) -> Option<Seq> {
         let s = self.seqs.remove(&adm)?;
+        Some(self.uncounted(s))
+    }
+
+    /// A member just taken out of `seqs`, taken out of the group's sums too, as of now.
+    fn uncounted(&mut self, s: Seq) -> Seq {
         let phase = self.phase(&s);
         self.by_phase[phase] -= 1;
         self.offset_sum -= s.computed as i64 - s.since as i64;
-        Some(self.current(s))
+        self.current(s)
     }
 
     /// Takes out the members that have generated their last token, in admission order.
@@ -131,6 +136,63 @@ impl DecodeGroup {
             out.extend(self.remove(adm));
         }
         out.sort_by_key(|s| s.adm);
+        self.drop_stale_ends();
+    }
+
+    /// Members preempted out of the group leave their ends in the heap; the one on top must be
+    /// a member's, for [`DecodeGroup::fewest_to_go`].
+    fn drop_stale_ends(&mut self) {
+        while self.finishing.peek().is_some_and(|Reverse((_, adm))| !self.seqs.contains_key(adm)) {
+            self.finishing.pop();
+        }
+    }
+
+    /// What scheduling the members' next tokens one by one in admission order, with `free` pages
+    /// and the sequences admitted after every member holding `after` pages each (in admission
+    /// order), would preempt: each member in turn takes the page its token is due (when its
+    /// cache fills its last page exactly); while none is free the most recently admitted
+    /// sequence gives its pages back — those of `after` first, the one whose turn it is too when
+    /// it is the last. Returns how many of `after` go (from its end), and takes out the members
+    /// that go, last admitted first, as of now and their pages still counted as theirs.
+    pub(super) fn preempt_for_pages(&mut self, mut free: u64, after: &[u64]) -> (usize, Vec<Seq>) {
+        if self.pages_due() <= free {
+            return (0, Vec::new());
+        }
+        let block = self.block;
+        let members: Vec<(bool, u64)> = self
+            .seqs
+            .values()
+            .map(|s| {
+                let cache = s.computed + (self.ticks - s.since);
+                (cache.is_multiple_of(block), cache.div_ceil(block).saturating_sub(s.prefix_blocks))
+            })
+            .collect();
+        let (mut turn, mut kept, mut others) = (0, members.len(), after.len());
+        while turn < kept {
+            let due = u64::from(members[turn].0);
+            while free < due && kept + others > turn + 1 {
+                if others > 0 {
+                    others -= 1;
+                    free += after[others];
+                } else {
+                    kept -= 1;
+                    free += members[kept].1;
+                }
+            }
+            if free < due {
+                kept -= 1;
+                break;
+            }
+            free -= due;
+            turn += 1;
+        }
+        let mut out = Vec::with_capacity(members.len() - kept);
+        while self.seqs.len() > kept {
+            let Some((_, s)) = self.seqs.pop_last() else { break };
+            out.push(self.uncounted(s));
+        }
+        self.drop_stale_ends();
+        (after.len() - others, out)
     }
 
     /// Every member as of now, in admission order; the group is left empty.
@@ -163,6 +225,81 @@ mod tests {
     fn state(g: &mut DecodeGroup) -> State {
         let sums = [g.len() as u64, g.context(), g.pages_due(), g.pages_ahead(37), g.fewest_to_go()];
         State { sums, members: g.take_all().into_iter().map(|s| [s.adm, s.computed, s.generated, s.blocks]).collect() }
+    }
+
+    /// What the engine preempts scheduling the members one by one in admission order with
+    /// `free` pages, the sequences admitted after them holding `after` pages: how many of those
+    /// (from the end) and which members (last admitted first). A member takes the page its
+    /// token is due; while none is free the last one gives its pages back, itself when it is
+    /// the last.
+    fn preempted_one_by_one(members: Vec<Seq>, after: &[u64], mut free: u64, block: u64) -> (usize, Vec<u64>) {
+        let due = |s: &Seq| (s.computed + 1).div_ceil(block) - s.prefix_blocks - s.blocks;
+        let mut running: Vec<(Option<u64>, u64, u64)> = members.iter().map(|s| (Some(s.adm), due(s), s.blocks)).chain(after.iter().map(|&b| (None, 0, b))).collect();
+        let (mut others, mut out) = (0, Vec::new());
+        let mut give_back = |running: &mut Vec<(Option<u64>, u64, u64)>| {
+            let (adm, _, pages) = running.pop().unwrap();
+            match adm {
+                Some(adm) => out.push(adm),
+                None => others += 1,
+            }
+            pages
+        };
+        let mut i = 0;
+        while i < running.len() && running[i].0.is_some() {
+            let due = running[i].1;
+            while free < due && running.len() > i + 1 {
+                free += give_back(&mut running);
+            }
+            if free < due {
+                give_back(&mut running);
+                break;
+            }
+            free -= due;
+            i += 1;
+        }
+        (others, out)
+    }
+
+    /// With pages of 4 tokens many members are due one at once, so one preemption's pages
+    /// cover only some of them: from no page free to enough for all, in groups of one (which
+    /// preempts itself) to thirty, alone or with sequences admitted after them (which go first).
+    #[test]
+    fn preempting_in_the_group_takes_out_whom_one_by_one_would() {
+        let block = 4;
+        let members = |n: u64, ticks: u64| {
+            let mut g = DecodeGroup::new(block);
+            g.advance(ticks);
+            let seqs: Vec<Seq> = (0..n).map(|a| Seq { blocks: 1 + a % 3, ..decoding(a, 4 + a % 3 * 4, 1, 50) }).collect();
+            g.join_all(seqs);
+            g.advance(ticks % 5);
+            g
+        };
+        let mut shapes = std::collections::BTreeSet::new();
+        let cases = [1, 2, 30].into_iter().flat_map(|n| [0, 1, 4, 9].map(|t| (n, t)));
+        for ((n, ticks), after) in cases.flat_map(|c| [(c, &[][..]), (c, &[2, 1, 3][..])]) {
+            for free in 0..40 {
+                let mut g = members(n, ticks);
+                let expected = preempted_one_by_one(members(n, ticks).take_all(), after, free, block);
+                let (others, out) = g.preempt_for_pages(free, after);
+                let taken: Vec<u64> = out.iter().map(|s| s.adm).collect();
+                assert_eq!((others, taken.clone()), expected, "{n} members, {after:?} after, ticks {ticks}, {free} pages free");
+                assert_eq!(g.len() + taken.len(), n as usize);
+                // What stays is counted as it would be had it joined without the others.
+                let stayed = members(n, ticks).take_all().into_iter().filter(|s| !taken.contains(&s.adm)).collect::<Vec<_>>();
+                let mut fresh = DecodeGroup::new(block);
+                fresh.advance(g.ticks);
+                fresh.join_all(stayed.clone());
+                assert_eq!([g.context(), g.pages_due(), g.pages_ahead(7)], [fresh.context(), fresh.pages_due(), fresh.pages_ahead(7)]);
+                assert_eq!(g.fewest_to_go(), fresh.fewest_to_go());
+                let members_out = match taken.len() as u64 { 0 => 0, k if k == n => 3, 1 => 1, _ => 2 };
+                shapes.insert((members_out, others));
+            }
+        }
+        // Members out: none, one, several, all; of the three after: some without a member,
+        // all before one.
+        let seen = |members_out: u64| shapes.iter().any(|s| s.0 == members_out);
+        assert!((0..4).all(seen), "{shapes:?}");
+        assert!(shapes.contains(&(0, 1)) && shapes.contains(&(1, 3)), "{shapes:?}");
     }
 
     /// Sequences filed at once, into an empty group or beside members already there, leave the

@@ -172,10 +172,10 @@ struct Worker<'a> {
 
 /// Iterations a worker keeps its running sequences apart after its group had to be taken apart.
 /// The answers do not depend on it, only the time taken: apart, every iteration walks every
-/// running sequence; regrouping files them all again (at once, into the empty group). On
-/// DeepSeek-V3 over capacity (10,000 requests, a preemption every ten iterations) 4 took
-/// 92-94 ms, 16 took 116-120 ms and 1 took 84-85 ms, but 1 made `eval serving` a tenth slower
-/// (`cargo bench --bench predict`, 2026-11-29).
+/// running sequence; regrouping files them all again (at once, into the empty group). Since
+/// preemptions no longer take the group apart (`preempt_beside_group`), 1 and 4 take the same
+/// time (DeepSeek-V3 over capacity, 10,000 requests: 17-20 ms; `eval serving` 4.7-5.2 s;
+/// `cargo bench --bench predict`, 2026-11-29); before, 16 was a quarter slower than 4.
 const HOLD_UNGROUPED: u32 = 4;
 
 fn blocks_for(tokens: u64, block: u64) -> u64 {
@@ -259,8 +259,14 @@ impl<'a> Worker<'a> {
 
     /// Sends the most recently admitted running sequence back to the front of the queue to
     /// recompute later.
-    fn preempt_last(&mut self) -> bool {
-        let Some(mut s) = self.running.pop() else { return false };
+    fn requeue_last(&mut self) {
+        if let Some(s) = self.running.pop() {
+            self.requeue(s);
+        }
+    }
+
+    /// Gives a preempted sequence's pages back and queues it first, to recompute.
+    fn requeue(&mut self, mut s: Seq) {
         self.release(&s);
         // Its prompt and every token it generated are recomputed as one longer prompt (the
         // last generated token had not entered the cache yet).
@@ -272,7 +278,6 @@ impl<'a> Worker<'a> {
         s.prefix_blocks = 0;
         s.scheduled = 0;
         self.waiting.push_front(s);
-        true
     }
 
     /// Tokens `s` would compute this iteration within `budget`, or None if it must wait.
@@ -314,8 +319,8 @@ impl<'a> Worker<'a> {
         } else {
             self.schedule_grouped(prompts_only)
         };
-        let (budget, preempted) = match grouped {
-            Some(budget) => (budget, false),
+        let (budget, preempted) = match grouped.map(|b| (b, false)).or_else(|| self.preempt_beside_group(preemptions, prompts_only)) {
+            Some(scheduled) => scheduled,
             None => {
                 if !self.group.is_empty() {
                     self.ungroup();
@@ -323,7 +328,7 @@ impl<'a> Worker<'a> {
                     // regrouping at once would only be undone again.
                     self.hold_ungrouped = HOLD_UNGROUPED;
                 }
-                self.schedule_running(preemptions, prompts_only)
+                self.schedule_running(preemptions, prompts_only, self.cfg.max_batched_tokens)
             }
         };
         self.admit(budget, preempted);
@@ -343,7 +348,7 @@ impl<'a> Worker<'a> {
         }
         let members = if prompts_only { 0 } else { self.group.len() as u64 };
         let mut budget = self.cfg.max_batched_tokens.checked_sub(members)?;
-        let group_first = members == 0 || self.running.first().is_none_or(|s| Some(s.adm) > self.group.last_admitted());
+        let group_first = members == 0 || self.group_admitted_first();
         let mut pages = if members > 0 { self.group.pages_due() } else { 0 };
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
@@ -377,11 +382,42 @@ impl<'a> Worker<'a> {
         fits.then_some(budget)
     }
 
-    /// The running sequences' share of the iteration, one by one in admission order (the group
-    /// empty); a sequence that needs a page when none is free preempts the most recently
+    /// Whether every member of the group was admitted before every other running sequence.
+    fn group_admitted_first(&self) -> bool {
+        self.running.first().is_none_or(|s| Some(s.adm) > self.group.last_admitted())
+    }
+
+    /// The running sequences' share of the iteration when scheduling them one by one would
+    /// preempt, with the group kept: every member was admitted before every other running
+    /// sequence, so one by one the members come first and take the pages they are due; where
+    /// none is free, the last admitted go (the others first, then members, which leave the group
+    /// for the front of the queue); the others left follow one by one. Otherwise None: the
+    /// group must be taken apart. Returns the token budget left and whether anything was
+    /// preempted.
+    fn preempt_beside_group(&mut self, preemptions: &mut u64, prompts_only: bool) -> Option<(u64, bool)> {
+        let members = self.group.len() as u64;
+        let group_first = self.group_admitted_first();
+        let caching_prefix = self.cfg.prefix_caching && !self.prefix_cached && self.role != Role::Decode;
+        if prompts_only || members == 0 || members > self.cfg.max_batched_tokens || !group_first || caching_prefix {
+            return None;
+        }
+        let short = self.group.pages_due() > self.free_blocks;
+        let after: Vec<u64> = if short { self.running.iter().map(|s| s.blocks).collect() } else { Vec::new() };
+        let (others, out) = self.group.preempt_for_pages(self.free_blocks, &after);
+        let preempted = others + out.len();
+        *preemptions += preempted as u64;
+        (0..others).for_each(|_| self.requeue_last());
+        out.into_iter().for_each(|s| self.requeue(s));
+        self.free_blocks -= self.group.pages_due();
+        self.group_scheduled = !self.group.is_empty();
+        let (budget, preempted_after) = self.schedule_running(preemptions, false, self.cfg.max_batched_tokens - self.group.len() as u64);
+        Some((budget, preempted > 0 || preempted_after))
+    }
+
+    /// The running sequences outside the group, one by one in admission order, within `budget`
+    /// tokens; a sequence that needs a page when none is free preempts the most recently
     /// admitted. Returns the token budget left and whether anything was preempted.
-    fn schedule_running(&mut self, preemptions: &mut u64, prompts_only: bool) -> (u64, bool) {
-        let mut budget = self.cfg.max_batched_tokens;
+    fn schedule_running(&mut self, preemptions: &mut u64, prompts_only: bool, mut budget: u64) -> (u64, bool) {
         let mut i = 0;
         let mut preempted = false;
         while i < self.running.len() {
@@ -392,13 +428,13 @@ impl<'a> Worker<'a> {
             let Some(n) = self.want(&self.running[i], budget) else { break };
             let need = self.owned_blocks(&self.running[i], self.running[i].computed + n).saturating_sub(self.running[i].blocks);
             while self.free_blocks < need && self.running.len() > i + 1 {
-                self.preempt_last();
+                self.requeue_last();
                 *preemptions += 1;
                 preempted = true;
             }
             if self.free_blocks < need {
                 // Not even this sequence fits alone: it waits for pages too.
-                self.preempt_last();
+                self.requeue_last();
                 *preemptions += 1;
                 preempted = true;
                 break;
@@ -1078,8 +1114,9 @@ mod tests {
     #[test]
     fn decode_iterations_run_at_once_give_the_same_answer_as_one_by_one() {
         // A cost that grows with the cache, so every skipped iteration's time matters; pages
-        // short enough to preempt; drawn lengths; users, a rate and disaggregated pools; both
-        // admission policies.
+        // short enough to preempt (with 100 pages and one-page prompts, a decoding group short
+        // of pages preempts the prompts admitted after it, then members of its own); drawn
+        // lengths; users, a rate and disaggregated pools; both admission policies.
         struct Growing;
         impl StepCost for Growing {
             fn step_ms(&self, b: &Batch) -> f64 {
@@ -1093,11 +1130,12 @@ mod tests {
             Load::synthetic(60, Arrival::Concurrency { clients: 12 }, lengths(200.0), lengths(120.0), 7).unwrap(),
             Load::synthetic(80, Arrival::Rate { per_s: 40.0 }, lengths(300.0), lengths(200.0), 3).unwrap(),
             Load::synthetic(40, Arrival::Concurrency { clients: 40 }, Lengths::Fixed { tokens: 100 }, Lengths::Fixed { tokens: 300 }, 0).unwrap(),
+            Load::synthetic(80, Arrival::Concurrency { clients: 40 }, Lengths::Fixed { tokens: 16 }, lengths(200.0), 5).unwrap(),
         ];
-        let mut ran_some = false;
+        let (mut ran_some, mut preempted_some) = (false, false);
         for load in &loads {
             for prefill_first in [false, true] {
-                for blocks in [200, 4000] {
+                for blocks in [100, 200, 4000] {
                     let mut c = cfg(16, blocks);
                     c.max_batched_tokens = 512;
                     c.prefill_first = prefill_first;
@@ -1109,12 +1147,13 @@ mod tests {
                             let fast = simulate_with(load, d, skip, grouped).map_err(|e| e.to_string());
                             assert_eq!(fast, slow, "skip {skip}, grouped {grouped}");
                         }
-                        ran_some |= slow.is_ok_and(|o| o.stats.iterations > 0);
+                        ran_some |= slow.as_ref().is_ok_and(|o| o.stats.iterations > 0);
+                        preempted_some |= slow.is_ok_and(|o| o.stats.preemptions > 0);
                     }
                 }
             }
         }
-        assert!(ran_some);
+        assert!(ran_some && preempted_some);
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn sustained(a: &FitArgs, cat: &Catalog) -> Result<()> {
     eprintln!("{}: {}", a.data.display(), loaded.summary());
     let model = wavecast_predict::sustained::fit(&loaded.rows, cat, None, &Default::default())?;
     write_atomically(&a.out, &serde_json::to_string_pretty(&model)?)?;
-    eprintln!("wrote {} ({} keys, fitted on {})", a.out.display(), model.keys.len(), model.trained_on.join(", "));
+    eprintln!("wrote {} ({} keys, fitted on {})", a.out.display(), model.keys().len(), model.trained_on.join(", "));
     Ok(())
 }
 

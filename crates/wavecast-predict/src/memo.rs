@@ -1,5 +1,6 @@
-//! A cache kept beside a value's data: a copy of the value starts with it empty and it prints as
-//! its name only, so the value keeps its derived `Clone` and `Debug`.
+//! A cache kept beside a value's data: a copy of the value starts with it empty, it prints as its
+//! name only and never makes two values unequal, so the value keeps its derived `Clone`, `Debug`
+//! and `PartialEq`.
 
 /// The cache `T` (a lock around a map, say); only ever a shortcut to what the value computes.
 #[derive(Default)]
@@ -14,5 +15,11 @@ impl<T: Default> Clone for Memo<T> {
 impl<T: Default> std::fmt::Debug for Memo<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Memo")
+    }
+}
+
+impl<T: Default> PartialEq for Memo<T> {
+    fn eq(&self, _: &Memo<T>) -> bool {
+        true
     }
 }

@@ -142,7 +142,7 @@ fn a_format_the_gpu_has_no_units_for_is_refused() {
 fn the_shipped_numbers_price_every_fixture_row_finitely() {
     let cat = Catalog::builtin();
     let model = Model::shipped();
-    assert!(!model.keys.is_empty());
+    assert!(!model.keys().is_empty());
     let mut priced = 0;
     for t in fixture_rows() {
         if let Ok(s) = model.predict(&t, cat.get(&t.gpu).unwrap()) {
@@ -171,7 +171,7 @@ fn a_kernel_without_flops_keeps_its_fixed_cost() {
     // (the streaming kernel's tables time it replayed in a graph, so its own cost is no more).
     assert!(alone > 1e-6 && inside >= 2e-6 / 3.0 && inside <= alone, "alone {alone}, inside {inside}");
     // Even numbers whose correction is all weight on the padding feature stay finite.
-    let p = Params { residual: vec![1.0; 12], ..model.keys["*/stream/fp16"].clone() };
+    let p = Params { residual: vec![1.0; 12], ..model.keys()["*/stream/fp16"].clone() };
     assert!(p.seconds(&work).is_finite() && p.seconds(&work) > 1e-6);
 }
 
@@ -266,10 +266,10 @@ fn alone_and_in_model_at_once_are_the_two_answers_asked_apart() {
         for (shape, precision) in &shapes {
             let t = Timing { source: Source::Aiconfigurator, gpu: gpu.id.clone(), shape: shape.clone(), precision: *precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
             let (Ok(alone), Ok(inside)) = (model.predict(&t, gpu), model.predict_in_model(&t, gpu, 2.0)) else { continue };
-            let (both_alone, both_inside) = model.predict_alone_and_in_model(&t, gpu, 2.0).unwrap();
-            assert_eq!((both_alone.to_bits(), both_inside.to_bits()), (alone.to_bits(), inside.to_bits()), "{id} {shape:?}");
             let work = Work::of(shape, *precision, gpu).unwrap();
-            for p in model.keys.values().take(20) {
+            let (both_alone, both_inside) = model.predict_alone_and_in_model(&t, &work, 2.0).unwrap();
+            assert_eq!((both_alone.to_bits(), both_inside.to_bits()), (alone.to_bits(), inside.to_bits()), "{id} {shape:?}");
+            for p in model.keys().values().take(20) {
                 let lowered = match &work {
                     Work::Kernel(_) | Work::Chain(_) if p.overhead_us > 2.0 => Params { overhead_us: 2.0, ..p.clone() }.seconds(&work),
                     _ => p.seconds(&work),

@@ -30,7 +30,7 @@ pub mod transfer;
 use crate::memo::Memo;
 use crate::provenance::Provenance;
 use crate::sustained::{Model, Work};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 pub use ops::LadderOps;
 pub use surface::{Surface, Surfaces};
@@ -145,7 +145,7 @@ type Others = Arc<[(usize, f64)]>;
 /// it: a deployment prices thousands of shapes of a handful of families, and finding and
 /// ranking the GPUs that measured a family is the same work for each (it was most of pricing a
 /// deployment on a GPU with no tables of its own).
-type OthersMemo = Memo<RwLock<HashMap<Family, Vec<(AskingGpu, Others)>>>>;
+type OthersMemo = Memo<RwLock<foldhash::HashMap<Family, Vec<(AskingGpu, Others)>>>>;
 
 /// What [`similarity`] and the sibling test read of the asking GPU.
 struct AskingGpu {

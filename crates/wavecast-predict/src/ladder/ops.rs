@@ -139,10 +139,11 @@ impl LadderOps {
     pub fn price_shape(&self, shape: Shape, precision: Precision, gpu: &Gpu) -> Result<Priced, String> {
         let q = Query::new(Source::Aiconfigurator, shape, precision, None, &self.engine);
         let p = self.ladder.price(&q, gpu)?;
-        let in_model = self.in_model_ratio(&q, gpu);
+        let work = crate::sustained::Work::of(&q.shape, q.precision, gpu);
+        let in_model = work.as_ref().map_or(1.0, |w| self.in_model_ratio(&q, w, gpu));
         // Never below the shape's physical bound (dense peak, achievable bandwidth; for a fused
         // MoE, whose routing and expert form are open, its least work at datasheet bandwidth).
-        let floor = crate::sustained::Work::of(&q.shape, q.precision, gpu).map(|w| w.bound_seconds()).unwrap_or(0.0);
+        let floor = work.map(|w| w.bound_seconds()).unwrap_or(0.0);
         let seconds = (p.seconds * in_model).max(floor);
         Ok(Priced { seconds, lo: (p.lo * in_model).max(floor).min(seconds), hi: (p.hi * in_model).max(seconds), provenance: p.provenance })
     }
@@ -152,12 +153,12 @@ impl LadderOps {
         self.price_shape(shape, precision, gpu).map(|p| p.seconds)
     }
 
-    /// physics(in a model) / physics(on its own) for the query's shape: the share of a
-    /// stand-alone time that is not host launch.
-    fn in_model_ratio(&self, q: &Query, gpu: &Gpu) -> f64 {
+    /// physics(in a model) / physics(on its own) for the query's shape, whose work on `gpu` is
+    /// `work`: the share of a stand-alone time that is not host launch.
+    fn in_model_ratio(&self, q: &Query, work: &crate::sustained::Work, gpu: &Gpu) -> f64 {
         let t = Timing { source: q.source, gpu: gpu.id.clone(), shape: q.shape.clone(), precision: q.precision, kernel_source: String::new(), latency_ms: 0.0, provenance: String::new(), engine: String::new() };
         let model = self.ladder.model();
-        match model.predict_alone_and_in_model(&t, gpu, IN_MODEL_KERNEL_US) {
+        match model.predict_alone_and_in_model(&t, work, IN_MODEL_KERNEL_US) {
             Ok((alone, inside)) if inside > 0.0 && alone > 0.0 => (inside / alone).min(1.0),
             _ => 1.0,
         }

@@ -15,7 +15,7 @@
 use super::tables::{coordinates, Family};
 use crate::sustained::Model;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use wavecast_data::Timing;
 use wavecast_gpu::Gpu;
@@ -299,7 +299,7 @@ pub struct Surfaces {
     pub surfaces: Vec<Surface>,
     /// By family (hashed: every priced shape looks its family up), GPU and kernel library.
     #[serde(skip)]
-    index: HashMap<Family, BTreeMap<String, BTreeMap<String, usize>>>,
+    index: foldhash::HashMap<Family, BTreeMap<String, BTreeMap<String, usize>>>,
 }
 
 /// `wavecast fit --predictor ladder --data ../shared/data`: every measured GPU's tables,
@@ -311,7 +311,7 @@ impl Surfaces {
         let mut trained_on: Vec<String> = surfaces.iter().map(|s| s.gpu.clone()).collect();
         trained_on.sort();
         trained_on.dedup();
-        Surfaces { trained_on, surfaces, index: HashMap::new() }.indexed()
+        Surfaces { trained_on, surfaces, index: foldhash::HashMap::default() }.indexed()
     }
 
     fn indexed(mut self) -> Surfaces {

@@ -151,7 +151,7 @@ pub fn fit(rows: &[Timing], catalog: &Catalog, held_out: Option<&str>, o: &FitOp
             ((*k).clone(), p)
         })
         .collect();
-    Ok(Model { trained_on: trained_on.into_iter().collect(), keys })
+    Ok(Model::new(trained_on.into_iter().collect(), keys))
 }
 
 #[cfg(test)]

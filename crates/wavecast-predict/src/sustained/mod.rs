@@ -27,7 +27,9 @@ pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 
 use crate::physics::wave_utilization;
 use serde::{Deserialize, Serialize};
+use crate::memo::Memo;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use wavecast_data::{Precision, Shape, Timing};
 use wavecast_gpu::Gpu;
 
@@ -231,7 +233,13 @@ fn write_key(key: &mut String, t: &Timing, family: &str, level: usize) {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Model {
     pub trained_on: Vec<String>,
-    pub keys: BTreeMap<String, Params>,
+    /// In key order, as the weights file lists them.
+    keys: BTreeMap<String, Params>,
+    /// The same numbers hashed by key, built at the first prediction: every priced shape looks
+    /// up to four keys, and the ordered map compared each with eight of its 213 keys sharing
+    /// long prefixes (6 % of pricing DeepSeek-V3's serving tables on H200).
+    #[serde(skip)]
+    hashed: Memo<OnceLock<foldhash::HashMap<String, Params>>>,
 }
 
 /// The numbers `wavecast fit --predictor sustained --data ../shared/data` fitted on every
@@ -246,6 +254,15 @@ pub fn fitted_on(holdout: Option<&str>) -> Option<String> {
 }
 
 impl Model {
+    pub fn new(trained_on: Vec<String>, keys: BTreeMap<String, Params>) -> Model {
+        Model { trained_on, keys, hashed: Memo::default() }
+    }
+
+    /// The fitted numbers by key.
+    pub fn keys(&self) -> &BTreeMap<String, Params> {
+        &self.keys
+    }
+
     pub fn shipped() -> Model {
         Model::from_json(SHIPPED).expect("shipped sustained-roofline weights parse (tested)")
     }
@@ -263,17 +280,23 @@ impl Model {
     /// The work of `t` on `gpu` and the numbers of its most specific fitted key.
     fn fitted(&self, t: &Timing, gpu: &Gpu) -> Result<(Work, &Params), String> {
         let work = Work::of(&t.shape, t.precision, gpu)?;
+        let params = self.params(t, &work)?;
+        Ok((work, params))
+    }
+
+    /// The numbers of the most specific fitted key of `t`, whose work is `work`.
+    fn params(&self, t: &Timing, work: &Work) -> Result<&Params, String> {
+        let hashed = self.hashed.0.get_or_init(|| self.keys.iter().map(|(k, p)| (k.clone(), p.clone())).collect());
         // The keys one at a time in one buffer, most specific first: this runs for every shape
         // priced, and most find numbers before the last key.
-        let family = key_family(t, &work);
+        let family = key_family(t, work);
         let mut key = String::with_capacity(64);
         let params = (0..KEY_LEVELS).find_map(|level| {
             key.clear();
             write_key(&mut key, t, &family, level);
-            self.keys.get(key.as_str())
+            hashed.get(key.as_str())
         });
-        let params = params.ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))?;
-        Ok((work, params))
+        params.ok_or_else(|| format!("no fitted numbers for {} {}", t.shape.family(), t.precision.as_str()))
     }
 
     /// Seconds for a shape inside a running model (see [`Params::seconds_in_model`]).
@@ -282,10 +305,10 @@ impl Model {
         Ok(params.seconds_in_model(&work, fixed_us))
     }
 
-    /// [`Model::predict`] and [`Model::predict_in_model`] of the same shape at once.
-    pub fn predict_alone_and_in_model(&self, t: &Timing, gpu: &Gpu, fixed_us: f64) -> Result<(f64, f64), String> {
-        let (work, params) = self.fitted(t, gpu)?;
-        Ok(params.seconds_alone_and_in_model(&work, fixed_us))
+    /// [`Model::predict`] and [`Model::predict_in_model`] of the same shape at once, its work
+    /// on the GPU already worked out.
+    pub fn predict_alone_and_in_model(&self, t: &Timing, work: &Work, fixed_us: f64) -> Result<(f64, f64), String> {
+        Ok(self.params(t, work)?.seconds_alone_and_in_model(work, fixed_us))
     }
 
     /// The plain roofline of the same work: datasheet peak and bandwidth, no overhead.

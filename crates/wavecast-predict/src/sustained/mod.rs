@@ -25,9 +25,9 @@ pub use fit::{fit, FitOptions};
 pub use ir::{op_shape, SustainedOps, IN_MODEL_KERNEL_US};
 pub use work::{peak_flops, CollectiveWork, KernelWork, Link, Work};
 
+use crate::memo::Memo;
 use crate::physics::wave_utilization;
 use serde::{Deserialize, Serialize};
-use crate::memo::Memo;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use wavecast_data::{Precision, Shape, Timing};

@@ -148,13 +148,13 @@ impl DecodeGroup {
     }
 
     /// What scheduling the members' next tokens one by one in admission order, with `free` pages
-    /// and the sequences admitted after every member holding `after` pages each (in admission
-    /// order), would preempt: each member in turn takes the page its token is due (when its
+    /// and `after` the sequences admitted after every member (in admission order, holding their
+    /// pages), would preempt: each member in turn takes the page its token is due (when its
     /// cache fills its last page exactly); while none is free the most recently admitted
     /// sequence gives its pages back — those of `after` first, the one whose turn it is too when
     /// it is the last. Returns how many of `after` go (from its end), and takes out the members
     /// that go, last admitted first, as of now and their pages still counted as theirs.
-    pub(super) fn preempt_for_pages(&mut self, mut free: u64, after: &[u64]) -> (usize, Vec<Seq>) {
+    pub(super) fn preempt_for_pages(&mut self, mut free: u64, after: &[Seq]) -> (usize, Vec<Seq>) {
         if self.pages_due() <= free {
             return (0, Vec::new());
         }
@@ -173,7 +173,7 @@ impl DecodeGroup {
             while free < due && kept + others > turn + 1 {
                 if others > 0 {
                     others -= 1;
-                    free += after[others];
+                    free += after[others].blocks;
                 } else {
                     kept -= 1;
                     free += members[kept].1;
@@ -276,13 +276,15 @@ mod tests {
         };
         let mut shapes = std::collections::BTreeSet::new();
         let cases = [1, 2, 30].into_iter().flat_map(|n| [0, 1, 4, 9].map(|t| (n, t)));
-        for ((n, ticks), after) in cases.flat_map(|c| [(c, &[][..]), (c, &[2, 1, 3][..])]) {
+        let later: Vec<Seq> = [2, 1, 3].iter().zip(100..).map(|(&pages, adm)| Seq { blocks: pages, ..decoding(adm, 1, 0, 50) }).collect();
+        for ((n, ticks), after) in cases.flat_map(|c| [(c, &[][..]), (c, &later[..])]) {
             for free in 0..40 {
                 let mut g = members(n, ticks);
-                let expected = preempted_one_by_one(members(n, ticks).take_all(), after, free, block);
+                let pages: Vec<u64> = after.iter().map(|s| s.blocks).collect();
+                let expected = preempted_one_by_one(members(n, ticks).take_all(), &pages, free, block);
                 let (others, out) = g.preempt_for_pages(free, after);
                 let taken: Vec<u64> = out.iter().map(|s| s.adm).collect();
-                assert_eq!((others, taken.clone()), expected, "{n} members, {after:?} after, ticks {ticks}, {free} pages free");
+                assert_eq!((others, taken.clone()), expected, "{n} members, {pages:?} pages after, ticks {ticks}, {free} pages free");
                 assert_eq!(g.len() + taken.len(), n as usize);
                 // What stays is counted as it would be had it joined without the others.
                 let stayed = members(n, ticks).take_all().into_iter().filter(|s| !taken.contains(&s.adm)).collect::<Vec<_>>();

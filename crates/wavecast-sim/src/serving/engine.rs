@@ -401,9 +401,7 @@ impl<'a> Worker<'a> {
         if prompts_only || members == 0 || members > self.cfg.max_batched_tokens || !group_first || caching_prefix {
             return None;
         }
-        let short = self.group.pages_due() > self.free_blocks;
-        let after: Vec<u64> = if short { self.running.iter().map(|s| s.blocks).collect() } else { Vec::new() };
-        let (others, out) = self.group.preempt_for_pages(self.free_blocks, &after);
+        let (others, out) = self.group.preempt_for_pages(self.free_blocks, &self.running);
         let preempted = others + out.len();
         *preemptions += preempted as u64;
         (0..others).for_each(|_| self.requeue_last());

@@ -280,16 +280,24 @@ fn eval_ops_ladder_rows_are_the_report_row_by_row() {
 }
 
 #[test]
-fn the_measured_h200_gemm_tables_load_as_an_aiconfigurator_system() {
-    // data/measurements/h200/aiconfigurator (tools/collect/aic_gemm.py on one H200): read as it
-    // is, every row the catalog's h200, none skipped.
+fn the_measured_h200_tables_load_as_an_aiconfigurator_system() {
+    // data/measurements/h200/aiconfigurator (tools/collect/aic_gemm.py and aic_attention.py on
+    // one H200): read as it is, every row the catalog's h200, none skipped.
+    use wavecast_data::{Precision, Shape};
     let r = wavecast_data::aiconfigurator::load(std::path::Path::new("data/measurements/h200/aiconfigurator"), &wavecast_gpu::Catalog::builtin()).unwrap();
     assert!(r.skipped.is_empty(), "{:?}", r.skipped);
-    assert_eq!(r.rows.len(), 448);
+    assert_eq!(r.rows.len(), 448 + 780);
     assert!(r.rows.iter().all(|t| t.gpu == "h200"));
-    for p in [wavecast_data::Precision::Bf16, wavecast_data::Precision::Fp8] {
-        assert_eq!(r.rows.iter().filter(|t| t.precision == p).count(), 224);
-    }
+    let gemms = |p| r.rows.iter().filter(|t| matches!(t.shape, Shape::Gemm { .. }) && t.precision == p).count();
+    assert_eq!((gemms(Precision::Bf16), gemms(Precision::Fp8)), (224, 224));
+    // Decode attention, the KV length as AIConfigurator's `step` (the collector's cache also
+    // held the token being decoded), at the H100 table's shapes: head dim 128, BF16, no window.
+    let decode: Vec<_> = r.rows.iter().filter_map(|t| match t.shape {
+        Shape::AttentionDecode { kv_len, head_dim, kv_precision, window, .. } => Some((kv_len, head_dim, kv_precision, window, t.latency_ms)),
+        _ => None,
+    }).collect();
+    assert_eq!(decode.len(), 780);
+    assert!(decode.iter().all(|&(kv, d, p, w, ms)| kv >= 1 && d == 128 && p == Precision::Bf16 && w == 0 && ms > 0.0));
 }
 
 /// A mixture of experts holds every expert however few tokens route: one token of

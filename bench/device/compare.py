@@ -1,9 +1,10 @@
-"""Set what bench/device/h100_check.py measured on a lent H100 beside wavecast's answers.
+"""Set what bench/device/h100_check.py measured on a lent GPU beside wavecast's answers.
 
     python3 bench/device/compare.py RESULTS_DIR [WAVECAST_BINARY] > bench/results/h100_device.md
 
 RESULTS_DIR holds steps.json (and gemm.csv, if the GEMM sample was timed). Each step is priced
-with `wavecast predict ... --gpu h100 --json`, the command the measurement names.
+with `wavecast predict ... --gpu GPU --json`, the command the measurement names, GPU the catalog
+name of the card steps.json says it ran on (h100 or h200).
 """
 
 import csv
@@ -28,13 +29,19 @@ KERNEL_CLASSES = [
 ]
 
 
+# The device names PyTorch reports, and the catalog GPU each one is priced as.
+CATALOG = {"NVIDIA H100 80GB HBM3": "h100", "NVIDIA H200": "h200"}
+LABEL = {"h100": "H100 SXM", "h200": "H200 SXM"}
+GPU = "h100"
+
+
 def predict(binary, args):
-    out = subprocess.run([binary, "predict", *args.split(), "--gpu", "h100", "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run([binary, "predict", *args.split(), "--gpu", GPU, "--json"], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
 def steps_table(results, binary):
-    print("| step (PyTorch eager, H100 SXM) | wavecast command | measured ms | predicted ms | error | interval | measured peak GB | predicted GB |")
+    print(f"| step (PyTorch eager, {LABEL[GPU]}) | wavecast command | measured ms | predicted ms | error | interval | measured peak GB | predicted GB |")
     print("|---|---|---|---|---|---|---|---|")
     errors = []
     for s in results["steps"]:
@@ -84,7 +91,7 @@ def memory_table(path, binary):
     print("\n| training step near the limit | measured (PyTorch peak allocated) | wavecast |")
     print("|---|---|---|")
     for r in json.load(open(path)):
-        out = subprocess.run([binary, "predict", *r["wavecast_args"].split(), "--gpu", "h100", "--json"], capture_output=True, text=True)
+        out = subprocess.run([binary, "predict", *r["wavecast_args"].split(), "--gpu", GPU, "--json"], capture_output=True, text=True)
         if out.returncode == 0:
             m = json.loads(out.stdout)["memory_gb"]
             said = f"fits: {m['total']:.1f} of {m['capacity']:.0f} GB" + (" (close to the limit)" if m["near_limit"] else "")
@@ -122,6 +129,8 @@ def main():
     binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/wavecast"
     results = json.load(open(os.path.join(folder, "steps.json")))
     info = results["info"]
+    global GPU
+    GPU = CATALOG[info["gpu"]]
     print(f"Measured on {info['gpu']} ({info['sms']} SMs), PyTorch {info['torch']}.\n")
     steps_table(results, binary)
     profile_tables(folder, results, binary)

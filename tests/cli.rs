@@ -286,7 +286,7 @@ fn the_measured_h200_tables_load_as_an_aiconfigurator_system() {
     use wavecast_data::{Precision, Shape};
     let r = wavecast_data::aiconfigurator::load(std::path::Path::new("data/measurements/h200/aiconfigurator"), &wavecast_gpu::Catalog::builtin()).unwrap();
     assert!(r.skipped.is_empty(), "{:?}", r.skipped);
-    assert_eq!(r.rows.len(), 448 + 780);
+    assert_eq!(r.rows.len(), 448 + 780 + 573);
     assert!(r.rows.iter().all(|t| t.gpu == "h200"));
     let gemms = |p| r.rows.iter().filter(|t| matches!(t.shape, Shape::Gemm { .. }) && t.precision == p).count();
     assert_eq!((gemms(Precision::Bf16), gemms(Precision::Fp8)), (224, 224));
@@ -298,6 +298,13 @@ fn the_measured_h200_tables_load_as_an_aiconfigurator_system() {
     }).collect();
     assert_eq!(decode.len(), 780);
     assert!(decode.iter().all(|&(kv, d, p, w, ms)| kv >= 1 && d == 128 && p == Precision::Bf16 && w == 0 && ms > 0.0));
+    // Prefill: causal self-attention over the prompt, nothing cached before it.
+    let prefill: Vec<_> = r.rows.iter().filter_map(|t| match t.shape {
+        Shape::AttentionPrefill { isl, past, head_dim, .. } => Some((isl, past, head_dim, t.latency_ms)),
+        _ => None,
+    }).collect();
+    assert_eq!(prefill.len(), 573);
+    assert!(prefill.iter().all(|&(isl, past, d, ms)| isl >= 1 && past == 0 && d == 128 && ms > 0.0));
 }
 
 /// A mixture of experts holds every expert however few tokens route: one token of

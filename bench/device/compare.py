@@ -1,6 +1,6 @@
 """Set what bench/device/h100_check.py measured on a lent GPU beside wavecast's answers.
 
-    python3 bench/device/compare.py RESULTS_DIR [WAVECAST_BINARY] > bench/results/h100_device.md
+    python3 bench/device/compare.py RESULTS_DIR [WAVECAST_BINARY] > bench/results/<gpu>_device.md
 
 RESULTS_DIR holds steps.json (and gemm.csv, if the GEMM sample was timed). Each step is priced
 with `wavecast predict ... --gpu GPU --json`, the command the measurement names, GPU the catalog
@@ -130,6 +130,8 @@ def main():
     results = json.load(open(os.path.join(folder, "steps.json")))
     info = results["info"]
     global GPU
+    if info["gpu"] not in CATALOG:
+        sys.exit(f"compare.py: no catalog GPU for {info['gpu']!r} (known: {', '.join(CATALOG)})")
     GPU = CATALOG[info["gpu"]]
     print(f"Measured on {info['gpu']} ({info['sms']} SMs), PyTorch {info['torch']}.\n")
     steps_table(results, binary)

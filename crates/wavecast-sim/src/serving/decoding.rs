@@ -163,8 +163,8 @@ impl DecodeGroup {
             .seqs
             .values()
             .map(|s| {
-                let cache = s.computed + (self.ticks - s.since);
-                (cache.is_multiple_of(block), cache.div_ceil(block).saturating_sub(s.prefix_blocks))
+                let now = self.current(s.clone());
+                (now.computed.is_multiple_of(block), now.blocks)
             })
             .collect();
         let (mut turn, mut kept, mut others) = (0, members.len(), after.len());

@@ -343,7 +343,7 @@ impl<'a> Worker<'a> {
     /// the order does not matter). Returns the token budget left, or None (nothing changed).
     fn schedule_grouped(&mut self, prompts_only: bool) -> Option<u64> {
         self.group_scheduled = false;
-        if self.cfg.prefix_caching && !self.prefix_cached && self.role != Role::Decode {
+        if self.prefix_pending() {
             return None;
         }
         let members = if prompts_only { 0 } else { self.group.len() as u64 };
@@ -382,6 +382,13 @@ impl<'a> Worker<'a> {
         fits.then_some(budget)
     }
 
+    /// Whether this worker is still to compute the shared prefix (prefix caching on, prompts
+    /// computed here, no prompt through the prefix yet): until then the first prompt's pages
+    /// become everyone's, which only one-by-one scheduling follows.
+    fn prefix_pending(&self) -> bool {
+        self.cfg.prefix_caching && self.role != Role::Decode && !self.prefix_cached
+    }
+
     /// Whether every member of the group was admitted before every other running sequence.
     fn group_admitted_first(&self) -> bool {
         self.running.first().is_none_or(|s| Some(s.adm) > self.group.last_admitted())
@@ -397,8 +404,7 @@ impl<'a> Worker<'a> {
     fn preempt_beside_group(&mut self, preemptions: &mut u64, prompts_only: bool) -> Option<(u64, bool)> {
         let members = self.group.len() as u64;
         let group_first = self.group_admitted_first();
-        let caching_prefix = self.cfg.prefix_caching && !self.prefix_cached && self.role != Role::Decode;
-        if prompts_only || members == 0 || members > self.cfg.max_batched_tokens || !group_first || caching_prefix {
+        if prompts_only || members == 0 || members > self.cfg.max_batched_tokens || !group_first || self.prefix_pending() {
             return None;
         }
         let (others, out) = self.group.preempt_for_pages(self.free_blocks, &self.running);
@@ -625,7 +631,7 @@ impl Worker<'_> {
             }
             let was_prefill = s.computed < s.prompt;
             s.computed += n;
-            if self.cfg.prefix_caching && self.role != Role::Decode && !self.prefix_cached && prefix_tokens > 0 && s.computed >= prefix_tokens && s.prefix_blocks == 0 {
+            if self.prefix_pending() && prefix_tokens > 0 && s.computed >= prefix_tokens && s.prefix_blocks == 0 {
                 // This sequence's first pages become the shared prefix, kept for everyone.
                 self.prefix_cached = true;
                 s.prefix_blocks = self.prefix_blocks();

@@ -32,23 +32,28 @@ KERNEL_CLASSES = [
 # The device names PyTorch reports, and the catalog GPU each one is priced as.
 CATALOG = {"NVIDIA H100 80GB HBM3": "h100", "NVIDIA H200": "h200"}
 LABEL = {"h100": "H100 SXM", "h200": "H200 SXM"}
-GPU = "h100"
 
 
-def predict(binary, args):
-    out = subprocess.run([binary, "predict", *args.split(), "--gpu", GPU, "--json"], capture_output=True, text=True, check=True)
+def run_predict(binary, gpu, args):
+    """`wavecast predict ARGS --gpu GPU --json` as it ran (exit status, both streams)."""
+    return subprocess.run([binary, "predict", *args.split(), "--gpu", gpu, "--json"], capture_output=True, text=True)
+
+
+def predict(binary, gpu, args):
+    out = run_predict(binary, gpu, args)
+    out.check_returncode()
     return json.loads(out.stdout)
 
 
-def steps_table(results, binary):
-    print(f"| step (PyTorch eager, {LABEL[GPU]}) | wavecast command | measured ms | predicted ms | error | interval | measured peak GB | predicted GB |")
+def steps_table(results, binary, gpu):
+    print(f"| step (PyTorch eager, {LABEL[gpu]}) | wavecast command | measured ms | predicted ms | error | interval | measured peak GB | predicted GB |")
     print("|---|---|---|---|---|---|---|---|")
     errors = []
     for s in results["steps"]:
         if "error" in s:
             print(f"| {s['name']} | | failed: {s['error']} | | | | | |")
             continue
-        p = predict(binary, s["wavecast_args"])
+        p = predict(binary, gpu, s["wavecast_args"])
         ms = p.get("step_ms", p["total_ms"])
         lo, hi = p["interval_ms"]
         err = ms / s["median_ms"] - 1
@@ -66,7 +71,7 @@ def kernel_class(name):
     return next((c for c, pattern in KERNEL_CLASSES if re.search(pattern, lower)), "other")
 
 
-def profile_tables(folder, results, binary):
+def profile_tables(folder, results, binary, gpu):
     """Per op class: the profiled GPU kernel time of a step beside wavecast's class time."""
     for path in sorted(glob.glob(os.path.join(folder, "profile_*.csv"))):
         index = int(re.search(r"profile_(\d+)", path).group(1))
@@ -75,7 +80,7 @@ def profile_tables(folder, results, binary):
         for r in csv.DictReader(open(path)):
             c = kernel_class(r["kernel"])
             measured[c] = measured.get(c, 0.0) + float(r["us_per_step"]) / 1e3
-        predicted = {c["class"]: c["ms"] for c in predict(binary, case["wavecast_args"])["classes"]}
+        predicted = {c["class"]: c["ms"] for c in predict(binary, gpu, case["wavecast_args"])["classes"]}
         # Eager attention's BMMs are GEMM kernels to the profiler.
         predicted["gemm"] = predicted.get("gemm", 0.0) + predicted.pop("attention_bmm", 0.0)
         print(f"\n{case['name']} (`{case['wavecast_args']}`), GPU kernel time per step by class, ms:\n")
@@ -86,12 +91,12 @@ def profile_tables(folder, results, binary):
         print(f"| all | {sum(measured.values()):.1f} | {sum(predicted.values()):.1f} |")
 
 
-def memory_table(path, binary):
+def memory_table(path, binary, gpu):
     """Set-ups near the memory limit: whether each ran, beside what wavecast says of it."""
     print("\n| training step near the limit | measured (PyTorch peak allocated) | wavecast |")
     print("|---|---|---|")
     for r in json.load(open(path)):
-        out = subprocess.run([binary, "predict", *r["wavecast_args"].split(), "--gpu", GPU, "--json"], capture_output=True, text=True)
+        out = run_predict(binary, gpu, r["wavecast_args"])
         if out.returncode == 0:
             m = json.loads(out.stdout)["memory_gb"]
             said = f"fits: {m['total']:.1f} of {m['capacity']:.0f} GB" + (" (close to the limit)" if m["near_limit"] else "")
@@ -101,7 +106,7 @@ def memory_table(path, binary):
         print(f"| `{r['wavecast_args']}` | {ran} | {said} |")
 
 
-def memory_parts_table(path, binary):
+def memory_parts_table(path, binary, gpu):
     """A step's memory in parts, measured (after forward without and with the loss, the step's
     peak) beside wavecast's model states, activations and total."""
     print("\n| step | measured states / activations (no loss) / with loss / peak, GB | wavecast states / activations / total, GB |")
@@ -109,7 +114,7 @@ def memory_parts_table(path, binary):
     for r in json.load(open(path)):
         if "error" in r:
             continue
-        m = predict(binary, r["wavecast_args"])["memory_gb"]
+        m = predict(binary, gpu, r["wavecast_args"])["memory_gb"]
         states = m["weights"] + m["gradients"] + m["optimizer_states"] + m["master_weights"]
         print(f"| {r['name']} (`{r['wavecast_args']}`) | {r['states_gb']:.1f} / {r['activations_without_loss_gb']:.1f} / {r['activations_with_loss_gb']:.1f} / {r['step_peak_gb']:.1f} | {states:.1f} / {m['activations']:.1f} / {m['total']:.1f} |")
 
@@ -129,17 +134,16 @@ def main():
     binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/wavecast"
     results = json.load(open(os.path.join(folder, "steps.json")))
     info = results["info"]
-    global GPU
     if info["gpu"] not in CATALOG:
         sys.exit(f"compare.py: no catalog GPU for {info['gpu']!r} (known: {', '.join(CATALOG)})")
-    GPU = CATALOG[info["gpu"]]
+    gpu = CATALOG[info["gpu"]]
     print(f"Measured on {info['gpu']} ({info['sms']} SMs), PyTorch {info['torch']}.\n")
-    steps_table(results, binary)
-    profile_tables(folder, results, binary)
+    steps_table(results, binary, gpu)
+    profile_tables(folder, results, binary, gpu)
     if os.path.exists(os.path.join(folder, "memory.json")):
-        memory_table(os.path.join(folder, "memory.json"), binary)
+        memory_table(os.path.join(folder, "memory.json"), binary, gpu)
     if os.path.exists(os.path.join(folder, "memory_parts.json")):
-        memory_parts_table(os.path.join(folder, "memory_parts.json"), binary)
+        memory_parts_table(os.path.join(folder, "memory_parts.json"), binary, gpu)
     if os.path.exists(os.path.join(folder, "gemm.csv")):
         gemm_table(os.path.join(folder, "gemm.csv"))
 

@@ -20,7 +20,9 @@ SHAPES.csv: columns batch_size,step (generation) or isl (context),num_heads,num_
 (cut from a sibling's table; see tools/collect/README.md). Shapes run cheapest first, so a time box
 loses only the largest.
 """
-import argparse, csv, json, os, subprocess, sys, time
+import argparse, csv, json, os, sys, time
+
+from graph_timing import replay_median_ms
 
 REPLAYS = 10
 REPEATS = 5
@@ -70,15 +72,7 @@ def time_backend(torch, F, sdpa_kernel, backend, sets, causal, expand, stream):
             for j in range(REPLAYS):
                 q, k, v = sets[j % len(sets)]
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-    graph.replay(); graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPEATS):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); graph.replay(); e.record(); e.synchronize()
-        times.append(s.elapsed_time(e) / REPLAYS)
-    times.sort()
-    return times[len(times) // 2]
+    return replay_median_ms(torch, graph, REPLAYS, REPEATS)
 
 
 def main():

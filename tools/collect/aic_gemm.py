@@ -11,6 +11,8 @@ Usage: python3 aic_gemm.py --out DIR [--budget-s 170] [--dry-run]
 """
 import argparse, json, os, subprocess, sys, time
 
+from graph_timing import replay_median_ms
+
 M = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 # (n, k) of current models' linear layers (Llama-3 8B/70B, Mistral, DeepSeek-V3, Qwen).
 NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (14336, 4096), (1024, 4096),
@@ -94,15 +96,7 @@ def main():
             with torch.cuda.graph(graph, stream=stream):
                 for _ in range(REPLAYS):
                     fn()
-            graph.replay(); graph.replay()
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(REPEATS):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record(); graph.replay(); e.record(); e.synchronize()
-                times.append(s.elapsed_time(e) / REPLAYS)
-            times.sort()
-            ms = times[len(times) // 2]
+            ms = replay_median_ms(torch, graph, REPLAYS, REPEATS)
             rows.append({"framework": "torch", "version": torch.__version__.split("+")[0], "device": dev, "op_name": "gemm",
                          "kernel_source": KSRC[d], "gemm_dtype": d, "m": m, "n": n, "k": k, "latency": ms})
             del graph

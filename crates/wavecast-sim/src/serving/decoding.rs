@@ -5,7 +5,7 @@
 //! adding the ticks since, so an iteration costs the same with 4 or 4,000 sequences decoding;
 //! only the ones that finish (kept in order of when they will) are touched.
 
-use super::engine::Seq;
+use super::engine::{owned_blocks_of, Seq};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -109,7 +109,7 @@ impl DecodeGroup {
         s.computed += since;
         s.generated += since;
         s.since = self.ticks;
-        s.blocks = s.computed.div_ceil(self.block).saturating_sub(s.prefix_blocks);
+        s.blocks = owned_blocks_of(s.computed, self.block, s.prefix_blocks);
         s
     }
 
@@ -163,8 +163,8 @@ impl DecodeGroup {
             .seqs
             .values()
             .map(|s| {
-                let now = self.current(s.clone());
-                (now.computed.is_multiple_of(block), now.blocks)
+                let cache = s.computed + (self.ticks - s.since);
+                (cache.is_multiple_of(block), owned_blocks_of(cache, block, s.prefix_blocks))
             })
             .collect();
         let (mut turn, mut kept, mut others) = (0, members.len(), after.len());

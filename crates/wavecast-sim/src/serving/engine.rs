@@ -182,6 +182,12 @@ fn blocks_for(tokens: u64, block: u64) -> u64 {
     tokens.div_ceil(block)
 }
 
+/// Pages a sequence owns for `tokens` cached tokens in pages of `block`, beyond the
+/// `prefix_blocks` of a shared prefix it reads instead.
+pub(super) fn owned_blocks_of(tokens: u64, block: u64, prefix_blocks: u64) -> u64 {
+    blocks_for(tokens, block).saturating_sub(prefix_blocks)
+}
+
 impl<'a> Worker<'a> {
     fn new(role: Role, cfg: EngineConfig, cost: &'a dyn StepCost, grouped: bool) -> Worker<'a> {
         Worker {
@@ -250,7 +256,7 @@ impl<'a> Worker<'a> {
 
     /// Pages `s` must own to hold `tokens` tokens.
     fn owned_blocks(&self, s: &Seq, tokens: u64) -> u64 {
-        blocks_for(tokens, self.cfg.block_size).saturating_sub(s.prefix_blocks)
+        owned_blocks_of(tokens, self.cfg.block_size, s.prefix_blocks)
     }
 
     fn release(&mut self, s: &Seq) {

@@ -247,6 +247,10 @@ pub struct EvalIntervalsArgs {
     pub force: bool,
     #[command(flatten)]
     pub gpu_file: GpuFileArg,
+    /// Print the intervals as JSON on stdout, also when --out writes them (without --out they
+    /// are printed as JSON in any case).
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub html: HtmlArg,
 }

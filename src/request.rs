@@ -433,7 +433,7 @@ pub struct PredictRequest {
     pub layout: LayoutArgs,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
+    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
@@ -705,7 +705,7 @@ pub struct CompareRequest {
     pub backend: Option<String>,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
+    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
@@ -838,7 +838,7 @@ pub struct PlanTrainRequest {
     pub predictor: String,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
+    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
@@ -960,7 +960,7 @@ pub struct ServeSimRequest {
     pub formats: ServingFormatArgs,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
+    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
@@ -1043,7 +1043,7 @@ pub struct PlanServeRequest {
     pub formats: ServingFormatArgs,
     /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
     /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// carried by a learned ratio, then physics (predictor `ladder`).
+    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
     #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,

@@ -71,3 +71,28 @@ fn eval_ops_on_mi100_with_and_without_its_measurements() {
     let ape = |v: &serde_json::Value| v["sets"]["amd_ops/train"][0]["mean_ape"].as_f64().unwrap();
     assert!(ape(&learned) < 0.5 * ape(&left_out), "with MI100 {:.1} %, without {:.1} %", ape(&learned), ape(&left_out));
 }
+
+/// `eval intervals` prints its JSON without `--out`, writes it silently with `--out`, and with
+/// `--out` and `--json` does both: the file and stdout hold the same intervals.
+#[test]
+fn eval_intervals_prints_json_and_with_out_writes_the_same() {
+    let data = fixture();
+    let dir = std::env::temp_dir().join(format!("wavecast-intervals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("intervals.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["eval", "intervals", "--data", data.to_str().unwrap(), "--predictors", "li"];
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_wavecast")).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let printed: serde_json::Value = serde_json::from_str(&run(&[])).unwrap();
+    assert!(printed["li"]["bmm"].as_array().is_some_and(|b| b.len() == 2), "{printed}");
+    let out = file.to_str().unwrap();
+    assert_eq!(run(&["--out", out]), "", "--out alone writes the file and prints nothing");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let both: serde_json::Value = serde_json::from_str(&run(&["--out", out, "--force", "--json"])).unwrap();
+    assert_eq!((&written, &both), (&printed, &printed));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 pub enum Rung {
     /// Interpolated in this GPU's own measurements (reproduces a measured point exactly).
     Measured,
-    /// Another GPU's measurement of the same shape, times a learned ratio of the two GPUs.
+    /// Another GPU's measurement of the same shape, times the two GPUs' roofline ratio.
     Transfer,
     /// No measurement of the family and format on any GPU: a model from datasheet figures.
     #[default]

@@ -50,8 +50,9 @@ pub enum Kind {
     /// on those data refits it without the GPU instead).
     Sustained,
     /// The price ladder ([`crate::ladder`]): the GPU's own measured tables, else a measured
-    /// sibling's times carried by a learned ratio, else the sustained roofline. Its tables come
-    /// from a measured-data folder (`--ops-data`); without one every op is physics.
+    /// sibling's times scaled by the two GPUs' roofline ratio, else the sustained roofline. Its
+    /// tables come from a measured-data folder (`--ops-data`), else from the surfaces wavecast
+    /// ships (`weights/ladder.json`).
     Ladder,
 }
 
@@ -91,7 +92,7 @@ pub const PREDICTORS: &[Entry] = &[
     },
     Entry {
         name: "ladder",
-        description: "price ladder: the GPU's own measured tables (--ops-data), else a measured sibling's times carried by a learned ratio, else the sustained roofline (serving's per-op model)",
+        description: "price ladder: the GPU's own measured tables (--ops-data), else a measured sibling's times scaled by the two GPUs' roofline ratio, else the sustained roofline (serving's per-op model)",
         kind: Kind::Ladder,
         load: ladder,
         fallbacks: Fallbacks::None,

@@ -318,7 +318,7 @@ mod tests {
         assert!(t.lo < t.seconds && t.seconds < t.hi);
     }
 
-    /// A100-80GB has no table: the A100-40GB's time, scaled by the learned ratio (same FP32
+    /// A100-80GB has no table: the A100-40GB's time, scaled by the roofline ratio (same FP32
     /// peak), with a poisoned table showing through; left out, it falls to the model.
     #[test]
     fn an_unmeasured_gpu_transfers_from_its_sibling_else_the_learned_model() {

@@ -183,6 +183,42 @@ mod tests {
         assert!("tgi".parse::<Backend>().unwrap_err().contains("vllm, sglang, trtllm"));
     }
 
+    /// The README's table of engine constants states the values this table holds: each row's
+    /// three engine columns (vLLM, SGLang, TensorRT-LLM; `same` repeats the column before)
+    /// parse to the field it names, so a refit that leaves the README behind fails here.
+    #[test]
+    fn the_readme_states_the_engine_constants_this_table_holds() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("README.md at the workspace root");
+        let row = |name: &str| -> Vec<String> {
+            let line = readme.lines().find(|l| l.starts_with(&format!("| `{name}`"))).unwrap_or_else(|| panic!("README has no row for `{name}`"));
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let mut out: Vec<String> = Vec::new();
+            for cell in &cells[2..5] {
+                let value = if *cell == "same" { out.last().cloned().expect("`same` follows a value") } else { cell.to_string() };
+                out.push(value);
+            }
+            out
+        };
+        let leading = |cell: &str| -> f64 { cell.split_whitespace().next().and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("no number at the start of '{cell}'")) };
+        let numbers = |name: &str, field: fn(&Backend) -> f64| {
+            let stated: Vec<f64> = row(name).iter().map(|c| leading(c)).collect();
+            let held: Vec<f64> = BACKENDS.iter().map(field).collect();
+            assert_eq!(stated, held, "README's `{name}` row (vLLM, SGLang, TensorRT-LLM)");
+        };
+        numbers("max_batched_tokens", |b| b.max_batched_tokens as f64);
+        numbers("frontend_ms", |b| b.frontend_ms);
+        numbers("server_ms", |b| b.server_ms);
+        numbers("iteration_overhead_ms", |b| b.iteration_overhead_ms);
+        numbers("seq_overhead_ms", |b| b.seq_overhead_ms);
+        numbers("layer_overhead_ms", |b| b.layer_overhead_ms);
+        numbers("client_sync", |b| b.client_sync);
+        let per_token: Vec<f64> = row("server_ms").iter().map(|c| c.split('+').nth(1).map(leading).expect("'… ms + … µs/token'")).collect();
+        assert_eq!(per_token, BACKENDS.iter().map(|b| b.server_us_per_token).collect::<Vec<_>>(), "README's `server_us_per_token`");
+        let first: Vec<bool> = row("prefill_first").iter().map(|c| c == "yes").collect();
+        assert_eq!(first, BACKENDS.iter().map(|b| b.prefill_first).collect::<Vec<_>>(), "README's `prefill_first` row");
+    }
+
     /// TensorRT-LLM is refused where it is not built: other vendors and NVIDIA parts before
     /// Ampere; the other engines run there.
     #[test]

@@ -572,11 +572,11 @@ impl Worker<'_> {
         let need = self.pages_for(j);
         self.free_blocks -= need;
         self.group.advance(j);
+        let block = self.cfg.block_size;
         for s in self.running.iter_mut() {
             s.computed += j;
             s.generated += j;
-            let owned = blocks_for(s.computed + 1, self.cfg.block_size).saturating_sub(s.prefix_blocks);
-            s.blocks = s.blocks.max(owned);
+            s.blocks = s.blocks.max(owned_blocks_of(s.computed + 1, block, s.prefix_blocks));
         }
         self.decode_seqs_total += j * seqs;
         (end, Skipped { iterations: j, seqs: j * seqs })
@@ -585,7 +585,7 @@ impl Worker<'_> {
     /// Pages the running sequences need beyond their own to decode `j` more tokens each after
     /// the scheduled iteration.
     fn pages_for(&self, j: u64) -> u64 {
-        self.group.pages_ahead(j) + self.running.iter().map(|s| blocks_for(s.computed + 1 + j, self.cfg.block_size).saturating_sub(s.prefix_blocks).saturating_sub(s.blocks)).sum::<u64>()
+        self.group.pages_ahead(j) + self.running.iter().map(|s| self.owned_blocks(s, s.computed + 1 + j).saturating_sub(s.blocks)).sum::<u64>()
     }
 }
 

@@ -36,8 +36,8 @@ pub enum Command {
     /// Search parallel layouts and rank them.
     #[command(subcommand)]
     Plan(PlanCommand),
-    /// Serve a local web page with forms for predict, serve, serve-sim, compare and plan,
-    /// answering with the same report pages as --html.
+    /// Serve a local web page with forms for predict, a served batch (predict --mode serve),
+    /// serve-sim, compare and plan, answering with the same report pages as --html.
     #[cfg(feature = "ui")]
     Ui(UiArgs),
 }

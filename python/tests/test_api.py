@@ -280,6 +280,16 @@ def test_report_objects_behave_like_dicts(wavecast):
     assert pickle.loads(pickle.dumps(rows)).to_dict() == rows.to_dict()
 
 
+def test_every_public_name_documents_itself(wavecast):
+    # help(wavecast.Prediction) and the rest: a class's docstring must come first in its body.
+    for name in wavecast.__all__:
+        obj = getattr(wavecast, name)
+        assert (obj.__doc__ or "").strip(), f"wavecast.{name} has no docstring"
+    from wavecast import _api
+    functions = {n for n in wavecast.__all__ if callable(getattr(wavecast, n)) and not isinstance(getattr(wavecast, n), type)}
+    assert functions <= set(_api.__all__), functions - set(_api.__all__)
+
+
 def test_serving_on_a_gpu_without_bf16_runs_fp16_by_default(wavecast):
     asked = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8, dtype="fp16")
     default = wavecast.compare("gpt2", gpus="t4", input_len=64, output_len=8)

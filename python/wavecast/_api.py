@@ -207,7 +207,8 @@ def predict(
             positions where fewer; image and latent models take none).
         mode: ``"inference"`` (or ``"infer"``) or ``"train"`` (forward, backward, optimizer).
         dtype: ``"fp32"``, ``"tf32"``, ``"fp16"``, ``"bf16"`` or ``"fp8"``; default: for transformers the config's ``torch_dtype``, else bf16 (fp32 for NeuSight's FP32 benchmark presets), fp32 for vision models and ONNX graphs.
-        predictor: ``"wavecast"`` (default), ``"li"``, ``"neusight"``, ``"pm2lat"`` or ``"roofline"``.
+        predictor: ``"wavecast"`` (default), ``"ladder"``, ``"sustained"``, ``"li"``, ``"neusight"``,
+            ``"pm2lat"`` or ``"roofline"``.
         attention: ``"auto"`` (default), ``"eager"`` or ``"fused"``.
         optimizer: ``"adam"`` (default), ``"sgd"`` or ``"sgd-momentum"`` (training only).
         fused_optimizer: the optimizer step is one fused kernel (``fused=True``, apex or
@@ -276,8 +277,8 @@ def serve(
     ``batch`` prompts of ``input_len`` tokens prefilled together, then ``output_len`` decode
     steps, on ``tp`` GPUs (tensor parallelism).
 
-    Give ``model`` (a decoder preset) or ``config`` (a Llama, Mistral, Qwen2/3 or Mixtral
-    ``config.json`` path, or the parsed dict). ``weights="fp8"`` stores the layers' weights in
+    Give ``model`` (a decoder preset) or ``config`` (a Hugging Face decoder's ``config.json``
+    path, or the parsed dict: dense, MoE, MLA and sliding-window models). ``weights="fp8"`` stores the layers' weights in
     FP8; ``"fp8_block"``, ``"nvfp4"``, ``"mxfp4"`` or ``"int4"`` quantizes them (scales
     included), and ``kv_dtype="fp8"`` halves the KV cache; activations are ``dtype`` (default
     ``"auto"``: bf16, or fp16 on a GPU without bf16 units, as the engines run a bf16 checkpoint). Kernels are priced by the
@@ -425,7 +426,6 @@ def models() -> List[Report]:
     return list(_call("models"))
 
 
-__all__ = ["predict", "serve", "compare", "scale", "gpus", "models", "WavecastError"]
 
 
 def _float(name: str, value: Any) -> Optional[float]:
@@ -704,3 +704,6 @@ def plan_serve(
         "concurrency": None if concurrency is None else _ints("concurrency", concurrency),
         "disaggregated": disaggregated,
     })
+
+
+__all__ = ["predict", "serve", "compare", "train", "plan_train", "serve_sim", "plan_serve", "scale", "gpus", "sustained", "models", "WavecastError"]

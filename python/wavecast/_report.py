@@ -85,7 +85,6 @@ class Report(_Displayable, Dict[str, Any]):
 
 
 class Prediction(Report):
-    _kind = "predict"
     """``wavecast.predict``'s result (the CLI's ``predict --json``).
 
     Times in milliseconds. ``classes`` is one entry per operator class
@@ -95,6 +94,7 @@ class Prediction(Report):
     ``unsupported``).
     """
 
+    _kind = "predict"
     __slots__ = ()
     model: str
     gpu: str
@@ -121,7 +121,6 @@ class Prediction(Report):
 
 
 class ServeReport(Report):
-    _kind = "serve"
     """``wavecast.serve``'s result and each row of ``wavecast.compare`` (the CLI's
     ``predict --mode serve --json``).
 
@@ -135,6 +134,7 @@ class ServeReport(Report):
     ``physics``).
     """
 
+    _kind = "serve"
     __slots__ = ()
     model: str
     gpu: str
@@ -168,8 +168,8 @@ class ServeReport(Report):
     memory_fraction: float
     usd_per_hour: Optional[float]
     tokens_per_usd: Optional[float]
-    prefill_classes: List[Report]
-    decode_classes: List[Report]
+    prefill_classes: Dict[str, float]
+    decode_classes: Dict[str, float]
     provenance: Dict[str, float]
     unpriced: List[Any]
 
@@ -181,12 +181,12 @@ class ServeReport(Report):
 
 
 class ScaleReport(Report):
-    _kind = "scale"
     """``wavecast.scale``'s result (the CLI's ``scale --json``): ``origin`` (the trace's GPU
     and its measured ``kernel_ms``/``per_step_ms``) and one entry of ``destinations`` per
     target GPU (``gpu, per_step_ms, interval_ms, speedup, steps_per_s, usd_per_1k_steps,
     classes, paths, notes``); with ``kernels=N``, ``kernel_rows``."""
 
+    _kind = "scale"
     __slots__ = ()
     trace: str
     kernels: int
@@ -206,7 +206,6 @@ class ScaleReport(Report):
 
 
 class CompareResult(_Displayable, List[ServeReport]):
-    _kind = "compare"
     """``wavecast.compare``'s result: a list with one :class:`ServeReport` row per GPU × TP
     degree that can serve the workload, ready for ``pandas.DataFrame(result)``.
 
@@ -216,6 +215,8 @@ class CompareResult(_Displayable, List[ServeReport]):
     that the request left open in :attr:`notes`. :meth:`to_dict`
     gives the CLI's ``compare --json`` object (``results`` and ``skipped``).
     """
+
+    _kind = "compare"
 
     model: str
     predictor: str

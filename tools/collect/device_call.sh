@@ -5,7 +5,7 @@
 # is time-boxed so a slow one cannot take the others' time; everything lands in one tarball under
 # $OUT (the device tool brings back few files). Run from the repository root, with `.collect/`
 # carried (tools/collect/README.md says how to make it):
-#     tools/collect/device_call.sh          # ~7.5 min on an H200
+#     tools/collect/device_call.sh          # ~6 min on an H200 (354 s on the lent one)
 set -u
 R=/tmp/device_call
 rm -rf "$R"; mkdir -p "$R/aic" "$R/neusight" "$R/device"

@@ -9,11 +9,15 @@
 //! - [`pairs`]: runtime-based scaling (Habitat's protocol) between every ordered pair of
 //!   measured GPUs on the same op shapes; [`modern_pairs`] the same on modern GPUs' kernels.
 //!
+//! - [`ladder`]: the price ladder on modern GPUs' kernels, each GPU left out of everything,
+//!   beside the naive baselines (copy the nearest measured GPU, the roofline ratio).
 //! - [`training`]: training steps against published, measured runs (tokens/s per GPU), per
 //!   band of model size, sequence, node count and precision.
+//! - [`serving`]: measured serving runs under load (AIConfigurator's), TTFT and TPOT per band
+//!   of users, engine and GPU, with each row's GPU priced without its own measurements.
 //!
 //! Statistics come from `wavecast-stats`; reports are plain serializable structs that the CLI
-//! and the Python package print as they are.
+//! prints as they are (`--json`) or as tables.
 
 pub mod conv;
 pub mod e2e;

@@ -1,6 +1,8 @@
 //! Per-operator time prediction: how long one operator takes on one GPU, inside a running
-//! model or called on its own ([`Context`]). This crate only predicts; fitting the learned
-//! predictors (candle, least squares, leave-one-GPU-out) lives in `wavecast-train`.
+//! model or called on its own ([`Context`]). Fitting the learned predictors (candle, least
+//! squares, leave-one-GPU-out) lives in `wavecast-train`; the one fit here is the sustained
+//! roofline's grid search ([`sustained::fit`], no learning library), because the evaluations in
+//! `wavecast-eval` refit it without each left-out GPU and `wavecast-train` depends on them.
 //!
 //! **Adding a predictor = one module + one table row.** The module implements [`Predictor`]
 //! (and [`registry::Learned`] when it has parameters: they are its serde form, shipped as

@@ -10,6 +10,11 @@
 //!   parallelism, ZeRO, recomputation) with its collectives and memory per GPU.
 //! - [`plan`]: every layout of a training run on N GPUs, ranked by step time among those that fit.
 //! - [`reasons`]: why layouts were set aside, grouped, with their real figures.
+//! - [`serving`]: continuous batching under load (`serve-sim`, `plan serve`): engines' schedulers
+//!   and host time ([`serving::backend`]), the paged KV cache, aggregated and disaggregated
+//!   workers, closed- and open-loop clients; the static batch of [`serve`] runs through it.
+//! - [`train_kernels`]: the kernels of a training step as training stacks run them (measured
+//!   attention efficiency, FP8 GEMM speed-up) over any per-op predictor.
 //!
 //! [`Predictor`]: wavecast_predict::Predictor
 

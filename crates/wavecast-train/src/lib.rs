@@ -1,6 +1,7 @@
 //! Learning: every fit wavecast's learned predictors need, and the only crate that depends on
 //! candle. Prediction (`wavecast-predict`) reads what this crate writes — the parameters of
-//! each learned predictor as JSON — and never trains.
+//! each learned predictor as JSON — and trains none of them (it keeps only the sustained
+//! roofline's grid search, which the evaluations refit per left-out GPU).
 //!
 //! - [`fit()`]: one learned predictor on a set of samples, through an exhaustive `match` on
 //!   [`LearnedKind`] (a new learned predictor does not compile until it has its arm here).

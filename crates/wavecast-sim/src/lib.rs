@@ -3,16 +3,16 @@
 //!
 //! - [`step`]: prices every node of one operator graph with a [`Predictor`] and sums the times
 //!   into phases (forward, backward, optimizer) and op classes — one training or inference step.
-//! - [`serve`]: an LLM serving a static batch (prefill, then decode steps against a growing KV
+//! - [`serve`](mod@serve): an LLM serving a static batch (prefill, then decode steps against a growing KV
 //!   cache) on one GPU or a tensor-parallel group, with memory and cost.
-//! - [`compare`]: one serving workload over several GPUs and tensor-parallel degrees.
+//! - [`compare`](mod@compare): one serving workload over several GPUs and tensor-parallel degrees.
 //! - [`train`]: a training step over many GPUs (data, tensor, pipeline, context and expert
 //!   parallelism, ZeRO, recomputation) with its collectives and memory per GPU.
 //! - [`plan`]: every layout of a training run on N GPUs, ranked by step time among those that fit.
 //! - [`reasons`]: why layouts were set aside, grouped, with their real figures.
 //! - [`serving`]: continuous batching under load (`serve-sim`, `plan serve`): engines' schedulers
 //!   and host time ([`serving::backend`]), the paged KV cache, aggregated and disaggregated
-//!   workers, closed- and open-loop clients; the static batch of [`serve`] runs through it.
+//!   workers, closed- and open-loop clients; the static batch of [`serve`](mod@serve) runs through it.
 //! - [`train_kernels`]: the kernels of a training step as training stacks run them (measured
 //!   attention efficiency, FP8 GEMM speed-up) over any per-op predictor.
 //!

@@ -317,6 +317,9 @@ pub(crate) fn with_source<T>(model: Option<&str>, config: Option<&ConfigArg>, on
     }
 }
 
+/// `--ops-data`'s help, the same for every command that prices ops (stated once here).
+const OPS_DATA_HELP: &str = "Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g. ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`)";
+
 /// `wavecast predict`, every mode: one workload on one GPU (`--mode inference|train`), an LLM
 /// serving a static batch (`--mode serve`, [`crate::serve()`]) and a training step over many
 /// GPUs (`--mode train` with layout flags, [`crate::train()`]); Python's `predict`, `serve` and
@@ -431,10 +434,8 @@ pub struct PredictRequest {
     #[command(flatten)]
     #[serde(default, skip_serializing_if = "LayoutArgs::is_empty")]
     pub layout: LayoutArgs,
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    /// The measured per-op tables the price ladder reads ([`OPS_DATA_HELP`]).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA", help = OPS_DATA_HELP)]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
     /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
@@ -703,10 +704,8 @@ pub struct CompareRequest {
     #[arg(long, value_name = "ENGINE")]
     #[serde(default)]
     pub backend: Option<String>,
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    /// The measured per-op tables the price ladder reads ([`OPS_DATA_HELP`]).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA", help = OPS_DATA_HELP)]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
     /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
@@ -836,10 +835,8 @@ pub struct PlanTrainRequest {
     #[arg(long, default_value = defaults::PREDICTOR, help = wavecast_predict::registry::help())]
     #[serde(default = "defaults::predictor")]
     pub predictor: String,
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    /// The measured per-op tables the price ladder reads ([`OPS_DATA_HELP`]).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA", help = OPS_DATA_HELP)]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
     /// Price per GPU-hour in USD instead of the catalog's: 2.5 for the command's GPU, or GPU=USD
@@ -958,10 +955,8 @@ pub struct ServeSimRequest {
     #[command(flatten)]
     #[serde(default)]
     pub formats: ServingFormatArgs,
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    /// The measured per-op tables the price ladder reads ([`OPS_DATA_HELP`]).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA", help = OPS_DATA_HELP)]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
     /// Tokens per iteration (chunked-prefill budget) [default: the backend's] (also vLLM's
@@ -1041,10 +1036,8 @@ pub struct PlanServeRequest {
     #[command(flatten)]
     #[serde(default)]
     pub formats: ServingFormatArgs,
-    /// Measured per-op tables (AIConfigurator, Vidur or PipeWeave layout, e.g.
-    /// ../shared/data): a GPU's own measurements price its ops first, then a measured sibling's
-    /// scaled by the two GPUs' roofline ratio, then physics (predictor `ladder`).
-    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA")]
+    /// The measured per-op tables the price ladder reads ([`OPS_DATA_HELP`]).
+    #[arg(long, value_name = "DIR", env = "WAVECAST_OPS_DATA", help = OPS_DATA_HELP)]
     #[serde(default)]
     pub ops_data: Option<PathBuf>,
     /// Users per worker to try, comma-separated.

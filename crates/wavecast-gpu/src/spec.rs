@@ -158,6 +158,12 @@ impl Price {
     }
 }
 
+/// The most bytes per SM per clock cycle [`Gpu::l2_bandwidth`] takes L2 to deliver: above
+/// the fastest that AIConfigurator's streaming tables reach on tensors that fit in L2 (a pass
+/// of up to 88 MB on L40S, 101 MB on RTX PRO 6000, 38 MB on H100, its launch time taken off:
+/// 18, 22 and 25 bytes per SM per cycle), so that as a bound it undercuts every measured one.
+pub const L2_BYTES_PER_SM_CLOCK: f64 = 32.0;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
@@ -332,6 +338,13 @@ impl Gpu {
 
     pub fn l2_bytes(&self) -> f64 {
         self.l2_cache_mb * 1024.0 * 1024.0
+    }
+
+    /// Bytes per second the SMs can stream from L2: [`L2_BYTES_PER_SM_CLOCK`] per SM per
+    /// boost-clock cycle. No datasheet gives it; it grows with the SMs and their clock, not
+    /// with the DRAM behind it.
+    pub fn l2_bandwidth(&self) -> f64 {
+        self.sm_count as f64 * self.boost_clock_mhz * 1e6 * L2_BYTES_PER_SM_CLOCK
     }
 
     /// All names this GPU answers to.

@@ -78,6 +78,10 @@ pub struct Query {
     precision: Precision,
     library: Option<String>,
     engine: String,
+    /// The kernel as its benchmark runs it, again and again on warm buffers that may sit in L2
+    /// ([`Query::as_benchmarked`]), rather than as an op in a model, whose buffers the rest of
+    /// the iteration evicts.
+    benchmarked: bool,
     /// The family of the fields above, worked out once: pricing one shape asks for it several
     /// times (its tables, its siblings, whether it carries across GPUs).
     family: std::sync::OnceLock<Family>,
@@ -89,16 +93,34 @@ impl Query {
     /// `trtllm`; empty or `vllm`: the default engine's), from `library` (`None`: the fastest
     /// the GPU's tables know).
     pub fn new(source: Source, shape: Shape, precision: Precision, library: Option<String>, engine: &str) -> Query {
-        Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), family: std::sync::OnceLock::new(), default_family: std::sync::OnceLock::new() }
+        Query { source, shape, precision, library, engine: tables::engine_key(engine).to_ascii_lowercase(), benchmarked: false, family: std::sync::OnceLock::new(), default_family: std::sync::OnceLock::new() }
     }
 
+    /// The kernel a measured row timed, as its benchmark ran it.
     pub fn of(t: &Timing) -> Query {
-        Query::new(t.source, t.shape.clone(), t.precision, Some(t.kernel_source.clone()), t.engine_name())
+        Query::new(t.source, t.shape.clone(), t.precision, Some(t.kernel_source.clone()), t.engine_name()).as_benchmarked()
+    }
+
+    /// The same question of the kernel as a benchmark runs it, on buffers it has just used:
+    /// where the shape's bytes fit in L2 they stream from there, so a transfer may undercut the
+    /// DRAM bound ([`Work::warm_bound_seconds`]) and scales with what L2 saves on each GPU.
+    pub fn as_benchmarked(self) -> Query {
+        Query { benchmarked: true, ..self }
     }
 
     /// The same question asked of `engine`'s kernels, from whichever library is fastest.
     pub fn on_engine(&self, engine: &str) -> Query {
-        Query::new(self.source, self.shape.clone(), self.precision, None, engine)
+        Query { benchmarked: self.benchmarked, ..Query::new(self.source, self.shape.clone(), self.precision, None, engine) }
+    }
+
+    /// The least time `work` (this query's shape on `gpu`) may be given: on the benchmark's
+    /// warm buffers, or in a model.
+    fn bound(&self, work: &Work, gpu: &Gpu) -> f64 {
+        if self.benchmarked {
+            work.warm_bound_seconds(gpu)
+        } else {
+            work.bound_seconds()
+        }
     }
 
     fn family(&self) -> &Family {
@@ -359,7 +381,10 @@ impl Ladder {
 
     /// `q` on `gpu`, down the ladder: its own measurements, a transfer from the most similar
     /// measured GPUs, or physics. `Err` when not even physics can price it (a format the GPU
-    /// has no units for).
+    /// has no units for). A query of the kernel as its benchmark runs it
+    /// ([`Query::as_benchmarked`]: every measured row's) is transferred like a measured time,
+    /// which may beat the DRAM bound where the shape's bytes fit in L2; an op in a model is
+    /// never below [`Work::bound_seconds`].
     pub fn price(&self, q: &Query, gpu: &Gpu) -> Result<Priced, String> {
         if let Some(hit) = self.measured(q, gpu) {
             let half_width = hit.surface_half_width.unwrap_or(MEASURED_HALF_WIDTH + MEASURED_PER_STEP * hit.distance);
@@ -375,7 +400,7 @@ impl Ladder {
         }
         if let Some((_, _, best, lookup, host_bound)) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             let weights: f64 = carried.iter().map(|c| c.1).sum();
-            let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.bound_seconds());
+            let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(q.bound(&here, gpu));
             // A sibling's surface is only as good as its held-out error: never narrower than that.
             let sibling = if *host_bound { HOST_BOUND_HALF_WIDTH } else { TRANSFER_HALF_WIDTH };
             let half_width = sibling.max(lookup.surface_half_width.unwrap_or(0.0));
@@ -391,33 +416,41 @@ impl Ladder {
     }
 
     /// `q` on `gpu` carried from measured GPUs of other architectures ([`across`]): each
-    /// source's time of the shape times the physics model's ratio of the two GPUs for it, the
-    /// sources weighted by similarity; never below the shape's bound. `None` when no other
+    /// source's time of the shape times the physics model's ratio of the two GPUs for it (for
+    /// a benchmarked pass that streams its bytes once, with what L2 saves on each), the
+    /// sources weighted by similarity; never below the shape's bound (for a benchmarked kernel
+    /// [`Work::warm_bound_seconds`], as for a sibling's transfer). `None` when no other
     /// GPU measured the family (or the GPU cannot run the format). Asked for any family (the
     /// evaluation reports it beside physics); [`Ladder::price`] uses it only where
     /// [`across::carries`] says it beat physics on GPUs left out.
     pub fn across(&self, q: &Query, gpu: &Gpu) -> Option<Priced> {
         let here = Work::of(&q.shape, q.precision, gpu).ok()?;
-        let physics_here = self.physics(q, &q.shape, gpu)?;
-        let mut carried: Vec<(f64, f64, &Gpu, Lookup)> = Vec::new();
+        let carried: Vec<(f64, f64, &Gpu, Lookup)> = self.across_parts(q, gpu).into_iter().map(|p| (p.overhead + (p.there - p.overhead) * p.ratio, p.weight, p.from, p.lookup)).filter(|c| c.0.is_finite() && c.0 > 0.0).collect();
+        let (_, _, best, lookup) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let weights: f64 = carried.iter().map(|c| c.1).sum();
+        let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(q.bound(&here, gpu));
+        let half_width = across::HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
+        Some(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))))
+    }
+
+    /// What [`Ladder::across`] combines: per source GPU of another architecture (up to
+    /// [`across::MAX_SOURCES`], most similar first), its time of the shape, its table's floor,
+    /// the physics ratio and its weight.
+    fn across_parts(&self, q: &Query, gpu: &Gpu) -> Vec<AcrossPart<'_>> {
+        let (Some(physics_here), Some(warm_here)) = (self.physics(q, &q.shape, gpu), warm_share(q, gpu)) else { return Vec::new() };
+        let mut parts = Vec::new();
         for (from, distance) in self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture != gpu.architecture || s.compute_capability != gpu.compute_capability) {
-            if carried.len() == across::MAX_SOURCES {
+            if parts.len() == across::MAX_SOURCES {
                 break;
             }
             let (Some(there), Some(physics_there)) = (self.measured(q, from), self.physics(q, &q.shape, from)) else { continue };
             // As within an architecture, the table's floor is launch and host work, which no
             // GPU figure scales: only the time above it follows the physics ratio.
             let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
-            let seconds = overhead + (there.seconds - overhead) * physics_here / physics_there;
-            if seconds.is_finite() && seconds > 0.0 {
-                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), from, there));
-            }
+            let Some(warm_there) = warm_share(q, from) else { continue };
+            parts.push(AcrossPart { from, there: there.seconds, overhead, ratio: physics_here * warm_here / (physics_there * warm_there), weight: 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), lookup: there });
         }
-        let (_, _, best, lookup) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let weights: f64 = carried.iter().map(|c| c.1).sum();
-        let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(here.bound_seconds());
-        let half_width = across::HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
-        Some(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))))
+        parts
     }
 
     /// The naive baselines for `q` on `gpu` from its most similar measured GPU of any
@@ -430,6 +463,19 @@ impl Ladder {
     }
 }
 
+/// One source of a transfer across architectures ([`Ladder::across_parts`]).
+struct AcrossPart<'a> {
+    from: &'a Gpu,
+    /// Its time of the shape.
+    there: f64,
+    /// Its table's floor (launch and host work), at most `there`.
+    overhead: f64,
+    /// physics(asked GPU) / physics(from), each times its [`warm_share`].
+    ratio: f64,
+    weight: f64,
+    lookup: Lookup,
+}
+
 /// The naive answers every figure is reported beside.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baselines {
@@ -438,6 +484,35 @@ pub struct Baselines {
     pub copy: f64,
     /// That time times roofline(here) / roofline(there).
     pub roofline_ratio: Option<f64>,
+}
+
+/// How much faster `q`'s shape runs on warm buffers than from DRAM on `gpu`: its warm roofline
+/// over its roofline, for a benchmarked kernel that streams its bytes once ([`streams_once`]);
+/// else 1 (and where its bytes do not fit in L2 or it is bound by its math). The physics model
+/// prices bytes from DRAM; a benchmark's pass over a tensor that fits in L2 was not, and
+/// carried to a GPU whose L2 is as much faster than its DRAM (L40S to RTX PRO 6000) or not
+/// (L40S to H100), the ratio must say so. An op in a model keeps the physics ratio of two
+/// GPUs' DRAM-fed times.
+fn warm_share(q: &Query, gpu: &Gpu) -> Option<f64> {
+    if !q.benchmarked || !streams_once(&q.shape) {
+        return Some(1.0);
+    }
+    let work = Work::of(&q.shape, q.precision, gpu).ok()?;
+    let share = work.warm_roofline_seconds(gpu) / work.roofline_seconds();
+    (share.is_finite() && share > 0.0).then_some(share)
+}
+
+/// Whether a kernel of `shape` reads each byte once, with no reuse from tiles: a vector pass,
+/// decode attention over a cache, the gated delta rule's recurrent state at decode. Such a pass
+/// streams from L2 at L2's bandwidth where its tensors fit (AIConfigurator's streaming tables:
+/// 18–25 bytes per SM per cycle on L40S, RTX PRO 6000 and H100); a tiled kernel (GEMM, prefill
+/// attention, MoE, MLA, the chunked gated delta rule) is held by its tile pipeline there, and
+/// carried across architectures with the warm ratio it missed more, each GPU left out (FP8
+/// GEMMs on L40S 40.8 % against 28.2 %, BF16 GEMMs on A100 53.3 % against 26.4 %), while the
+/// streaming kernel on L40S went from 38.5 to 14.9 % and the gated delta rule's decode on H100
+/// from 12.6 to 4.3 % (`wavecast eval ops --predictor ladder`, its `across_mape`).
+fn streams_once(shape: &Shape) -> bool {
+    matches!(shape, Shape::Vector { .. } | Shape::AttentionDecode { .. } | Shape::GatedDelta { generation: true, .. })
 }
 
 fn widened(seconds: f64, half_width: f64, provenance: Provenance) -> Priced {
@@ -543,15 +618,27 @@ mod tests {
         assert!(ladder.across(&ask(&gemm), &h100).is_some(), "a BF16 GEMM could be carried");
         assert_eq!(ladder.price(&ask(&gemm), &h100).unwrap().provenance, Provenance::PHYSICS);
         // The streaming kernel is carried too, its floor as is: 2 µs of launch on B200 stays
-        // 2 µs, and the 64 MB pass above it follows the physics ratio.
+        // 2 µs, and the 64 MB pass above it follows the physics ratio, with the pass warm in
+        // B200's 126 MB of L2 (9.3 TB/s to its SMs against 7.7 TB/s of DRAM) and 50 of its 64 MB
+        // warm in H100's (8.4 against 3.35).
         let stream = |bytes: f64, ms: f64| Timing { shape: Shape::stream(bytes), precision: Precision::Fp16, ..timing("b200", 1, ms) };
         let rows = [stream(4e3, 0.002), stream(64e6, 0.022)];
         let ladder = Ladder::from_rows(Model::shipped(), &rows, &Catalog::builtin(), None);
         let p = ladder.price(&ask(&rows[1]), &h100).unwrap();
         assert_eq!(p.provenance.to_string(), "transfer from b200");
         let q = ask(&rows[1]);
-        let ratio = ladder.physics(&q, &q.shape, &h100).unwrap() / ladder.physics(&q, &q.shape, &Gpu::find("b200").unwrap()).unwrap();
-        let expected = (0.002e-3 + 0.020e-3 * ratio).max(Work::of(&q.shape, q.precision, &h100).unwrap().bound_seconds());
+        let b200 = Gpu::find("b200").unwrap();
+        let physics = ladder.physics(&q, &q.shape, &h100).unwrap() / ladder.physics(&q, &q.shape, &b200).unwrap();
+        let (warm_h100, warm_b200) = (warm_share(&q, &h100).unwrap(), warm_share(&q, &b200).unwrap());
+        assert!(warm_h100 < 0.6 && (0.75..0.9).contains(&warm_b200), "{warm_h100} {warm_b200}");
+        // A tiled kernel whose bytes fit in L2 keeps the physics ratio; so does the same pass
+        // as an op in a model.
+        let small_gemm = ask(&timing("b200", 16, 0.01));
+        assert!(matches!(small_gemm.shape, Shape::Gemm { .. }) && Work::of(&small_gemm.shape, small_gemm.precision, &h100).unwrap().warm_roofline_seconds(&h100) < 0.5 * Work::of(&small_gemm.shape, small_gemm.precision, &h100).unwrap().roofline_seconds());
+        assert_eq!(warm_share(&small_gemm, &h100), Some(1.0));
+        assert_eq!(warm_share(&Query::new(q.source, q.shape.clone(), q.precision, None, ""), &h100), Some(1.0));
+        let ratio = physics * warm_h100 / warm_b200;
+        let expected = (0.002e-3 + 0.020e-3 * ratio).max(Work::of(&q.shape, q.precision, &h100).unwrap().warm_bound_seconds(&h100));
         assert!((p.seconds / expected - 1.0).abs() < 1e-9, "{p:?}, ratio {ratio}");
     }
 

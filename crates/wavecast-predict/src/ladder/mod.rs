@@ -425,7 +425,7 @@ impl Ladder {
     /// [`across::carries`] says it beat physics on GPUs left out.
     pub fn across(&self, q: &Query, gpu: &Gpu) -> Option<Priced> {
         let here = Work::of(&q.shape, q.precision, gpu).ok()?;
-        let carried: Vec<(f64, f64, &Gpu, Lookup)> = self.across_parts(q, gpu).into_iter().map(|p| (p.overhead + (p.there - p.overhead) * p.ratio, p.weight, p.from, p.lookup)).filter(|c| c.0.is_finite() && c.0 > 0.0).collect();
+        let carried: Vec<(f64, f64, &Gpu, Lookup)> = self.across_parts(q, gpu).into_iter().map(|p| (p.overhead + (p.there - p.overhead) * p.physics_here / p.physics_there, p.weight, p.from, p.lookup)).filter(|c| c.0.is_finite() && c.0 > 0.0).collect();
         let (_, _, best, lookup) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let weights: f64 = carried.iter().map(|c| c.1).sum();
         let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(q.bound(&here, gpu));
@@ -448,7 +448,7 @@ impl Ladder {
             // GPU figure scales: only the time above it follows the physics ratio.
             let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
             let Some(warm_there) = warm_share(q, from) else { continue };
-            parts.push(AcrossPart { from, there: there.seconds, overhead, ratio: physics_here * warm_here / (physics_there * warm_there), weight: 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), lookup: there });
+            parts.push(AcrossPart { from, there: there.seconds, overhead, physics_here: physics_here * warm_here, physics_there: physics_there * warm_there, weight: 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), lookup: there });
         }
         parts
     }
@@ -470,8 +470,10 @@ struct AcrossPart<'a> {
     there: f64,
     /// Its table's floor (launch and host work), at most `there`.
     overhead: f64,
-    /// physics(asked GPU) / physics(from), each times its [`warm_share`].
-    ratio: f64,
+    /// physics(asked GPU) and physics(from), each times its [`warm_share`]: their ratio
+    /// scales the time above the floor.
+    physics_here: f64,
+    physics_there: f64,
     weight: f64,
     lookup: Lookup,
 }

@@ -159,9 +159,9 @@ impl Price {
 }
 
 /// The most bytes per SM per clock cycle [`Gpu::l2_bandwidth`] takes L2 to deliver: above
-/// the fastest that AIConfigurator's streaming tables reach on tensors that fit in L2 (a pass
-/// of up to 88 MB on L40S, 101 MB on RTX PRO 6000, 38 MB on H100, its launch time taken off:
-/// 18, 22 and 25 bytes per SM per cycle), so that as a bound it undercuts every measured one.
+/// the fastest that AIConfigurator's streaming tables reach on tensors that fit in L2, their
+/// launch time taken off (L40S 17, RTX PRO 6000 21, H100 26, B200 and GB200 27 bytes per SM
+/// per cycle, on passes of 31–101 MB), so that as a bound it undercuts every measured one.
 pub const L2_BYTES_PER_SM_CLOCK: f64 = 32.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

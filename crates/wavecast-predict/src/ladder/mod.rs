@@ -103,7 +103,8 @@ impl Query {
 
     /// The same question of the kernel as a benchmark runs it, on buffers it has just used:
     /// where the shape's bytes fit in L2 they stream from there, so a transfer may undercut the
-    /// DRAM bound ([`Work::warm_bound_seconds`]) and scales with what L2 saves on each GPU.
+    /// DRAM bound ([`Work::warm_bound_seconds`]), and a streaming pass carried across
+    /// architectures scales with what L2 saves on each GPU.
     pub fn as_benchmarked(self) -> Query {
         Query { benchmarked: true, ..self }
     }
@@ -504,17 +505,21 @@ fn warm_share(q: &Query, gpu: &Gpu) -> Option<f64> {
     (share.is_finite() && share > 0.0).then_some(share)
 }
 
-/// Whether a kernel of `shape` reads each byte once, with no reuse from tiles: a vector pass,
-/// decode attention over a cache, the gated delta rule's recurrent state at decode. Such a pass
-/// streams from L2 at L2's bandwidth where its tensors fit (AIConfigurator's streaming tables:
-/// 18–25 bytes per SM per cycle on L40S, RTX PRO 6000 and H100); a tiled kernel (GEMM, prefill
-/// attention, MoE, MLA, the chunked gated delta rule) is held by its tile pipeline there, and
-/// carried across architectures with the warm ratio it missed more, each GPU left out (FP8
-/// GEMMs on L40S 40.8 % against 28.2 %, BF16 GEMMs on A100 53.3 % against 26.4 %), while the
-/// streaming kernel on L40S went from 38.5 to 14.9 % and the gated delta rule's decode on H100
-/// from 12.6 to 4.3 % (`wavecast eval ops --predictor ladder`, its `across_mape`).
+/// Whether a kernel of `shape` is one streaming pass over its bytes: a vector op, or the gated
+/// delta rule's recurrent state at decode (read, updated and written back once per step). Such a
+/// pass streams from L2 at L2's bandwidth where its tensors fit: AIConfigurator's streaming
+/// tables reach 17–28 bytes per SM per cycle there (L40S 17, RTX PRO 6000 21, H100 26, B200
+/// and GB200 27; their launch time taken off). Carried across architectures with what L2
+/// saves on each GPU, each GPU left out (`bench/results/ladder.md`, before → after): the
+/// streaming kernel on L40S 132.6 → 14.9 %, RTX PRO 6000 96.5 → 17.1 %, H100 11.2 → 16.7 %;
+/// the gated delta rule's decode on L40S 137.6 → 24.8 %, RTX PRO 6000 74.8 → 11.7 %, H100 8.4 →
+/// 4.3 %, A100 29.9 → 36.3 %. Tiled kernels (GEMMs, attention, MoE, MLA, the chunked gated
+/// delta rule) are held by their tile pipelines where their bytes fit in L2, and carried with
+/// the warm ratio they missed more (FP8 GEMMs on L40S 40.8 % against 28.2 %, BF16 GEMMs on A100
+/// 53.3 % against 26.4 %, decode attention on A100 45.9 against 32.9 % and on B200 266 % against
+/// 62 %).
 fn streams_once(shape: &Shape) -> bool {
-    matches!(shape, Shape::Vector { .. } | Shape::AttentionDecode { .. } | Shape::GatedDelta { generation: true, .. })
+    matches!(shape, Shape::Vector { .. } | Shape::GatedDelta { generation: true, .. })
 }
 
 fn widened(seconds: f64, half_width: f64, provenance: Provenance) -> Priced {

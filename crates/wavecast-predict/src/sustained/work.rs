@@ -118,9 +118,10 @@ impl Work {
     /// transfer of measured times may not undercut; the op in a model, whose weights and
     /// caches the other layers evict, keeps [`Work::bound_seconds`]. The L40S (96 MB of L2
     /// before 864 GB/s of GDDR6) streamed 19 MB passes in 5.3 µs, a fifth of their time at
-    /// DRAM bandwidth, and 41 % of its streaming and 16 % of its BF16 GEMM rows beat that DRAM
-    /// bound; on the H100 (50 MB before 3.35 TB/s) under 1 % did (`wavecast eval ops --data
-    /// ../shared/data/aiconfigurator --test-gpu l40s`).
+    /// DRAM bandwidth, and 41 % of its streaming rows (by 3.9× at the median), 54 % of its gated
+    /// delta decode rows and 16 % of its BF16 GEMM rows beat that DRAM bound; on the H100 (50 MB
+    /// before 3.35 TB/s) 12 % of its streaming rows did, by 1.25× at the median, and under 1 % of
+    /// its GEMM and attention rows (AIConfigurator's tables).
     pub fn warm_bound_seconds(&self, gpu: &Gpu) -> f64 {
         match self {
             Work::Kernel(k) if k.leaves_work_open() => {

@@ -8,4 +8,4 @@ mod user_file;
 pub mod occupancy;
 
 pub use catalog::{Catalog, CatalogError};
-pub use spec::{Gpu, Interconnect, Occupancy, Package, PeakTflops, Price, PriceTier, Vendor, MEASUREMENT_SOURCES};
+pub use spec::{Gpu, Interconnect, Occupancy, Package, PeakTflops, Price, PriceTier, Vendor, L2_BYTES_PER_SM_CLOCK, MEASUREMENT_SOURCES};

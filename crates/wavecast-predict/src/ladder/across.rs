@@ -28,7 +28,9 @@ pub const HALF_WIDTH: f64 = 0.45;
 /// fused MoE FP8 64.8 / 92.0, block-FP8 32.2 / 36.6, INT4 weight-only 28.7 / 39.1, MXFP4
 /// weight-only 35.3 / 48.4, the streaming kernel 80.1 / 122.7 (better on H100, L40S and RTX
 /// PRO), the gated delta rule's decode 62.7 / 67.2 (three of four) and chunked prefill 39.8 /
-/// 45.5 (two of three). Left to physics: BF16 GEMMs (24.3 / 23.9), BF16 fused MoE (33.4 /
+/// 45.5 (two of three). Since both streaming passes are carried on warm buffers (`streams_once`
+/// in the ladder): the streaming kernel 16.2 / 122.7, the gated delta rule's decode 19.3 / 67.2
+/// (three of four; A100 36.3 / 34.4). Left to physics: BF16 GEMMs (24.3 / 23.9), BF16 fused MoE (33.4 /
 /// 33.0), decode attention (43.0 / 43.8, but better on L40S and RTX PRO only), NVFP4 MLA and
 /// MoE (30.5 / 27.3, 60.2 / 54.6), block-FP8 GEMMs (92.0 / 72.7: their time is the host's, see
 /// the README) and every collective (36–70 / 24–43: the nearest measured GPU by datasheet is

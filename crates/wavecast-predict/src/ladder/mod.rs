@@ -490,8 +490,8 @@ pub struct Baselines {
 }
 
 /// How much faster `q`'s shape runs on warm buffers than from DRAM on `gpu`: its warm roofline
-/// over its roofline, for a benchmarked kernel that streams its bytes once ([`streams_once`]);
-/// else 1 (and where its bytes do not fit in L2 or it is bound by its math). The physics model
+/// over its roofline, for a benchmarked kernel that streams its bytes once ([`streams_once`]),
+/// near 1 where its bytes do not fit in L2; 1 for any other query. The physics model
 /// prices bytes from DRAM; a benchmark's pass over a tensor that fits in L2 was not, and
 /// carried to a GPU whose L2 is as much faster than its DRAM (L40S to RTX PRO 6000) or not
 /// (L40S to H100), the ratio must say so. An op in a model keeps the physics ratio of two
@@ -508,7 +508,7 @@ fn warm_share(q: &Query, gpu: &Gpu) -> Option<f64> {
 /// Whether a kernel of `shape` is one streaming pass over its bytes: a vector op, or the gated
 /// delta rule's recurrent state at decode (read, updated and written back once per step). Such a
 /// pass streams from L2 at L2's bandwidth where its tensors fit: AIConfigurator's streaming
-/// tables reach 17–28 bytes per SM per cycle there (L40S 17, RTX PRO 6000 21, H100 26, B200
+/// tables reach 17–27 bytes per SM per cycle there (L40S 17, RTX PRO 6000 21, H100 26, B200
 /// and GB200 27; their launch time taken off). Carried across architectures with what L2
 /// saves on each GPU, each GPU left out (`bench/results/ladder.md`, before → after): the
 /// streaming kernel on L40S 132.6 → 14.9 %, RTX PRO 6000 96.5 → 17.1 %, H100 11.2 → 16.7 %;

@@ -426,32 +426,26 @@ impl Ladder {
     /// [`across::carries`] says it beat physics on GPUs left out.
     pub fn across(&self, q: &Query, gpu: &Gpu) -> Option<Priced> {
         let here = Work::of(&q.shape, q.precision, gpu).ok()?;
-        let carried: Vec<(f64, f64, &Gpu, Lookup)> = self.across_parts(q, gpu).into_iter().map(|p| (p.overhead + (p.there - p.overhead) * p.physics_here / p.physics_there, p.weight, p.from, p.lookup)).filter(|c| c.0.is_finite() && c.0 > 0.0).collect();
+        let physics_here = self.physics(q, &q.shape, gpu)? * warm_share(q, gpu)?;
+        let mut carried: Vec<(f64, f64, &Gpu, Lookup)> = Vec::new();
+        for (from, distance) in self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture != gpu.architecture || s.compute_capability != gpu.compute_capability) {
+            if carried.len() == across::MAX_SOURCES {
+                break;
+            }
+            let (Some(there), Some(physics_there), Some(warm_there)) = (self.measured(q, from), self.physics(q, &q.shape, from), warm_share(q, from)) else { continue };
+            // As within an architecture, the table's floor is launch and host work, which no
+            // GPU figure scales: only the time above it follows the physics ratio.
+            let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
+            let seconds = overhead + (there.seconds - overhead) * physics_here / (physics_there * warm_there);
+            if seconds.is_finite() && seconds > 0.0 {
+                carried.push((seconds, 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), from, there));
+            }
+        }
         let (_, _, best, lookup) = carried.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let weights: f64 = carried.iter().map(|c| c.1).sum();
         let seconds = (carried.iter().map(|c| c.1 * c.0.ln()).sum::<f64>() / weights).exp().max(q.bound(&here, gpu));
         let half_width = across::HALF_WIDTH.max(lookup.surface_half_width.unwrap_or(0.0));
         Some(widened(seconds, half_width, Provenance::transfer(&best.id).shipped(lookup.surface_half_width.is_some()).from_engine(self.answering_engine(q, best))))
-    }
-
-    /// What [`Ladder::across`] combines: per source GPU of another architecture (up to
-    /// [`across::MAX_SOURCES`], most similar first), its time of the shape, its table's floor,
-    /// the physics ratio and its weight.
-    fn across_parts(&self, q: &Query, gpu: &Gpu) -> Vec<AcrossPart<'_>> {
-        let (Some(physics_here), Some(warm_here)) = (self.physics(q, &q.shape, gpu), warm_share(q, gpu)) else { return Vec::new() };
-        let mut parts = Vec::new();
-        for (from, distance) in self.measured_others(q, gpu).into_iter().filter(|(s, _)| s.architecture != gpu.architecture || s.compute_capability != gpu.compute_capability) {
-            if parts.len() == across::MAX_SOURCES {
-                break;
-            }
-            let (Some(there), Some(physics_there)) = (self.measured(q, from), self.physics(q, &q.shape, from)) else { continue };
-            // As within an architecture, the table's floor is launch and host work, which no
-            // GPU figure scales: only the time above it follows the physics ratio.
-            let overhead = self.overhead(q, from).unwrap_or(0.0).min(there.seconds);
-            let Some(warm_there) = warm_share(q, from) else { continue };
-            parts.push(AcrossPart { from, there: there.seconds, overhead, physics_here: physics_here * warm_here, physics_there: physics_there * warm_there, weight: 1.0 / ((distance + 0.1).powi(2) * (1.0 + there.distance)), lookup: there });
-        }
-        parts
     }
 
     /// The naive baselines for `q` on `gpu` from its most similar measured GPU of any
@@ -462,21 +456,6 @@ impl Ladder {
         let there = self.measured(q, from)?.seconds;
         Some(Baselines { from: from.id.clone(), copy: there, roofline_ratio: transfer::roofline_ratio(&q.shape, q.precision, from, gpu).map(|r| there * r) })
     }
-}
-
-/// One source of a transfer across architectures ([`Ladder::across_parts`]).
-struct AcrossPart<'a> {
-    from: &'a Gpu,
-    /// Its time of the shape.
-    there: f64,
-    /// Its table's floor (launch and host work), at most `there`.
-    overhead: f64,
-    /// physics(asked GPU) and physics(from), each times its [`warm_share`]: their ratio
-    /// scales the time above the floor.
-    physics_here: f64,
-    physics_there: f64,
-    weight: f64,
-    lookup: Lookup,
 }
 
 /// The naive answers every figure is reported beside.
